@@ -1,0 +1,80 @@
+// Checks the packed package as consumers get it (STYLE.md rule 14):
+// publint and arethetypeswrong on the tarball, then real consumer setups
+// (CommonJS require, ESM import, TypeScript node16 and bundler resolution)
+// that install the tarball into a scratch folder and use every subpath.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const run = (command, args, options = {}) => execFileSync(command, args, { stdio: 'inherit', ...options });
+const root = process.cwd();
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.json');
+const specifiers = subpaths.map((key) => (key === '.' ? pkg.name : `${pkg.name}/${key.slice(2)}`));
+
+const scratch = mkdtempSync(join(tmpdir(), 'eac-package-'));
+try {
+  const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop();
+  const tarball = resolve(scratch, packed);
+
+  run('npx', ['publint', '--strict', tarball]);
+  // node10 resolution ignores `exports`, so subpaths cannot work there; every
+  // resolution that reads `exports` (node16 CJS and ESM, bundler) must.
+  run('npx', ['attw', tarball, '--profile', 'node16']);
+
+  const consumer = join(scratch, 'consumer');
+  run('mkdir', ['-p', consumer]);
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  const typesVersions = ['express@^5', '@types/express@^5', '@types/node@^20', `typescript@${pkg.devDependencies.typescript}`];
+  run('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, ...typesVersions], { cwd: consumer });
+
+  // CommonJS and ESM at run time: every subpath loads and the root exports conventions().
+  const cjs = specifiers.map((s) => `require(${JSON.stringify(s)});`).join('');
+  run('node', ['-e', `${cjs} if (typeof require('${pkg.name}').conventions !== 'function') process.exit(1);`], { cwd: consumer });
+  const esm = specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join('');
+  writeFileSync(join(consumer, 'check.mjs'), `${esm}\nif (typeof m0.conventions !== 'function') process.exit(1);\n`);
+  run('node', ['check.mjs'], { cwd: consumer });
+
+  // TypeScript consumers: types resolve for every subpath under each resolution.
+  const source = `${specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join('\n')}
+import express from 'express';
+const app = express();
+app.use(m0.conventions());
+app.use(m0.notFound(), m0.errorHandler());
+export const used = [${specifiers.map((_, i) => `m${i}`).join(', ')}];
+`;
+  const setups = {
+    'cjs-node16': { module: 'node16', moduleResolution: 'node16', type: 'commonjs' },
+    'esm-node16': { module: 'node16', moduleResolution: 'node16', type: 'module' },
+    bundler: { module: 'esnext', moduleResolution: 'bundler', type: 'module' },
+  };
+  for (const [name, setup] of Object.entries(setups)) {
+    const dir = join(consumer, name);
+    run('mkdir', ['-p', dir]);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: setup.type }));
+    writeFileSync(join(dir, 'index.ts'), source);
+    const tsconfig = {
+      compilerOptions: {
+        module: setup.module,
+        moduleResolution: setup.moduleResolution,
+        strict: true,
+        noEmit: true,
+        esModuleInterop: true,
+        skipLibCheck: false,
+        types: ['node'],
+      },
+      files: ['index.ts'],
+    };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+    console.log(`package: TypeScript consumer ${name}`);
+    run(join(consumer, 'node_modules/.bin/tsc'), ['-p', dir]);
+  }
+  console.log(`package: ${specifiers.length} entry points checked with publint, attw, CJS, ESM and TypeScript consumers`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+  process.chdir(root);
+}
