@@ -1,0 +1,59 @@
+import { type CatalogueEntry, ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
+
+/** One element of the `errors` array of an error body (SPEC.md Errors rule 7). */
+export interface ErrorItem {
+  readonly message: string;
+  readonly code: number;
+  /** Where the problem is (a field, a parameter), when it helps the client to act. */
+  readonly field?: string;
+}
+
+export interface ApiErrorInit {
+  /** Overrides the catalogue message; shown to clients, in production too. */
+  message?: string;
+  /** Extra facts for developers; rendered as `detail` outside production only. */
+  detail?: unknown;
+  /** Response headers that belong to the error (`Retry-After`, `Allow`, `WWW-Authenticate`). */
+  headers?: Readonly<Record<string, string>>;
+  /** Several problems at once (validation): each becomes one element of `errors`. */
+  items?: readonly ErrorItem[];
+  /**
+   * A body of another published shape, used instead of `{ errors: [...] }`.
+   * Only for protocols that fix their own shape: RFC 6749 §5.2 token errors
+   * and RFC 6750 bearer errors (`{ "error": "invalid_token" }`).
+   */
+  body?: Readonly<Record<string, unknown>>;
+  /** The error that caused this one; logged, never sent. */
+  cause?: unknown;
+}
+
+/**
+ * The library's one error type: everything that goes wrong becomes an
+ * ApiError and is rendered once, by errorHandler() (DESIGN.md principle 4).
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly code: number;
+  readonly detail: unknown;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly items: readonly ErrorItem[];
+  readonly body: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(entry: CatalogueEntry, init: ApiErrorInit = {}) {
+    super(init.message ?? entry.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.status = entry.status;
+    this.code = entry.code;
+    this.detail = init.detail;
+    this.headers = init.headers ?? {};
+    this.items = init.items ?? [{ message: this.message, code: this.code }];
+    this.body = init.body;
+  }
+}
+
+/** Creates the ApiError of a catalogue entry: `apiError('resourceNotFound')`. */
+export function apiError(name: ErrorName, init?: ApiErrorInit): ApiError {
+  return new ApiError(ERROR_CATALOGUE[name], init);
+}
+
+export const isApiError = (value: unknown): value is ApiError => value instanceof ApiError;

@@ -1,0 +1,87 @@
+/**
+ * The catalogue of every error the library answers with. One entry per
+ * situation; the integer `code` is stable and documented in docs/errors.md.
+ *
+ * A code is the HTTP status followed by two digits (40401: the first 404
+ * case), so a person reading a log can tell the status from the code, and a
+ * client can switch on the code alone.
+ *
+ * SPEC.md Errors rule 7: "an object `errors` holding an array of objects with
+ * `message` (string) and `code` (integer)".
+ */
+export interface CatalogueEntry {
+  /** HTTP status the error is answered with. */
+  readonly status: number;
+  /** Stable integer code, the value of `code` in the error body. */
+  readonly code: number;
+  /** Message for people; safe to show in production. */
+  readonly message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // 400: SPEC.md "Bad Request; any client error not covered by another 4xx".
+  badRequest: { status: 400, code: 40000, message: 'The request is not valid.' },
+  malformedBody: { status: 400, code: 40001, message: 'The request body could not be parsed.' },
+  methodOverrideRefused: { status: 400, code: 40002, message: 'The method override is not allowed.' },
+  invalidQueryParameter: { status: 400, code: 40003, message: 'A query parameter is not valid.' },
+  unknownField: { status: 400, code: 40004, message: 'The fields parameter names an unknown field.' },
+  validationFailed: { status: 400, code: 40005, message: 'A value in the request is not valid.' },
+  malformedUri: { status: 400, code: 40006, message: 'The request URI is not valid.' },
+  // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
+  unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
+  forbidden: { status: 403, code: 40300, message: 'Access to this resource is not allowed.' },
+  xhrRequired: {
+    status: 403,
+    code: 40301,
+    message: 'This endpoint only answers browser scripts (X-Requested-With: XMLHttpRequest).',
+  },
+  csrfTokenInvalid: { status: 403, code: 40302, message: 'The CSRF token is missing or not valid.' },
+  corsOriginRefused: { status: 403, code: 40303, message: 'The origin is not allowed.' },
+  // 404: SPEC.md Errors rule 4, a missing resource is told apart from a wrong URI.
+  routeNotFound: { status: 404, code: 40401, message: 'No endpoint answers this URI.' },
+  resourceNotFound: { status: 404, code: 40402, message: 'The resource does not exist.' },
+  methodNotAllowed: { status: 405, code: 40500, message: 'The method is not allowed on this URI.' },
+  notAcceptable: { status: 406, code: 40600, message: 'No representation matches the Accept header.' },
+  requestTimeout: { status: 408, code: 40800, message: 'The request took too long to arrive.' },
+  conflict: { status: 409, code: 40900, message: 'The request conflicts with the current state of the resource.' },
+  uniqueKeyTaken: { status: 409, code: 40901, message: 'A resource with this unique key already exists.' },
+  preconditionFailed: { status: 412, code: 41200, message: 'The resource changed since it was read.' },
+  payloadTooLarge: { status: 413, code: 41300, message: 'The request body is too large.' },
+  unsupportedMediaType: { status: 415, code: 41500, message: 'The request body media type is not supported.' },
+  unsupportedCharset: { status: 415, code: 41501, message: 'The request body charset is not supported.' },
+  unsupportedEncoding: { status: 415, code: 41502, message: 'The request body content encoding is not supported.' },
+  preconditionRequired: {
+    status: 428,
+    code: 42800,
+    message: 'This request must be conditional (If-Match or If-Unmodified-Since).',
+  },
+  // 429: SPEC.md "Too Many Requests; rate limit exceeded. Carries Retry-After".
+  tooManyRequests: { status: 429, code: 42900, message: 'Too many requests; retry after the time in Retry-After.' },
+  tooManyLoginFailures: {
+    status: 429,
+    code: 42901,
+    message: 'Too many failed sign-in attempts; retry after the time in Retry-After.',
+  },
+  // 5xx
+  internal: { status: 500, code: 50000, message: 'An internal error occurred.' },
+  nonObjectJsonBody: { status: 500, code: 50001, message: 'The response body must be a JSON object.' },
+  badGateway: { status: 502, code: 50200, message: 'An upstream service answered with an error.' },
+  serviceUnavailable: { status: 503, code: 50300, message: 'The service is unavailable.' },
+  maintenance: { status: 503, code: 50301, message: 'The service is down for maintenance; retry after the time in Retry-After.' },
+  stateStoreUnavailable: { status: 503, code: 50302, message: 'A shared state store is unreachable.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorName = keyof typeof ERROR_CATALOGUE;
+
+/** Generic entry for a status when no catalogue entry names the case (SPEC.md Errors rule 3). */
+export function entryForStatus(status: number): CatalogueEntry {
+  const entry = GENERIC_BY_STATUS.get(status);
+  if (entry) return entry;
+  return status >= 500 || status < 400 ? ERROR_CATALOGUE.internal : ERROR_CATALOGUE.badRequest;
+}
+
+// The first entry of each status is its generic one: the catalogue lists it first.
+const GENERIC_BY_STATUS = new Map<number, CatalogueEntry>();
+for (const entry of Object.values(ERROR_CATALOGUE) as CatalogueEntry[]) {
+  if (!GENERIC_BY_STATUS.has(entry.status)) GENERIC_BY_STATUS.set(entry.status, entry);
+}

@@ -1,0 +1,116 @@
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { checkBoolean, checkFunction, isProductionEnvironment, readOptions } from '../config/options.js';
+import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
+import { stringifyJson } from '../json/serialize.js';
+import type { ApiError } from './api-error.js';
+import { toApiError } from './to-api-error.js';
+
+/** What the error handler reports to the log hook. */
+export interface ErrorLogEntry {
+  readonly status: number;
+  readonly code: number;
+  readonly method: string;
+  readonly path: string;
+  /** The original error, with its stack: for logs, never for the client. */
+  readonly error: unknown;
+}
+
+export interface ErrorHandlerOptions {
+  /**
+   * Less precise error detail, as SPEC.md Errors rule 5 allows: no `detail`,
+   * and a generic message for unexpected errors. Never a stack trace.
+   * Default: `process.env.NODE_ENV === 'production'` when the handler is made.
+   */
+  production?: boolean;
+  /**
+   * Called for every 5xx answer (and every error that is not an ApiError).
+   * Default: one JSON line on stderr. `false` turns logging off.
+   */
+  log?: ((entry: ErrorLogEntry) => void) | false;
+}
+
+const OPTION_NAMES = ['production', 'log'] as const;
+
+// Headers that describe a representation the failed handler may have begun;
+// they must not describe the error body.
+const REPRESENTATION_HEADERS = [
+  'Content-Disposition',
+  'Content-Encoding',
+  'Content-Language',
+  'ETag',
+  'Expires',
+  'Last-Modified',
+];
+
+// SPEC.md "Security response headers": "Prevent cache exposure". An error is
+// never stored, unless the error itself brings a Cache-Control value.
+const ERROR_CACHE_CONTROL = 'no-store, max-age=0';
+
+const logToStderr = (entry: ErrorLogEntry): void => {
+  const { error, ...fields } = entry;
+  const stack = error instanceof Error ? error.stack : String(error);
+  process.stderr.write(`${JSON.stringify({ level: 'error', ...fields, stack })}\n`);
+};
+
+const pathOf = (req: Request): string => {
+  const url = req.originalUrl ?? req.url ?? '';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+/** The JSON body of an error, in SPEC.md's shape unless the error brings its own. */
+export function errorBody(error: ApiError, production: boolean): Record<string, unknown> {
+  if (error.body) return { ...error.body };
+  const errors = error.items.map((item) => ({ ...item }));
+  if (!production && error.detail !== undefined && errors[0]) {
+    (errors[0] as Record<string, unknown>).detail = error.detail;
+  }
+  return { errors };
+}
+
+/** Writes an ApiError as the response: status, its headers, JSON body. */
+export function renderError(res: Response, error: ApiError, production: boolean): void {
+  for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
+  res.setHeader('Cache-Control', ERROR_CACHE_CONTROL);
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  // Written directly, not through res.send(): an error body gets no ETag
+  // and no freshness check. Node drops the body of a HEAD answer itself.
+  const text = stringifyJson(errorBody(error, production));
+  res.statusCode = error.status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/**
+ * The last middleware of an app: renders every error as JSON with the status
+ * that fits (SPEC.md "Errors"), whatever raised it: a route, a body parser,
+ * the router, a validator, the rate limiter or notFound(). Never HTML, never
+ * 200, never a stack trace in production.
+ */
+export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequestHandler {
+  const given = readOptions<ErrorHandlerOptions>('errorHandler', options, OPTION_NAMES);
+  const production =
+    given.production === undefined ? isProductionEnvironment() : checkBoolean('errorHandler', 'production', given.production);
+  const log =
+    given.log === false
+      ? undefined
+      : given.log === undefined
+        ? logToStderr
+        : checkFunction<(entry: ErrorLogEntry) => void>('errorHandler', 'log', given.log);
+
+  return function errorHandlerMiddleware(thrown, req, res, _next) {
+    const error = toApiError(thrown);
+    if (log && error.status >= 500) {
+      const original = error === thrown ? (error.cause ?? error) : thrown;
+      log({ status: error.status, code: error.code, method: req.method, path: pathOf(req), error: original });
+    }
+    if (res.headersSent) {
+      // Part of a response is already on the wire: no error can be sent any
+      // more, and ending it normally would pass the truncated body as whole.
+      res.destroy();
+      return;
+    }
+    renderError(res, error, production);
+  };
+}

@@ -1,0 +1,96 @@
+import type { Request, RequestHandler } from 'express';
+import { readOptions } from '../config/options.js';
+import { apiError } from './api-error.js';
+
+/** Options of notFound(). */
+export interface NotFoundOptions {
+  /**
+   * Answer 405 with `Allow` when the path exists for other methods.
+   * Default: `true`.
+   */
+  methodNotAllowed?: boolean;
+}
+
+// The parts of Express 4 and 5 router internals that are read here. Both
+// versions keep a stack of layers; a layer has a route or a nested router.
+interface RouterLayer {
+  // Express 4 returns a boolean and sets `path`; router 2.3+ (Express 5)
+  // returns the match, with the matched `path`, and changes nothing.
+  match(path: string): boolean | { path: string };
+  path?: string;
+  route?: { methods: Record<string, boolean | undefined> };
+  handle?: { stack?: RouterLayer[] };
+}
+
+const routerOf = (app: unknown): { stack: RouterLayer[] } | undefined => {
+  const holder = app as { router?: { stack?: RouterLayer[] }; _router?: { stack?: RouterLayer[] } };
+  // Express 5 exposes `app.router`; Express 4 keeps `app._router` (and throws on `app.router`).
+  const router = '_router' in holder && holder._router ? holder._router : safeRouter(holder);
+  return router?.stack ? (router as { stack: RouterLayer[] }) : undefined;
+};
+
+const safeRouter = (holder: { router?: unknown }): { stack?: RouterLayer[] } | undefined => {
+  try {
+    return holder.router as { stack?: RouterLayer[] } | undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The methods that some route of `stack` answers for `path`, upper case. */
+function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<string>): void {
+  for (const layer of stack) {
+    let match: boolean | { path: string } = false;
+    try {
+      match = layer.match(path);
+    } catch {
+      // A path segment that cannot be decoded matches nothing.
+    }
+    if (!match) continue;
+    if (layer.route) {
+      for (const [method, enabled] of Object.entries(layer.route.methods)) {
+        if (enabled && method !== '_all') into.add(method.toUpperCase());
+      }
+    } else if (layer.handle?.stack) {
+      const matched = typeof match === 'object' ? match.path : (layer.path ?? '');
+      const rest = path.slice(matched.length) || '/';
+      collectMethods(layer.handle.stack, rest.startsWith('/') ? rest : `/${rest}`, into);
+    }
+  }
+}
+
+/** The methods the app's routes answer for a path (GET implies HEAD), sorted. */
+export function allowedMethods(app: unknown, path: string): string[] {
+  const router = routerOf(app);
+  if (!router) return [];
+  const methods = new Set<string>();
+  collectMethods(router.stack, path, methods);
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
+}
+
+const pathOf = (req: Request): string => {
+  const url = req.originalUrl ?? req.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+/**
+ * Mounted after every route: a request that no route answered gets 404 JSON
+ * with code 40401 (a wrong URI), which differs from 40402, the code a route
+ * uses for a missing record (SPEC.md Errors rule 4). When the path exists
+ * for other methods, the answer is 405 with an `Allow` header.
+ */
+export function notFound(options?: Readonly<NotFoundOptions>): RequestHandler {
+  const given = readOptions<NotFoundOptions>('notFound', options, ['methodNotAllowed']);
+  const answer405 = given.methodNotAllowed ?? true;
+  return function notFoundMiddleware(req, _res, next) {
+    const path = pathOf(req);
+    const allowed = answer405 ? allowedMethods(req.app, path) : [];
+    if (allowed.length > 0) {
+      next(apiError('methodNotAllowed', { headers: { Allow: allowed.join(', ') }, detail: { method: req.method, path } }));
+      return;
+    }
+    next(apiError('routeNotFound', { detail: { method: req.method, path } }));
+  };
+}

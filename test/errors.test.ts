@@ -1,0 +1,333 @@
+import express, { type Express } from 'express';
+import express4 from 'express4';
+import request from 'supertest';
+import { ApiError, apiError, ERROR_CATALOGUE, errorHandler, maintenance, notFound } from '../src/errors/index.js';
+import { jsonResponses } from '../src/json/index.js';
+import { parseBodies } from '../src/request/index.js';
+import { expectHeaders, HTTP_DATE } from './helpers.js';
+
+type ExpressFactory = () => Express;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function buildApp(factory: ExpressFactory, production: boolean, log = jest.fn()): Express {
+  const app = factory();
+  app.use(jsonResponses(), ...parseBodies({ limit: 64 }));
+  app.get('/v1/users/:id', (req, res) => {
+    if (req.params.id === '1') res.json({ id: 1 });
+    else throw apiError('resourceNotFound');
+  });
+  app.post('/v1/users', (_req, res) => {
+    res.status(201).json({ created: true });
+  });
+  app.delete('/v1/users/:id', (_req, res) => {
+    res.status(204).end();
+  });
+  app.get('/sync-throw', () => {
+    throw new Error('database password is hunter2');
+  });
+  app.get('/async-throw', async () => {
+    await Promise.resolve();
+    throw new Error('async failure detail');
+  });
+  app.get('/http-error', (_req, _res, next) => {
+    next(Object.assign(new Error('I am a teapot'), { status: 418 }));
+  });
+  app.get('/conflict', () => {
+    throw apiError('uniqueKeyTaken', { message: 'The email is taken.' });
+  });
+  app.get('/etag-then-throw', (_req, res) => {
+    res.setHeader('ETag', '"abc"');
+    res.setHeader('Cache-Control', 'public, max-age=60');
+    throw new Error('late');
+  });
+  app.get('/retry', () => {
+    throw apiError('tooManyRequests', { headers: { 'Retry-After': '7' } });
+  });
+  app.get('/custom-body', () => {
+    throw apiError('unauthenticated', {
+      body: { error: 'invalid_token' },
+      headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+    });
+  });
+  app.use(notFound(), errorHandler({ production, log }));
+  return app;
+}
+
+describe.each([
+  ['Express 5', express as ExpressFactory],
+  ['Express 4', express4 as unknown as ExpressFactory],
+])('errorHandler() on %s', (_name, factory) => {
+  const dev = buildApp(factory, false);
+  const log = jest.fn();
+  const prod = buildApp(factory, true, log);
+
+  describe('a route that reports a missing resource', () => {
+    it('answers 404 with code 40402', async () => {
+      const res = await request(dev).get('/v1/users/2');
+      expect(res.status).toBe(404);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store, max-age=0' });
+      expect(res.body).toEqual({ errors: [{ message: 'The resource does not exist.', code: 40402 }] });
+    });
+  });
+
+  describe('a URI that no route answers (SPEC.md Errors rule 4)', () => {
+    it('answers 404 JSON with code 40401, which differs from the missing-resource code', async () => {
+      const res = await request(prod).get('/v1/nothing-here');
+      expect(res.status).toBe(404);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE, 'X-Powered-By': res.headers['x-powered-by'] ?? null });
+      expect(res.body).toEqual({ errors: [{ message: 'No endpoint answers this URI.', code: 40401 }] });
+      expect(ERROR_CATALOGUE.routeNotFound.code).not.toBe(ERROR_CATALOGUE.resourceNotFound.code);
+    });
+
+    it('tells the method and path in development', async () => {
+      const res = await request(dev).get('/v1/nothing-here?x=1');
+      expect(res.body.errors[0].detail).toEqual({ method: 'GET', path: '/v1/nothing-here' });
+    });
+
+    it('answers a HEAD with the 404 status and no body', async () => {
+      const res = await request(prod).head('/v1/nothing-here');
+      expect(res.status).toBe(404);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE });
+      expect(res.text).toBeUndefined();
+    });
+  });
+
+  describe('a path that exists for other methods', () => {
+    it('answers 405 with Allow listing them', async () => {
+      const res = await request(prod).patch('/v1/users/1');
+      expect(res.status).toBe(405);
+      expectHeaders(res, { Allow: 'DELETE, GET, HEAD', 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({ errors: [{ message: 'The method is not allowed on this URI.', code: 40500 }] });
+    });
+
+    it('sees routes of nested routers', async () => {
+      const app = factory();
+      const router = express.Router();
+      router.put('/items/:id', (_req, res) => {
+        res.json({});
+      });
+      app.use('/v1', router);
+      app.use(notFound(), errorHandler({ log: false }));
+      const res = await request(app).get('/v1/items/3');
+      expect(res.status).toBe(405);
+      expectHeaders(res, { Allow: 'PUT' });
+    });
+  });
+
+  describe('errors thrown by handlers', () => {
+    it('renders a sync throw as 500 with a generic message and no stack in production', async () => {
+      const res = await request(prod).get('/sync-throw');
+      expect(res.status).toBe(500);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({ errors: [{ message: 'An internal error occurred.', code: 50000 }] });
+      expect(res.text).not.toContain('hunter2');
+      expect(res.text).not.toContain('at ');
+      expect(log).toHaveBeenCalledWith(expect.objectContaining({ status: 500, code: 50000, method: 'GET', path: '/sync-throw' }));
+    });
+
+    it('gives the detail in development', async () => {
+      const res = await request(dev).get('/sync-throw');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        errors: [{ message: 'An internal error occurred.', code: 50000, detail: 'database password is hunter2' }],
+      });
+    });
+
+    it('maps an error carrying a status to that status, with the class code when none fits', async () => {
+      const res = await request(prod).get('/http-error');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ errors: [{ message: 'The request is not valid.', code: 40000 }] });
+    });
+
+    it('keeps the message and status of an ApiError', async () => {
+      const res = await request(prod).get('/conflict');
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ errors: [{ message: 'The email is taken.', code: 40901 }] });
+    });
+
+    it('sends the headers an error brings', async () => {
+      const res = await request(prod).get('/retry');
+      expect(res.status).toBe(429);
+      expectHeaders(res, { 'Retry-After': '7' });
+      expect(res.body).toEqual({
+        errors: [{ message: 'Too many requests; retry after the time in Retry-After.', code: 42900 }],
+      });
+    });
+
+    it('renders a protocol body (RFC 6750) when the error brings one', async () => {
+      const res = await request(prod).get('/custom-body');
+      expect(res.status).toBe(401);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+      expect(res.body).toEqual({ error: 'invalid_token' });
+    });
+
+    it('drops representation headers the failed handler had set, and is never stored', async () => {
+      const res = await request(prod).get('/etag-then-throw');
+      expect(res.status).toBe(500);
+      expectHeaders(res, { ETag: null, 'Cache-Control': 'no-store, max-age=0' });
+    });
+
+    it('keeps Date on 4xx answers', async () => {
+      const res = await request(prod).get('/v1/users/2');
+      expect(res.headers.date).toMatch(HTTP_DATE);
+    });
+  });
+
+  describe('body parser failures', () => {
+    it('answers malformed JSON with 400 code 40001', async () => {
+      const res = await request(prod).post('/v1/users').set('Content-Type', 'application/json').send('{"a":');
+      expect(res.status).toBe(400);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({ errors: [{ message: 'The request body could not be parsed.', code: 40001 }] });
+    });
+
+    it('answers a body over the limit with 413 code 41300', async () => {
+      const res = await request(prod)
+        .post('/v1/users')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ text: 'x'.repeat(200) }));
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ errors: [{ message: 'The request body is too large.', code: 41300 }] });
+    });
+
+    it('answers an unsupported charset with 415 code 41501', async () => {
+      const res = await request(prod).post('/v1/users').set('Content-Type', 'application/json; charset=koi8-r').send('{}');
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({ errors: [{ message: 'The request body charset is not supported.', code: 41501 }] });
+    });
+
+    it('answers an unsupported content encoding with 415 code 41502', async () => {
+      const res = await request(prod)
+        .post('/v1/users')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'br-nonsense')
+        .send('{}');
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        errors: [{ message: 'The request body content encoding is not supported.', code: 41502 }],
+      });
+    });
+  });
+
+  describe('a path the router cannot decode', () => {
+    it('answers 400 JSON code 40006, not Express HTML', async () => {
+      const res = await request(prod).get('/v1/users/%E0%A4%A');
+      expect(res.status).toBe(400);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({ errors: [{ message: 'The request URI is not valid.', code: 40006 }] });
+    });
+  });
+});
+
+describe('errorHandler() on an async throw (Express 5 catches rejected promises)', () => {
+  it('renders 500 JSON', async () => {
+    const res = await request(buildApp(express, true)).get('/async-throw');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ errors: [{ message: 'An internal error occurred.', code: 50000 }] });
+  });
+});
+
+describe('errorHandler() when the response has already begun', () => {
+  it('closes the connection instead of appending an error to a partial body', async () => {
+    const app = express();
+    app.get('/partial', (_req, res, next) => {
+      res.write('{"partial":');
+      next(new Error('broke mid-stream'));
+    });
+    app.use(errorHandler({ log: false }));
+    await expect(request(app).get('/partial')).rejects.toThrow();
+  });
+});
+
+describe('errorHandler() options', () => {
+  it('refuses an unknown option with a hint', () => {
+    expect(() => errorHandler({ prodution: true } as never)).toThrow(
+      'errorHandler(options): received an unsupported option `prodution`. Did you mean `production`?',
+    );
+  });
+
+  it('refuses a log that is not a function', () => {
+    expect(() => errorHandler({ log: 'yes' } as never)).toThrow('`log` must be a function; received "yes"');
+  });
+
+  it('catches app.use(errorHandler) written for app.use(errorHandler())', async () => {
+    const app = express();
+    app.use(errorHandler as never);
+    app.get('/', (_req, res) => {
+      res.json({});
+    });
+    let thrown: unknown;
+    app.use((err: unknown, _req: unknown, res: express.Response, _next: unknown) => {
+      thrown = err;
+      res.status(500).end();
+    });
+    await request(app).get('/');
+    expect(String(thrown)).toContain('call it to get one: app.use(errorHandler())');
+  });
+});
+
+describe('maintenance()', () => {
+  const appWithMaintenance = (options?: Parameters<typeof maintenance>[0]) => {
+    const app = express();
+    app.use(jsonResponses(), maintenance(options));
+    app.get('/v1/users', (_req, res) => {
+      res.json({ users: [] });
+    });
+    app.use(notFound(), errorHandler({ log: false }));
+    return app;
+  };
+
+  it('answers every request 503 JSON with Retry-After in seconds', async () => {
+    for (const path of ['/v1/users', '/v1/unknown']) {
+      const res = await request(appWithMaintenance({ retryAfter: 120 })).get(path);
+      expect(res.status).toBe(503);
+      expectHeaders(res, { 'Retry-After': '120', 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({
+        errors: [{ message: 'The service is down for maintenance; retry after the time in Retry-After.', code: 50301 }],
+      });
+    }
+  });
+
+  it('defaults Retry-After to 300 seconds', async () => {
+    const res = await request(appWithMaintenance()).get('/v1/users');
+    expectHeaders(res, { 'Retry-After': '300' });
+  });
+
+  it('sends an HTTP-date when given a Date', async () => {
+    const res = await request(appWithMaintenance({ retryAfter: new Date(Date.UTC(2026, 10, 23, 12, 0, 0)) })).get('/v1/users');
+    expectHeaders(res, { 'Retry-After': 'Mon, 23 Nov 2026 12:00:00 GMT' });
+  });
+
+  it('follows a switch function on every request', async () => {
+    let on = false;
+    const app = appWithMaintenance({ enabled: () => on });
+    expect((await request(app).get('/v1/users')).status).toBe(200);
+    on = true;
+    expect((await request(app).get('/v1/users')).status).toBe(503);
+  });
+
+  it('refuses a wrong retryAfter at start-up', () => {
+    expect(() => maintenance({ retryAfter: -1 })).toThrow(
+      '`retryAfter` must be a whole number of seconds (0 or more) or a valid Date; received -1',
+    );
+    expect(() => maintenance({ retryAfter: new Date('nope') })).toThrow('`retryAfter` must be');
+  });
+});
+
+describe('ApiError', () => {
+  it('carries status, code and message from the catalogue', () => {
+    const error = apiError('preconditionFailed');
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(Error);
+    expect([error.status, error.code, error.message]).toEqual([412, 41200, 'The resource changed since it was read.']);
+  });
+
+  it('gives every catalogue code the status as its first three digits, and no code twice', () => {
+    const codes = Object.values(ERROR_CATALOGUE).map((entry) => entry.code);
+    expect(new Set(codes).size).toBe(codes.length);
+    for (const entry of Object.values(ERROR_CATALOGUE)) {
+      expect(Math.floor(entry.code / 100)).toBe(entry.status);
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import request from 'supertest';
+import { errorHandler } from '../src/errors/index.js';
+import { idPair, JsonInteger, jsonResponses, stringifyJson } from '../src/json/index.js';
+import { appWith, expectHeaders } from './helpers.js';
+
+describe('stringifyJson', () => {
+  describe('escaping (SPEC.md "JSON output escaping")', () => {
+    it('writes < and > as \\u003C and \\u003E in values and keys', () => {
+      expect(stringifyJson({ '<k>': '<script>alert(1)</script>' })).toBe(
+        '{"\\u003Ck\\u003E":"\\u003Cscript\\u003Ealert(1)\\u003C/script\\u003E"}',
+      );
+    });
+
+    it('still escapes double quote, backslash and control characters', () => {
+      expect(stringifyJson({ s: 'a"b\\c\n\u0001' })).toBe('{"s":"a\\"b\\\\c\\n\\u0001"}');
+    });
+
+    it('leaves text without < and > exactly as JSON.stringify writes it', () => {
+      const value = { name: 'Ada', tags: ['x', 'y'], n: 1.5, ok: true, none: null };
+      expect(stringifyJson(value)).toBe(JSON.stringify(value));
+    });
+
+    it('parses back to the same value', () => {
+      const value = { html: '<b>&</b>', nested: { list: ['<', '>'] } };
+      expect(JSON.parse(stringifyJson(value))).toEqual(value);
+    });
+  });
+
+  describe('large integers (SPEC.md "Large integers")', () => {
+    it('writes a bigint as the exact integer, not a string and not rounded', () => {
+      expect(stringifyJson({ id: 9007199254740993n })).toBe('{"id":9007199254740993}');
+    });
+
+    it('writes the largest 64-bit values exactly, negative ones too', () => {
+      expect(stringifyJson({ max: 18446744073709551615n, min: -9223372036854775808n })).toBe(
+        '{"max":18446744073709551615,"min":-9223372036854775808}',
+      );
+    });
+
+    it('writes bigints nested in arrays and objects', () => {
+      expect(stringifyJson({ list: [{ id: 2n ** 63n }, 5n] })).toBe('{"list":[{"id":9223372036854775808},5]}');
+    });
+
+    it('leaves a string that merely looks like a number a string', () => {
+      expect(stringifyJson({ id: 1n, note: '12345678901234567890' })).toBe('{"id":1,"note":"12345678901234567890"}');
+    });
+
+    it('still throws on a circular structure', () => {
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      expect(() => stringifyJson(circular)).toThrow(TypeError);
+    });
+  });
+
+  describe('dates (SPEC.md "Date-time")', () => {
+    it('writes RFC 3339 in UTC with the Z suffix', () => {
+      expect(stringifyJson({ createdAt: new Date(Date.UTC(2026, 10, 23, 7, 3, 26, 5)) })).toBe(
+        '{"createdAt":"2026-11-23T07:03:26.005Z"}',
+      );
+    });
+  });
+});
+
+describe('idPair', () => {
+  it('gives id as an exact integer and id_str with the same digits', () => {
+    expect(stringifyJson({ ...idPair(12345678901234567891n), name: 'x' })).toBe(
+      '{"id":12345678901234567891,"id_str":"12345678901234567891","name":"x"}',
+    );
+  });
+
+  it('accepts the digits as a string, and a safe number', () => {
+    expect(stringifyJson(idPair('9223372036854775807'))).toBe('{"id":9223372036854775807,"id_str":"9223372036854775807"}');
+    expect(stringifyJson(idPair(42))).toBe('{"id":42,"id_str":"42"}');
+  });
+
+  it('refuses a number that has already lost precision', () => {
+    expect(() => idPair(2 ** 60)).toThrow('is not a safe integer');
+  });
+
+  it('refuses a string that is not an integer', () => {
+    expect(() => idPair('12a')).toThrow(TypeError);
+    expect(() => new JsonInteger('01')).toThrow(TypeError);
+  });
+});
+
+describe('jsonResponses()', () => {
+  const app = appWith(jsonResponses(), (a) => {
+    a.get('/object', (_req, res) => {
+      res.json({ id: 2n ** 64n + 1n, name: '<Ada>' });
+    });
+    a.get('/send', (_req, res) => {
+      res.send({ via: 'send' });
+    });
+    a.get('/array', (_req, res) => {
+      res.json([1, 2]);
+    });
+    a.get('/scalar', (_req, res) => {
+      res.json('text');
+    });
+    a.get('/null', (_req, res) => {
+      res.json(null);
+    });
+    a.use(errorHandler({ production: false, log: false }));
+  });
+
+  it('sends application/json; charset=utf-8 with the raw escaped and exact text', async () => {
+    const res = await request(app).get('/object');
+    expect(res.status).toBe(200);
+    expectHeaders(res, { 'Content-Type': 'application/json; charset=utf-8' });
+    expect(res.text).toBe('{"id":18446744073709551617,"name":"\\u003CAda\\u003E"}');
+  });
+
+  it('also handles res.send() of an object', async () => {
+    const res = await request(app).get('/send');
+    expect(res.text).toBe('{"via":"send"}');
+    expectHeaders(res, { 'Content-Type': 'application/json; charset=utf-8' });
+  });
+
+  describe('when a handler sends something other than an object', () => {
+    it.each([
+      ['/array', 'an array'],
+      ['/scalar', 'a string'],
+      ['/null', 'null'],
+    ])('%s answers 500 with code 50001 saying what was sent', async (path, what) => {
+      const res = await request(app).get(path);
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        errors: [
+          {
+            message: 'The response body must be a JSON object.',
+            code: 50001,
+            detail: `res.json() received ${what}; SPEC.md allows only an object at the top level`,
+          },
+        ],
+      });
+    });
+
+    it('gives no detail in production and logs the programming error', async () => {
+      const log = jest.fn();
+      const prod = appWith(jsonResponses(), (a) => {
+        a.get('/array', (_req, res) => {
+          res.json([1]);
+        });
+        a.use(errorHandler({ production: true, log }));
+      });
+      const res = await request(prod).get('/array');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ errors: [{ message: 'The response body must be a JSON object.', code: 50001 }] });
+      expect(log).toHaveBeenCalledTimes(1);
+      expect(log.mock.calls[0][0]).toMatchObject({ status: 500, code: 50001, method: 'GET', path: '/array' });
+    });
+  });
+});
