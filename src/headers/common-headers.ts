@@ -1,0 +1,24 @@
+import type { RequestHandler } from 'express';
+import { readOptions } from '../config/options.js';
+
+/** Options of commonHeaders(). It has none yet; the object is kept for growth. */
+export type CommonHeadersOptions = Readonly<Record<string, never>>;
+
+/**
+ * The headers every response carries, whatever else is mounted:
+ * - `X-Content-Type-Options: nosniff` (SPEC.md "Common response behaviour" rule 4);
+ * - no `X-Powered-By`: the URI and headers never reveal the implementation
+ *   technology (SPEC.md "Path rules" rule 8 states it for URIs; the same
+ *   reasoning applies to headers);
+ * - `Date` (rule 2): Node writes it unless `res.sendDate` was turned off, so
+ *   this makes sure it stays on.
+ */
+export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
+  readOptions<Record<string, never>>('commonHeaders', options, []);
+  return function commonHeadersMiddleware(_req, res, next) {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.removeHeader('X-Powered-By');
+    res.sendDate = true;
+    next();
+  };
+}

@@ -1,0 +1,1 @@
+export { type CommonHeadersOptions, commonHeaders } from './common-headers.js';

@@ -1,0 +1,11 @@
+/**
+ * express-api-conventions: Express middlewares that make a service follow
+ * SPEC.md. Each module is also published on its own subpath
+ * (`express-api-conventions/errors`, `/json`, ...).
+ */
+export * from './config/index.js';
+export * from './errors/index.js';
+export * from './headers/index.js';
+export * from './json/index.js';
+export { type ConventionsOptions, conventions } from './preset.js';
+export * from './request/index.js';
