@@ -1,0 +1,24 @@
+/**
+ * The shared-state contract for counting in fixed windows: request counts of
+ * the rate limiter and failure counts of the token endpoint's brute-force
+ * guard. An in-memory implementation is the default; a Redis one lets several
+ * instances count as one service (DESIGN.md principle 5).
+ */
+export interface CounterState {
+  /** Hits counted in the current window, this one included. */
+  readonly count: number;
+  /** When the current window ends, in milliseconds since the epoch. */
+  readonly resetAt: number;
+}
+
+export interface CounterStore {
+  /**
+   * Counts one hit for `key`. The first hit opens a window of `windowMs`;
+   * hits after it ends open a new one.
+   */
+  increment(key: string, windowMs: number): Promise<CounterState>;
+  /** The current window of `key` without counting, or `undefined` when none is open. */
+  get(key: string): Promise<CounterState | undefined>;
+  /** Forgets `key` (a successful sign-in clears its failures). */
+  reset(key: string): Promise<void>;
+}
