@@ -7,5 +7,6 @@ export * from './config/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
+export type { AuthContext } from './auth-context.js';
 export { type ConventionsOptions, conventions } from './preset.js';
 export * from './request/index.js';
