@@ -1,0 +1,3 @@
+export async function memorySection() {
+  return { markdown: '## Store memory\n\nNot measured yet.', targets: [] };
+}
