@@ -35,6 +35,12 @@ async function listen(app: Express): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${port}/v1/things` };
 }
 
+/** A parameter of the first item of a RateLimit header. */
+const firstParam = (header: string | null | undefined, name: string): unknown => {
+  const item = parseList(header ?? '')[0];
+  return item === undefined ? undefined : (item[1] as Map<string, unknown>).get(name);
+};
+
 const close = (server: Server): Promise<void> =>
   new Promise((resolve) => {
     server.closeAllConnections();
@@ -156,16 +162,14 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       // Every instance writes the same partition key: one secret, one partition.
       const policies = new Set(responses.map(({ res }) => res.headers.get('ratelimit-policy')));
       expect(policies.size).toBe(1);
-      const remaining = responses.map(({ res }) =>
-        (parseList(res.headers.get('ratelimit') ?? '')[0]?.[1] as Map<string, unknown>).get('r'),
-      );
+      const remaining = responses.map(({ res }) => firstParam(res.headers.get('ratelimit'), 'r'));
       expect(remaining.filter((r) => r === 0)).toHaveLength(71);
       expect(new Set(remaining.filter((r) => r !== 0))).toEqual(new Set(Array.from({ length: 49 }, (_, i) => i + 1)));
       const refused = responses.find(({ res }) => res.status === 429);
       expect(refused?.body).toEqual({
         errors: [{ message: 'Too many requests; retry after the time in Retry-After.', code: 42900 }],
       });
-      const t = (parseList(refused?.res.headers.get('ratelimit') ?? '')[0]?.[1] as Map<string, unknown>).get('t');
+      const t = firstParam(refused?.res.headers.get('ratelimit'), 't');
       expect(refused?.res.headers.get('retry-after')).toBe(String(t));
     });
   });
