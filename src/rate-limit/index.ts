@@ -23,7 +23,7 @@ export {
   type TooManyRequestsName,
   tooManyRequests,
 } from './limiter.js';
-export { PARTITION_KEY_LENGTH, type PartitionSecret } from './partition.js';
+export { PARTITION_KEY_BYTES, type PartitionSecret } from './partition.js';
 export {
   DEFAULT_APPLICATION_POLICY,
   DEFAULT_RATE_LIMIT,

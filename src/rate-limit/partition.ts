@@ -13,8 +13,8 @@ import { createHmac, hash, randomBytes } from 'node:crypto';
  *   shared store always counts one partition as one.
  */
 
-/** Characters kept of a base64 digest: 16, that is 96 bits. */
-export const PARTITION_KEY_LENGTH = 16;
+/** Bytes kept of a digest: 96 bits, written as 16 base64 characters. */
+export const PARTITION_KEY_BYTES = 12;
 
 /**
  * The secret of this process, used when no `partitionSecret` is given. Give
@@ -29,10 +29,13 @@ export type PartitionHasher = (identity: string) => string;
 
 export function partitionHasher(secret: PartitionSecret = PROCESS_SECRET): PartitionHasher {
   return function partitionKeyOf(identity: string): string {
-    return createHmac('sha256', secret).update(identity).digest('base64').slice(0, PARTITION_KEY_LENGTH);
+    return createHmac('sha256', secret).update(identity).digest().toString('base64', 0, PARTITION_KEY_BYTES);
   };
 }
 
 /** The store key of an identity within a policy: `<policy>:<digest>`. */
+// The digest is encoded from a buffer, not sliced from a longer string: a
+// V8 slice would keep the whole 44-character string alive in the memory
+// store (about 6 MB more at 100,000 keys).
 export const storeKeyOf = (policyName: string, identity: string): string =>
-  `${policyName}:${hash('sha256', identity, 'base64').slice(0, PARTITION_KEY_LENGTH)}`;
+  `${policyName}:${hash('sha256', identity, 'buffer').toString('base64', 0, PARTITION_KEY_BYTES)}`;
