@@ -36,3 +36,6 @@ export const JWT_AUDIENCE = 'bench-api';
  * and each limiter still counts, stores and writes its headers.
  */
 export const BENCH_RATE_LIMIT = 1_000_000_000;
+
+/** The login storm's user: bcrypt cost 12, as SPEC.md's token endpoint stores it. */
+export const STORM_USER = Object.freeze({ username: 'alice', password: 'wonderland-rabbit-hole', cost: 12 });

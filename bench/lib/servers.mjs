@@ -3,12 +3,12 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const SERVERS_DIR = fileURLToPath(new URL('../servers/', import.meta.url));
+const SERVE = fileURLToPath(new URL('../servers/serve.mjs', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
 
-/** Starts `bench/servers/<name>.mjs`; resolves once it listens. */
+/** Serves `bench/apps/<name>.mjs` in its own process; resolves once it listens. */
 export function startServer(name, { execArgv = [], env = {} } = {}) {
-  const child = fork(`${SERVERS_DIR}${name}.mjs`, [], {
+  const child = fork(SERVE, [name], {
     execArgv,
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

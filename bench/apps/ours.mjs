@@ -1,0 +1,28 @@
+// Ours: Express 5 + conventions() with every default on, from the built
+// package (dist/), the way a service uses it. The rate limit is raised so the
+// load generator, one client, is never refused; the limiter still counts,
+// stores and writes its headers on every request. The bearer route uses
+// bearerAuth() when the build has it.
+import express from 'express';
+import { loadLibrary } from '../lib/library.mjs';
+import { BENCH_RATE_LIMIT, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, USER } from '../lib/payload.mjs';
+
+/**
+ * `variant`: options laid over the bench's, to measure what one module
+ * costs (bench/pieces.mjs turns modules off one at a time).
+ */
+export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS ?? '{}')) {
+  const library = await loadLibrary();
+  const { conventions, errorHandler, notFound } = library;
+  const app = express();
+  const options = { ...(library.rateLimit ? { rateLimit: { limit: BENCH_RATE_LIMIT } } : {}), ...variant };
+  app.use(conventions(options));
+  app.get('/v1/users/:id', (_req, res) => res.json(USER));
+  if (typeof library.bearerAuth === 'function') {
+    app.get('/v1/me', library.bearerAuth({ secret: JWT_SECRET, issuer: JWT_ISSUER, audience: JWT_AUDIENCE }), (_req, res) =>
+      res.json(USER),
+    );
+  }
+  app.use(notFound(), errorHandler());
+  return app;
+}

@@ -1,0 +1,33 @@
+// Micro-benchmark: verifying one HS256 access token. jsonwebtoken the usual
+// way (the secret as a string, turned into a key on every call), the same
+// with a KeyObject built once, and ours (the verifier behind bearerAuth(),
+// when the build has it). Claims checked alike: algorithm, issuer, audience,
+// expiry.
+import { createSecretKey } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { bearerTokenForBench } from '../http.mjs';
+import { loadLibrary } from '../lib/library.mjs';
+import { compare } from '../lib/micro.mjs';
+import { JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET } from '../lib/payload.mjs';
+
+export async function runBearer() {
+  const token = bearerTokenForBench();
+  const options = { algorithms: ['HS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE };
+  const key = createSecretKey(Buffer.from(JWT_SECRET));
+  const candidates = {
+    'jsonwebtoken, string secret': () => jwt.verify(token, JWT_SECRET, options),
+    'jsonwebtoken, KeyObject': () => jwt.verify(token, key, options),
+  };
+  const library = await loadLibrary();
+  const verifier = library.bearerVerifierForBench?.({ secret: JWT_SECRET, issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
+  if (verifier) candidates.ours = () => verifier(token);
+  return compare(candidates, 'jsonwebtoken, string secret');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const row of await runBearer()) {
+    console.log(
+      `${row.name.padEnd(30)} ${Math.round(row.opsPerSecond).toLocaleString('en-US').padStart(9)} ops/s  ${row.ratio.toFixed(3)}x the time`,
+    );
+  }
+}
