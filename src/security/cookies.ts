@@ -1,4 +1,4 @@
-import type { CookieOptions, RequestHandler, Response } from 'express';
+import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, readOptions } from '../config/options.js';
 
 declare module 'express-serve-static-core' {
@@ -72,4 +72,31 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
     }
     next();
   };
+}
+
+/**
+ * The value of one request cookie, or `undefined`: enough to find a session
+ * for csrfProtection({ sessionOf }) without a cookie-parsing middleware.
+ * Percent-encoded values (as `res.cookie()` writes them) are decoded.
+ */
+export function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string') return undefined;
+  let start = 0;
+  while (start < header.length) {
+    let end = header.indexOf(';', start);
+    if (end === -1) end = header.length;
+    const eq = header.indexOf('=', start);
+    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === name) {
+      let value = header.slice(eq + 1, end).trim();
+      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return value;
+      }
+    }
+    start = end + 1;
+  }
+  return undefined;
 }

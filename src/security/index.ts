@@ -1,5 +1,5 @@
 export { CLEAR_SITE_DATA_TYPES, type ClearSiteDataOptions, clearSiteData } from './clear-site-data.js';
-export { COOKIE_DEFAULTS, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
+export { COOKIE_DEFAULTS, cookieValue, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
 export {
   CSRF_FIELD,
   CSRF_HEADER,
