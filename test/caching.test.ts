@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import express from 'express';
+import express4 from 'express4';
 import request from 'supertest';
 import {
   bodyEntityTag,
@@ -14,7 +15,8 @@ import {
   setValidators,
   varyOn,
 } from '../src/caching/index.js';
-import { errorHandler } from '../src/errors/index.js';
+import { errorHandler, notFound } from '../src/errors/index.js';
+import { conventions } from '../src/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
 
@@ -429,5 +431,31 @@ describe('entity tags', () => {
       }),
     );
     expect((await request(app).get('/v1/x')).status).toBe(500);
+  });
+});
+
+describe.each([
+  ['Express 5', express],
+  ['Express 4', express4 as unknown as typeof express],
+])('conditional GET on %s, through conventions()', (_name, factory) => {
+  const app = factory();
+  app.use(conventions());
+  app.get('/v1/users/1', (_req, res) => res.json(USER));
+  app.use(notFound(), errorHandler({ log: false }));
+
+  it('tags, answers 304 to a matching If-None-Match, and HEAD alike', async () => {
+    const first = await request(app).get('/v1/users/1');
+    expectHeaders(first, { ETag: USER_TAG, 'Cache-Control': 'no-store, max-age=0' });
+    const again = await request(app).get('/v1/users/1').set('If-None-Match', USER_TAG);
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    const head = await request(app).head('/v1/users/1').set('If-None-Match', USER_TAG);
+    expect(head.status).toBe(304);
+  });
+
+  it('a missing route is not tagged and never stored', async () => {
+    const res = await request(app).get('/v1/nope');
+    expect(res.status).toBe(404);
+    expectHeaders(res, { ETag: null, 'Cache-Control': 'no-store, max-age=0' });
   });
 });

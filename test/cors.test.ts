@@ -1,7 +1,8 @@
 import express from 'express';
 import request from 'supertest';
 import { corsPolicy, requireXhr } from '../src/cors/index.js';
-import { errorHandler } from '../src/errors/index.js';
+import { errorHandler, notFound } from '../src/errors/index.js';
+import { conventions } from '../src/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { expectHeaders } from './helpers.js';
 
@@ -195,5 +196,32 @@ describe('requireXhr() (SPEC.md "Browser-script-only endpoints")', () => {
 
   it('refuses options it does not know', () => {
     expect(() => requireXhr({ value: 'x' } as never)).toThrow('requireXhr(options): received an unsupported option `value`');
+  });
+});
+
+describe('conventions({ cors })', () => {
+  const app = express();
+  app.use(conventions({ cors: { origins: [ALLOWED] }, maintenance: { enabled: () => stopped, retryAfter: 30 } }));
+  app.get('/v1/users', (_req, res) => res.json({ users: [] }));
+  app.use(notFound(), errorHandler({ log: false }));
+  let stopped = false;
+  afterEach(() => {
+    stopped = false;
+  });
+
+  it('answers a preflight before anything else runs', async () => {
+    const res = await preflight(app, ALLOWED);
+    expect(res.status).toBe(200);
+    expectHeaders(res, { 'Content-Type': 'text/plain', 'Content-Length': '0', 'Access-Control-Allow-Origin': ALLOWED });
+  });
+
+  it('puts the CORS headers on error answers, so the calling script can read them', async () => {
+    const missing = await request(app).get('/v1/nope').set('Origin', ALLOWED);
+    expect(missing.status).toBe(404);
+    expectHeaders(missing, { 'Access-Control-Allow-Origin': ALLOWED, 'Access-Control-Allow-Credentials': 'true' });
+    stopped = true;
+    const down = await request(app).get('/v1/users').set('Origin', ALLOWED);
+    expect(down.status).toBe(503);
+    expectHeaders(down, { 'Access-Control-Allow-Origin': ALLOWED, 'Retry-After': '30' });
   });
 });
