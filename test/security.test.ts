@@ -1,4 +1,5 @@
 import express from 'express';
+import { parseList } from 'structured-headers';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
@@ -137,6 +138,12 @@ describe('clearSiteData()', () => {
     const res = await request(app).delete('/v1/sessions/current');
     expect(res.status).toBe(204);
     expectHeaders(res, { 'Clear-Site-Data': '"cache", "cookies", "storage"' });
+    // "each a quoted string": a structured-field list of three strings.
+    expect(parseList(res.headers['clear-site-data'] as string)).toEqual([
+      ['cache', new Map()],
+      ['cookies', new Map()],
+      ['storage', new Map()],
+    ]);
   });
 
   it('takes other types, checked at start-up', async () => {

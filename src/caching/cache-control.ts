@@ -138,7 +138,7 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   }
   const mode = etag === false ? undefined : etag;
   return function cachingMiddleware(_req, res, next) {
-    if (fallback !== false) res.setHeader('Cache-Control', fallback);
+    if (fallback !== false && !res.headersSent) res.setHeader('Cache-Control', fallback);
     if (mode !== undefined) res[ENTITY_TAG_MODE] = mode;
     next();
   };
