@@ -390,6 +390,18 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
       );
     });
     expect((await request(failing).put('/v1/x')).status).toBe(500);
+    const throwing = cachedApp((a) => {
+      a.put(
+        '/v1/x',
+        preconditions({
+          current: () => {
+            throw new Error('bug');
+          },
+        }),
+        (_req, res) => res.json({}),
+      );
+    });
+    expect((await request(throwing).put('/v1/x')).status).toBe(500);
   });
 
   it('refuses wrong options at start-up', () => {

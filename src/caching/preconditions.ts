@@ -135,12 +135,25 @@ export function preconditions(options: Readonly<PreconditionsOptions>): RequestH
       next();
       return;
     }
-    Promise.resolve()
-      .then(() => current(req))
-      .then((validators) => {
+    // next() is called exactly once, outside any promise chain, so an error
+    // thrown further down the stack is never mistaken for a lookup failure.
+    const decide = (validators: Validators | undefined): void => {
+      let failure: unknown;
+      try {
         checkPreconditions(req, validators, check);
-        next();
-      }, next)
-      .catch(next);
+      } catch (error) {
+        failure = error;
+      }
+      next(failure);
+    };
+    let found: Validators | undefined | Promise<Validators | undefined>;
+    try {
+      found = current(req);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    if (found instanceof Promise) found.then(decide, next);
+    else decide(found);
   };
 }
