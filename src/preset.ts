@@ -5,6 +5,7 @@ import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
@@ -28,6 +29,12 @@ export interface ConventionsOptions {
   json?: JsonResponsesOptions | false;
   /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
   maintenance?: MaintenanceOptions | false;
+  /**
+   * rateLimit(): per user and per application, memory store by default.
+   * It runs before the body parsers, so a limited client's body is never
+   * parsed; it counts per user only when `req.auth` is set before it runs.
+   */
+  rateLimit?: RateLimitOptions | false;
   bodies?: ParseBodiesOptions | false;
   methodOverride?: MethodOverrideOptions | false;
   /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
@@ -42,6 +49,7 @@ const MODULES = [
   'cookies',
   'json',
   'maintenance',
+  'rateLimit',
   'bodies',
   'methodOverride',
   'csrf',
@@ -64,6 +72,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.cookies !== false) stack.push(secureCookies(given.cookies));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
+  if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   // After the body parsers (the `_csrf` field) and method override.
