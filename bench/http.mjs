@@ -2,7 +2,7 @@
 // route and ~400-byte user, wrk as the client; rounds interleaved
 // (A B C … then … C B A) and every comparison a ratio within one round.
 import jwt from 'jsonwebtoken';
-import { BEARER_PATH, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, PUBLIC_PATH, USER } from './lib/payload.mjs';
+import { BEARER_PATH, BENCH_ORIGIN, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, PUBLIC_PATH, USER } from './lib/payload.mjs';
 import { startServer } from './lib/servers.mjs';
 import { median } from './lib/stats.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -70,7 +70,7 @@ export const stopAll = (servers) => Promise.all(Object.values(servers).map((s) =
 export async function probe(servers, token) {
   const answers = {};
   for (const target of TARGETS) {
-    const headers = target.bearer ? { authorization: `Bearer ${token}` } : {};
+    const headers = { origin: BENCH_ORIGIN, ...(target.bearer ? { authorization: `Bearer ${token}` } : {}) };
     const response = await fetch(`${servers[target.server].origin}${target.path}`, { headers });
     const body = await response.text();
     answers[target.id] = { status: response.status, body, headers: Object.fromEntries(response.headers) };
@@ -103,7 +103,7 @@ export async function runHttp({ rounds = 4, seconds = 3, warmupSeconds = 1, conn
     }
     const options = (target) => ({
       connections,
-      headers: target.bearer ? { Authorization: `Bearer ${token}` } : {},
+      headers: { Origin: BENCH_ORIGIN, ...(target.bearer ? { Authorization: `Bearer ${token}` } : {}) },
     });
     for (const target of targets) {
       log(`warm-up ${target.id}`);

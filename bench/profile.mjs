@@ -5,7 +5,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bearerTokenForBench } from './http.mjs';
-import { BEARER_PATH, PUBLIC_PATH } from './lib/payload.mjs';
+import { BEARER_PATH, BENCH_ORIGIN, PUBLIC_PATH } from './lib/payload.mjs';
 import { startServer } from './lib/servers.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
@@ -16,7 +16,7 @@ mkdirSync(dir, { recursive: true });
 const server = await startServer(name, { execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
 const bearer = route === 'bearer';
 const url = `${server.origin}${bearer ? BEARER_PATH : PUBLIC_PATH}`;
-const headers = bearer ? { Authorization: `Bearer ${bearerTokenForBench()}` } : {};
+const headers = { Origin: BENCH_ORIGIN, ...(bearer ? { Authorization: `Bearer ${bearerTokenForBench()}` } : {}) };
 await runWrk(url, { seconds: 1, headers });
 const result = await runWrk(url, { seconds: Number(seconds), headers });
 await server.stop();

@@ -1,11 +1,12 @@
 // Ours: Express 5 + conventions() with every default on, from the built
-// package (dist/), the way a service uses it. The rate limit is raised so the
-// load generator, one client, is never refused; the limiter still counts,
-// stores and writes its headers on every request. The bearer route uses
+// package (dist/), the way a service uses it. CORS, the one module off by
+// default (it needs its origins), is on with the bench's origin. The rate
+// limit is raised so the load generator, one client, is never refused; the
+// limiter still counts, stores and writes its headers on every request. The bearer route uses
 // bearerAuth() when the build has it.
 import express from 'express';
 import { loadLibrary } from '../lib/library.mjs';
-import { BENCH_RATE_LIMIT, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, USER } from '../lib/payload.mjs';
+import { BENCH_ORIGIN, BENCH_RATE_LIMIT, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, USER } from '../lib/payload.mjs';
 
 /**
  * `variant`: options laid over the bench's, to measure what one module
@@ -15,7 +16,7 @@ export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS 
   const library = await loadLibrary();
   const { conventions, errorHandler, notFound } = library;
   const app = express();
-  const options = { ...(library.rateLimit ? { rateLimit: { limit: BENCH_RATE_LIMIT } } : {}), ...variant };
+  const options = { cors: { origins: [BENCH_ORIGIN] }, rateLimit: { limit: BENCH_RATE_LIMIT }, ...variant };
   app.use(conventions(options));
   app.get('/v1/users/:id', (_req, res) => res.json(USER));
   if (typeof library.bearerAuth === 'function') {

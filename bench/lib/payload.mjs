@@ -18,6 +18,13 @@ export const USER = Object.freeze({
   updatedAt: '2026-11-02T17:45:10Z',
 });
 
+/**
+ * Every request the bench sends carries this Origin, as a browser's would:
+ * the CORS middlewares then do their whole work (the peer's cors() allows
+ * every origin; ours is given this one, the reference server's default).
+ */
+export const BENCH_ORIGIN = 'http://localhost:5173';
+
 /** The route every server answers: public, and the same behind a bearer check. */
 export const PUBLIC_PATH = '/v1/users/4503599627370497';
 export const BEARER_PATH = '/v1/me';

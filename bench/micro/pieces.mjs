@@ -5,10 +5,12 @@
 import inject from 'light-my-request';
 import { createHandler as expressApp } from '../apps/express.mjs';
 import { createHandler as oursApp } from '../apps/ours.mjs';
-import { PUBLIC_PATH } from '../lib/payload.mjs';
+import { BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { median } from '../lib/stats.mjs';
 
-const modules = (process.env.PIECES ?? 'commonHeaders,json,rateLimit,bodies,methodOverride').split(',');
+const modules = (
+  process.env.PIECES ?? 'commonHeaders,securityHeaders,cors,caching,cookies,json,rateLimit,bodies,methodOverride'
+).split(',');
 const cpuMicros = () => {
   const { user, system } = process.cpuUsage();
   return user + system;
@@ -17,11 +19,12 @@ const variants = { express: await expressApp(), ours: await oursApp({}) };
 for (const m of modules) variants[`ours -${m}`] = await oursApp({ [m]: false });
 const names = Object.keys(variants);
 const samples = Object.fromEntries(names.map((n) => [n, []]));
-for (const n of names) for (let i = 0; i < 600; i++) await inject(variants[n], { url: PUBLIC_PATH });
+for (const n of names)
+  for (let i = 0; i < 600; i++) await inject(variants[n], { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } });
 for (let b = 0; b < 15; b++) {
   for (const n of b % 2 ? [...names].reverse() : names) {
     const start = cpuMicros();
-    for (let i = 0; i < 300; i++) await inject(variants[n], { url: PUBLIC_PATH });
+    for (let i = 0; i < 300; i++) await inject(variants[n], { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } });
     samples[n].push((cpuMicros() - start) / 300);
   }
 }

@@ -10,7 +10,7 @@ import { createHandler as nodeApp } from '../apps/node-http.mjs';
 import { createHandler as oursApp } from '../apps/ours.mjs';
 import { createHandler as peerApp } from '../apps/peer.mjs';
 import { bearerTokenForBench, EXPECTED_BODY } from '../http.mjs';
-import { BEARER_PATH, PUBLIC_PATH } from '../lib/payload.mjs';
+import { BEARER_PATH, BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { median } from '../lib/stats.mjs';
 
 const cpuMicros = () => {
@@ -20,7 +20,8 @@ const cpuMicros = () => {
 
 export async function pipelineCases() {
   const token = bearerTokenForBench();
-  const bearer = { authorization: `Bearer ${token}` };
+  const bearer = { origin: BENCH_ORIGIN, authorization: `Bearer ${token}` };
+  const plain = { origin: BENCH_ORIGIN };
   const fastify = await createFastify();
   const handlers = {
     node: await nodeApp(),
