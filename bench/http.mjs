@@ -96,7 +96,9 @@ export async function runHttp({ rounds = 4, seconds = 3, warmupSeconds = 1, conn
     const answers = await probe(servers, token);
     const targets = [];
     const skipped = [];
+    const wanted = process.env.BENCH_TARGETS?.split(',');
     for (const target of TARGETS) {
+      if (wanted && !wanted.includes(target.id)) continue;
       const answer = answers[target.id];
       if (answer.status === 200 && answer.body === EXPECTED_BODY) targets.push(target);
       else skipped.push({ ...target, why: `answers ${answer.status}${answer.status === 200 ? ' with another body' : ''}` });

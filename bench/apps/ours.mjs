@@ -17,7 +17,8 @@ export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS 
   const { conventions, errorHandler, notFound } = library;
   const app = express();
   const options = { cors: { origins: [BENCH_ORIGIN] }, rateLimit: { limit: BENCH_RATE_LIMIT }, ...variant };
-  app.use(conventions(options));
+  const preset = conventions(options);
+  if (preset.length > 0) app.use(preset);
   app.get('/v1/users/:id', (_req, res) => res.json(USER));
   if (typeof library.bearerAuth === 'function') {
     app.get('/v1/me', library.bearerAuth({ secret: JWT_SECRET, issuer: JWT_ISSUER, audience: JWT_AUDIENCE }), (_req, res) =>

@@ -64,7 +64,22 @@ export function summarizeProfile(profile, { places = 25, functions = 40 } = {}) 
       inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
     }
   }
-  return `self time by package / file:\n${top(byPlace, places)}\n\nself time by function:\n${top(byFunction, functions)}\n\ninclusive time of middlewares and src/ functions:\n${top(inclusive, functions)}`;
+  // Each sample charged to the innermost middleware (or send path) on its
+  // stack: what each middleware costs without the ones it calls next().
+  const OWNER = /Middleware$|Parser$|^(send|json|sendJson|sendJsonText|end|handleRequest|stringifyJson)$/;
+  const owned = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    let owner = '(outside any middleware)';
+    for (let id = profile.samples[i]; id !== undefined; id = parent.get(id)) {
+      const { callFrame } = byId.get(id);
+      if (OWNER.test(callFrame.functionName)) {
+        owner = `${callFrame.functionName}  ${place(callFrame.url)}`;
+        break;
+      }
+    }
+    owned.set(owner, (owned.get(owner) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  return `innermost middleware on the stack:\n${top(owned, functions)}\n\nself time by package / file:\n${top(byPlace, places)}\n\nself time by function:\n${top(byFunction, functions)}\n\ninclusive time of middlewares and src/ functions:\n${top(inclusive, functions)}`;
 }
 
 if (first === '--read') {
