@@ -160,7 +160,8 @@ export class PasswordHasher {
 
   #spawn(): PoolWorker | undefined {
     if (this.#workers.length >= this.#size) return undefined;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcryptPath: resolveBcrypt() } });
+    // No inherited flags: `--input-type=module` would make the source ESM.
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { bcryptPath: resolveBcrypt() } });
     const entry: PoolWorker = { worker, current: undefined };
     worker.unref();
     worker.on('message', (reply: Reply) => {

@@ -273,7 +273,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     };
     // RFC 6749 §5.1: `scope` is required when it differs from the requested one.
     if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes))
-      body.scope = formatScope(scopes);
+      body.scope = scopes.join(' ');
     const text = stringifyJson(body);
     res.statusCode = 200;
     res.setHeader('Content-Type', JSON_CONTENT_TYPE);
