@@ -16,7 +16,8 @@ import type { CounterState, CounterStore } from '../src/stores/counter-store.js'
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
-type Client = ReturnType<typeof createClient>;
+const makeClient = (url: string) => createClient({ url });
+type Client = ReturnType<typeof makeClient>;
 
 /**
  * A CounterStore on the same Redis (INCR + PEXPIRE in one script), so two
@@ -59,7 +60,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
   });
 
   async function connect(): Promise<Client> {
-    const client = createClient({ url: redis.url });
+    const client = makeClient(redis.url);
     await client.connect();
     clients.push(client);
     return client;
