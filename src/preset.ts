@@ -3,6 +3,7 @@ import { readOptions } from './config/options.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 
@@ -17,9 +18,15 @@ export interface ConventionsOptions {
   maintenance?: MaintenanceOptions | false;
   bodies?: ParseBodiesOptions | false;
   methodOverride?: MethodOverrideOptions | false;
+  /**
+   * Present (not `false`) mounts tokenRouter() with these options: the token
+   * endpoint, last, after every cross-cutting module. Absent or `false`
+   * leaves it out (it needs keys and a user store, so it has no default).
+   */
+  tokenEndpoint?: TokenRouterOptions | false;
 }
 
-const MODULES = ['commonHeaders', 'json', 'maintenance', 'bodies', 'methodOverride'] as const;
+const MODULES = ['commonHeaders', 'json', 'maintenance', 'bodies', 'methodOverride', 'tokenEndpoint'] as const;
 
 /**
  * The whole preset, in the order it must run. Use it as
@@ -34,5 +41,6 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.maintenance) stack.push(maintenance(given.maintenance));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
+  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
   return stack;
 }

@@ -11,9 +11,22 @@ import {
   tokenRouter,
   type UserStore,
 } from '../src/oauth2/index.js';
+import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
 import { expectHeaders } from './helpers.js';
-import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher, tokenApp } from './support/oauth2.js';
+import {
+  ALICE,
+  AUDIENCE,
+  basic,
+  decodeJwt,
+  ISSUER,
+  KEYS,
+  postToken,
+  seedStores,
+  TEST_COST,
+  testHasher,
+  tokenApp,
+} from './support/oauth2.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -92,7 +105,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       });
 
       it('works behind conventions()’ body parsers, which parse the form first', async () => {
-        const stores = await import('./support/oauth2.js').then((m) => m.seedStores());
+        const stores = await seedStores();
         const app = express();
         app.use(...parseBodies());
         app.use(
@@ -649,6 +662,37 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.status).toBe(500);
       expectHeaders(res, ERROR_HEADERS);
       expect(res.body).toEqual(tokenErrorBody('server_error', 'The token endpoint failed; try again later.'));
+    });
+  });
+
+  describe('in the conventions() preset', () => {
+    it('is mounted by the tokenEndpoint key, after the body parsers', async () => {
+      const app = express();
+      app.use(
+        conventions({
+          tokenEndpoint: {
+            keys: KEYS,
+            issuer: ISSUER,
+            audience: AUDIENCE,
+            passwordHasher: testHasher,
+            passwordCost: TEST_COST,
+            ...(await seedStores()),
+          },
+        }),
+      );
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(200);
+      expectHeaders(res, { ...SUCCESS_HEADERS, 'X-Content-Type-Options': 'nosniff' });
+      const error = await postToken(app, { ...ALICE, password: 'wrong' });
+      expect(error.body).toEqual(tokenErrorBody('invalid_grant', 'The username or password is not correct.'));
+    });
+
+    it('is left out by default', async () => {
+      const app = express();
+      app.use(conventions());
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      expect((await postToken(app, ALICE)).status).toBe(404);
     });
   });
 
