@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { isApiError } from '../errors/api-error.js';
 import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { type BruteForceOptions, LoginGuard } from './brute-force.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
-import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, PasswordHasher } from './password-hasher.js';
+import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { checkScopeList, formatScope, parseScope } from './scope.js';
 import {
   type ClientRecord,
@@ -169,8 +169,8 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
       : checkInteger(FACTORY, 'refreshTokenTtl', given.refreshTokenTtl, { min: 60, max: 31_536_000 })) * 1000;
   const knownScopes = new Set(given.scopes === undefined ? [] : checkScopeList(FACTORY, 'scopes', given.scopes));
   const requireClient = given.requireClient === undefined ? false : checkBoolean(FACTORY, 'requireClient', given.requireClient);
-  if (given.passwordHasher !== undefined && !(given.passwordHasher instanceof PasswordHasher)) {
-    checkFunction(FACTORY, 'passwordHasher.verify', (given.passwordHasher as { verify?: unknown } | null)?.verify);
+  if (given.passwordHasher !== undefined && !hasMethods(given.passwordHasher, ['hash', 'verify'])) {
+    invalidOption(FACTORY, 'passwordHasher', given.passwordHasher, 'a PasswordHasher');
   }
   const hasher = given.passwordHasher;
   const passwordCost =
@@ -187,11 +187,18 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
 
   // The dummy hash an unknown username is compared against: made once, at
   // the users' cost, so "no such user" takes as long as "wrong password".
+  // Started now, so that not even the first unknown username is slower.
   let dummyHash: Promise<string> | undefined;
   const dummy = (): Promise<string> => {
-    dummyHash ??= pool().hash(newRefreshToken(), passwordCost);
+    if (!dummyHash) {
+      dummyHash = pool().hash(newRefreshToken(), passwordCost);
+      dummyHash.catch(() => {
+        dummyHash = undefined;
+      });
+    }
     return dummyHash;
   };
+  dummy();
 
   const readParams = (body: unknown): Params => {
     if (typeof body !== 'object' || body === null) return {};
