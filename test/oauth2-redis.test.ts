@@ -12,38 +12,12 @@ import {
   revokeRefreshToken,
   tokenRouter,
 } from '../src/oauth2/index.js';
-import type { CounterState, CounterStore } from '../src/stores/counter-store.js';
+import { RedisCounterStore } from '../src/rate-limit/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 const makeClient = (url: string) => createClient({ url });
 type Client = ReturnType<typeof makeClient>;
-
-/**
- * A CounterStore on the same Redis (INCR + PEXPIRE in one script), so two
- * app instances share the brute-force counts as they would in production.
- */
-class ScriptCounterStore implements CounterStore {
-  constructor(private readonly client: Client) {}
-  async increment(key: string, windowMs: number): Promise<CounterState> {
-    const [count, ttl] = (await this.client.sendCommand([
-      'EVAL',
-      "local c = redis.call('INCR', KEYS[1]) if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return {c, redis.call('PTTL', KEYS[1])}",
-      '1',
-      key,
-      String(windowMs),
-    ])) as [number, number];
-    return { count, resetAt: Date.now() + ttl };
-  }
-  async get(key: string): Promise<CounterState | undefined> {
-    const count = await this.client.get(key);
-    if (count === null) return undefined;
-    return { count: Number(count), resetAt: Date.now() + (await this.client.pTTL(key)) };
-  }
-  async reset(key: string): Promise<void> {
-    await this.client.del(key);
-  }
-}
 
 describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
   let redis: RedisServer;
@@ -89,7 +63,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
           refreshTokens,
           passwordHasher: testHasher,
           passwordCost: TEST_COST,
-          bruteForce: { store: new ScriptCounterStore(client), maxFailuresPerUsername: 3, keyPrefix: `${keyPrefix}login:` },
+          bruteForce: { store: new RedisCounterStore({ client, prefix: `${keyPrefix}login:` }), maxFailuresPerUsername: 3 },
         }),
       );
       app.get('/v1/me', bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE }), (req, res) => {

@@ -1,6 +1,7 @@
-import { checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { checkInteger, readOptions } from '../config/options.js';
+import { checkStore, type Limiter, type LimitState, limiter, tooManyRequests } from '../rate-limit/limiter.js';
 import type { CounterStore } from '../stores/counter-store.js';
-import { PrivateMemoryCounterStore } from './memory-counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { normalizeUsername } from './stores.js';
 import { tokenError } from './token-errors.js';
 
@@ -22,7 +23,7 @@ export const DEFAULT_MAX_ATTEMPTS_PER_ADDRESS = 100;
 export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
 
 export interface BruteForceOptions {
-  /** Where counts live; a RedisCounterStore shares them between instances. Default: in memory. */
+  /** Where counts live; a RedisCounterStore shares them between instances. Default: a MemoryCounterStore. */
   store?: CounterStore;
   /** Failed sign-ins allowed per username per window. Default: 10. */
   maxFailuresPerUsername?: number;
@@ -30,19 +31,13 @@ export interface BruteForceOptions {
   maxAttemptsPerAddress?: number;
   /** Window length in seconds. Default: 900 (15 minutes). */
   windowSeconds?: number;
-  /** Prefix of the store keys. Default: `'oauth2:login:'`. */
-  keyPrefix?: string;
 }
 
-const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxAttemptsPerAddress', 'windowSeconds', 'keyPrefix'] as const;
+const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxAttemptsPerAddress', 'windowSeconds'] as const;
 const FACTORY = 'tokenRouter.bruteForce';
 
-const isCounterStore = (value: unknown): value is CounterStore =>
-  typeof value === 'object' &&
-  value !== null &&
-  typeof (value as CounterStore).increment === 'function' &&
-  typeof (value as CounterStore).get === 'function' &&
-  typeof (value as CounterStore).reset === 'function';
+/** Names of the guard's two policies; the rate-limit module hashes the identity into the store key. */
+export const LOGIN_POLICIES = { username: 'oauth2-login-username', address: 'oauth2-login-address' } as const;
 
 /**
  * One key per client address. An IPv4-mapped IPv6 address counts as its IPv4
@@ -64,70 +59,64 @@ export function addressKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
+/**
+ * The guard: two limiter() policies of the rate-limit module (per username,
+ * per client address) on one CounterStore, independent of the general
+ * request limit.
+ */
 export class LoginGuard {
-  readonly #store: CounterStore;
-  readonly #maxPerUsername: number;
-  readonly #maxPerAddress: number;
-  readonly #windowMs: number;
-  readonly #prefix: string;
+  readonly #byUsername: Limiter;
+  readonly #byAddress: Limiter;
 
   constructor(options: Readonly<BruteForceOptions> | undefined) {
     const given = readOptions<BruteForceOptions>(FACTORY, options, OPTION_NAMES);
-    if (given.store !== undefined && !isCounterStore(given.store)) {
-      invalidOption(FACTORY, 'store', given.store, 'a CounterStore (increment, get, reset)');
-    }
-    this.#store = given.store ?? new PrivateMemoryCounterStore();
-    this.#maxPerUsername =
+    const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
+    const windowSeconds =
+      given.windowSeconds === undefined
+        ? DEFAULT_GUARD_WINDOW_SECONDS
+        : checkInteger(FACTORY, 'windowSeconds', given.windowSeconds, { min: 1, max: 86_400 * 30 });
+    const maxPerUsername =
       given.maxFailuresPerUsername === undefined
         ? DEFAULT_MAX_FAILURES_PER_USERNAME
         : checkInteger(FACTORY, 'maxFailuresPerUsername', given.maxFailuresPerUsername, { min: 1 });
-    this.#maxPerAddress =
+    const maxPerAddress =
       given.maxAttemptsPerAddress === undefined
         ? DEFAULT_MAX_ATTEMPTS_PER_ADDRESS
         : checkInteger(FACTORY, 'maxAttemptsPerAddress', given.maxAttemptsPerAddress, { min: 1 });
-    this.#windowMs =
-      (given.windowSeconds === undefined
-        ? DEFAULT_GUARD_WINDOW_SECONDS
-        : checkInteger(FACTORY, 'windowSeconds', given.windowSeconds, { min: 1, max: 86_400 * 30 })) * 1000;
-    this.#prefix = given.keyPrefix === undefined ? 'oauth2:login:' : checkString(FACTORY, 'keyPrefix', given.keyPrefix);
+    this.#byUsername = limiter({ name: LOGIN_POLICIES.username, limit: maxPerUsername, windowSeconds, store });
+    this.#byAddress = limiter({ name: LOGIN_POLICIES.address, limit: maxPerAddress, windowSeconds, store });
   }
 
   /** Counts one attempt; throws the 429 token error when the username or the address is over its allowance. */
   async admit(username: string, address: string | undefined): Promise<void> {
-    let byUser: { count: number; resetAt: number };
-    let byAddress: { count: number; resetAt: number };
+    let states: LimitState[];
     try {
-      [byUser, byAddress] = await Promise.all([
-        this.#store.increment(this.#userKey(username), this.#windowMs),
-        this.#store.increment(`${this.#prefix}address:${addressKey(address)}`, this.#windowMs),
+      states = await Promise.all([
+        this.#byUsername.consume(normalizeUsername(username)),
+        this.#byAddress.consume(addressKey(address)),
       ]);
     } catch (cause) {
       // Fail closed: without its counts the guard cannot protect the password.
       throw tokenError('temporarily_unavailable', 'Sign-in is unavailable; try again later.', { 'Retry-After': '5' }, cause);
     }
-    const over = [
-      byUser.count > this.#maxPerUsername ? byUser.resetAt : 0,
-      byAddress.count > this.#maxPerAddress ? byAddress.resetAt : 0,
-    ];
-    const until = Math.max(...over);
-    if (until > 0) {
-      const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000));
-      throw tokenError('too_many_requests', 'Too many failed sign-in attempts; retry after the time in Retry-After.', {
-        'Retry-After': String(seconds),
-      });
+    if (states.some((state) => state.limited)) {
+      // The rate-limit module's 429 gives Retry-After (the latest reset of the
+      // exceeded policies); the body is RFC 6749's, as on every token error.
+      const throttled = tooManyRequests(states, { error: 'tooManyLoginFailures' });
+      throw tokenError(
+        'too_many_requests',
+        'Too many failed sign-in attempts; retry after the time in Retry-After.',
+        throttled.headers,
+      );
     }
   }
 
   /** A successful sign-in clears its username's failures. */
   async succeeded(username: string): Promise<void> {
     try {
-      await this.#store.reset(this.#userKey(username));
+      await this.#byUsername.reset(normalizeUsername(username));
     } catch {
       // The sign-in stands; a count left behind only expires with its window.
     }
-  }
-
-  #userKey(username: string): string {
-    return `${this.#prefix}username:${normalizeUsername(username)}`;
   }
 }
