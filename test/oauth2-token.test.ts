@@ -1,5 +1,6 @@
 import bcrypt from 'bcryptjs';
 import express from 'express';
+import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
@@ -693,6 +694,39 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       app.use(conventions());
       app.use(notFound(), errorHandler({ production: true, log: false }));
       expect((await postToken(app, ALICE)).status).toBe(404);
+    });
+  });
+
+  describe('other methods', () => {
+    it('answers GET with 405 and Allow: POST through notFound()', async () => {
+      const app = await tokenApp();
+      const res = await request(app).get('/v1/oauth2/token');
+      expect(res.status).toBe(405);
+      expectHeaders(res, { Allow: 'POST' });
+    });
+  });
+
+  describe('on Express 4', () => {
+    it('answers the password grant and its errors the same way', async () => {
+      const app = express4();
+      app.use(
+        tokenRouter({
+          keys: KEYS,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          passwordHasher: testHasher,
+          passwordCost: TEST_COST,
+          ...(await seedStores()),
+        }),
+      );
+      app.use(errorHandler({ production: true, log: false }));
+      const ok = await postToken(app as unknown as express.Express, ALICE);
+      expect(ok.status).toBe(200);
+      expectHeaders(ok, SUCCESS_HEADERS);
+      const wrong = await postToken(app as unknown as express.Express, { ...ALICE, password: 'nope' });
+      expect(wrong.status).toBe(400);
+      expectHeaders(wrong, ERROR_HEADERS);
+      expect(wrong.body).toEqual(tokenErrorBody('invalid_grant', 'The username or password is not correct.'));
     });
   });
 
