@@ -6,13 +6,13 @@ import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { type BruteForceOptions, LoginGuard } from './brute-force.js';
+import { clientAuthenticator, type Params } from './client-auth.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { checkScopeList, formatScope, parseScope } from './scope.js';
 import {
   type ClientRecord,
   type ClientStore,
-  clientSecretMatches,
   GRANT_TYPES,
   type GrantType,
   hashRefreshToken,
@@ -94,17 +94,8 @@ const OPTION_NAMES = [
 ] as const;
 
 const FACTORY = 'tokenRouter';
-const NO_CLIENTS: ClientStore = { findById: async () => undefined };
-
-/** What client authentication established. */
-interface ClientAuth {
-  readonly client: ClientRecord | undefined;
-}
-
-type Params = Readonly<Record<string, string>>;
 
 const REALM_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
-const BASIC = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 export function checkAudience(factory: string, value: unknown): string | readonly string[] {
@@ -125,15 +116,6 @@ const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
   value !== null &&
   methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 
-/** RFC 6749 §2.3.1: client id and secret are form-urlencoded before Basic encoding. */
-function formDecode(value: string): string | undefined {
-  try {
-    return decodeURIComponent(value.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The token endpoint (SPEC.md "Token endpoint" and "Authentication"; RFC
  * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
@@ -151,7 +133,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
     invalidOption(FACTORY, 'clients', given.clients, 'a ClientStore (findById)');
   }
-  const clients = given.clients ?? NO_CLIENTS;
+  const clients = given.clients;
   const refreshMethods = ['create', 'find', 'rotate', 'revokeByTokenHash', 'revokeFamily'];
   if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, refreshMethods)) {
     invalidOption(FACTORY, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${refreshMethods.join(', ')})`);
@@ -181,7 +163,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   const realm = given.realm === undefined ? 'api' : checkRealm(FACTORY, given.realm);
 
   const signer = new AccessTokenSigner(keys[0] as (typeof keys)[number], issuer, audience, accessTokenTtl);
-  const basicChallenge = { 'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"` };
+  const authenticateClient = clientAuthenticator(clients, requireClient, realm);
   const parseForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 16, type: () => true });
   const pool = (): PasswordHasher => hasher ?? defaultPasswordHasher();
 
@@ -211,47 +193,6 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     }
     return params;
   };
-
-  async function authenticateClient(req: Request, params: Params): Promise<ClientAuth> {
-    const header = req.headers.authorization;
-    const inBody = params.client_id !== undefined || params.client_secret !== undefined;
-    if (header !== undefined && inBody) {
-      throw tokenError(
-        'invalid_request',
-        'Use one client authentication method: the Authorization header or the body, not both.',
-      );
-    }
-    let clientId: string | undefined;
-    let secret: string | undefined;
-    if (header !== undefined) {
-      const match = BASIC.exec(header);
-      const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
-      const colon = decoded.indexOf(':');
-      clientId = colon > 0 ? formDecode(decoded.slice(0, colon)) : undefined;
-      secret = colon > 0 ? formDecode(decoded.slice(colon + 1)) : undefined;
-      if (!clientId || secret === undefined) {
-        throw tokenError('invalid_client', 'The Authorization header is not valid Basic client authentication.', basicChallenge);
-      }
-    } else if (inBody) {
-      clientId = params.client_id;
-      secret = params.client_secret;
-      if (clientId === undefined) throw tokenError('invalid_request', 'client_secret was sent without client_id.');
-    }
-    if (clientId === undefined) {
-      if (requireClient) throw tokenError('invalid_client', 'Client authentication is required.', basicChallenge);
-      return { client: undefined };
-    }
-    const client = await clients.findById(clientId);
-    // Compared even when the client is unknown or public, so the time taken says nothing.
-    const secretOk = clientSecretMatches(secret ?? '', client?.secretHash);
-    const authenticated =
-      client !== undefined && (client.secretHash === undefined ? secret === undefined || secret === '' : secretOk);
-    if (!authenticated) {
-      throw tokenError('invalid_client', 'Client authentication failed.', header !== undefined ? basicChallenge : {});
-    }
-    if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
-    return { client };
-  }
 
   /** The scopes a client may have: the known ones, narrowed by the client's own list. */
   const allowedFor = (client: ClientRecord | undefined): ReadonlySet<string> =>
@@ -352,7 +293,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
       throw tokenError('invalid_request', 'The request body must be encoded in UTF-8.');
     }
     const params = readParams(await formBody(req, res));
-    const { client } = await authenticateClient(req, params);
+    const client = await authenticateClient(req.headers.authorization, params);
     const grantType = params.grant_type;
     if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
     if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
