@@ -5,6 +5,7 @@ import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import {
+  addressKey,
   MemoryRefreshTokenStore,
   MemoryUserStore,
   PasswordHasher,
@@ -652,6 +653,20 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.status).toBe(503);
       expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '5' });
       expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'Sign-in is unavailable; try again later.'));
+    });
+  });
+
+  describe('addressKey(): one counter per client address', () => {
+    it.each([
+      ['203.0.113.9', '203.0.113.9'],
+      ['::ffff:203.0.113.9', '203.0.113.9'],
+      ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+      ['2001:db8:1:2::ffff', '2001:db8:1:2::/64'],
+      ['2001:DB8::1', '2001:db8:0:0::/64'],
+      ['::1', '0:0:0:0::/64'],
+      [undefined, 'unknown'],
+    ])('counts %s as %s', (address, key) => {
+      expect(addressKey(address)).toBe(key);
     });
   });
 

@@ -3,9 +3,9 @@ import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { checkAudience, checkRealm } from './checks.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import { SCOPE_TOKEN } from './scope.js';
-import { checkAudience, checkRealm } from './token-router.js';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -6,6 +6,7 @@ import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { type BruteForceOptions, LoginGuard } from './brute-force.js';
+import { checkAudience, checkRealm } from './checks.js';
 import { clientAuthenticator, type Params } from './client-auth.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
@@ -95,21 +96,7 @@ const OPTION_NAMES = [
 
 const FACTORY = 'tokenRouter';
 
-const REALM_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
-
-export function checkAudience(factory: string, value: unknown): string | readonly string[] {
-  if (typeof value === 'string' && value.length > 0) return value;
-  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item.length > 0))
-    return value;
-  return invalidOption(factory, 'audience', value, 'a non-empty string or a non-empty array of them');
-}
-
-export function checkRealm(factory: string, value: unknown): string {
-  if (typeof value !== 'string' || !REALM_SAFE.test(value))
-    invalidOption(factory, 'realm', value, 'printable ASCII without quotes or backslashes');
-  return value;
-}
 
 const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
   typeof value === 'object' &&
