@@ -72,6 +72,13 @@ class Script {
   }
 }
 
+// KEYS: the record's key. ARGV: field, value, ... Replaces the whole record at once.
+const REPLACE_HASH = new Script(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`);
+
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
 const words = (value: string | undefined): string[] => (value ? value.split(' ') : []);
@@ -90,8 +97,7 @@ export class RedisUserStore implements UserStore {
     const key = this.#key(user.username);
     const fields = ['subject', user.subject, 'passwordHash', user.passwordHash];
     if (user.scopes !== undefined) fields.push('scopes', user.scopes.join(' '));
-    await this.#client.sendCommand(['DEL', key]);
-    await this.#client.sendCommand(['HSET', key, ...fields]);
+    await REPLACE_HASH.run(this.#client, [key], fields);
   }
 
   async findByUsername(username: string): Promise<UserRecord | undefined> {
@@ -129,8 +135,7 @@ export class RedisClientStore implements ClientStore {
     if (secretHash !== undefined) fields.push('secretHash', secretHash);
     if (client.grants !== undefined) fields.push('grants', client.grants.join(' '));
     if (client.scopes !== undefined) fields.push('scopes', client.scopes.join(' '));
-    await this.#client.sendCommand(['DEL', key]);
-    await this.#client.sendCommand(['HSET', key, ...fields]);
+    await REPLACE_HASH.run(this.#client, [key], fields);
   }
 
   async findById(clientId: string): Promise<ClientRecord | undefined> {
