@@ -147,7 +147,14 @@ export class PasswordHasher {
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
-      const idle = this.#workers.find((entry) => entry.current === undefined) ?? this.#spawn();
+      let idle: PoolWorker | undefined;
+      try {
+        idle = this.#workers.find((entry) => entry.current === undefined) ?? this.#spawn();
+      } catch (error) {
+        // No thread can start (bcryptjs not found, say): fail what waits, do not hang it.
+        for (const pending of this.#queue.splice(0)) pending.reject(error as Error);
+        return;
+      }
       if (!idle) return;
       const pending = this.#queue.shift() as Pending;
       idle.current = pending;
