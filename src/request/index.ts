@@ -27,3 +27,4 @@ export {
   paging,
   sendList,
 } from './paging.js';
+export { FORBIDDEN_KEYS, type JsonSchema, type ValidateSchemas, validate } from './validate.js';

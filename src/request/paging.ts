@@ -50,6 +50,8 @@ const invalid = (name: string, why: string): never => {
 
 function readNonNegative(name: string, raw: unknown, max: number): number | undefined {
   if (raw === undefined) return undefined;
+  // validate() may already have coerced the parameter to a number.
+  if (typeof raw === 'number') return readNonNegative(name, String(raw), max);
   if (typeof raw !== 'string') invalid(name, 'must be given once, as a single whole number.');
   const text = raw as string;
   const range = max === Number.MAX_SAFE_INTEGER ? 'a whole number, 0 or more' : `a whole number from 0 to ${max}`;
