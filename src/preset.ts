@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
-import { readOptions } from './config/options.js';
+import { isProductionEnvironment, readOptions } from './config/options.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 
@@ -17,9 +18,15 @@ export interface ConventionsOptions {
   maintenance?: MaintenanceOptions | false;
   bodies?: ParseBodiesOptions | false;
   methodOverride?: MethodOverrideOptions | false;
+  /**
+   * The development-time response-shape check. Default: on, with its
+   * defaults, unless `NODE_ENV` is `production`; in production it is left
+   * out (no cost) unless options are given here.
+   */
+  responseLinter?: ResponseLinterOptions | false;
 }
 
-const MODULES = ['commonHeaders', 'json', 'maintenance', 'bodies', 'methodOverride'] as const;
+const MODULES = ['commonHeaders', 'json', 'maintenance', 'bodies', 'methodOverride', 'responseLinter'] as const;
 
 /**
  * The whole preset, in the order it must run. Use it as
@@ -34,5 +41,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.maintenance) stack.push(maintenance(given.maintenance));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
+  const linter = given.responseLinter;
+  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
   return stack;
 }

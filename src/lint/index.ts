@@ -1,4 +1,14 @@
 export {
+  lintBody,
+  PROTOCOL_KEYS,
+  RESPONSE_RULES,
+  type ResponseFinding,
+  type ResponseLinterOptions,
+  type ResponseLintReport,
+  type ResponseRule,
+  responseLinter,
+} from './response-linter.js';
+export {
   type CheckRoutesOptions,
   checkRoutes,
   DEFAULT_ROUTE_EXCEPTIONS,
