@@ -4,6 +4,7 @@ import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
+import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 
@@ -16,6 +17,12 @@ export interface ConventionsOptions {
   json?: JsonResponsesOptions | false;
   /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
   maintenance?: MaintenanceOptions | false;
+  /**
+   * rateLimit(): per user and per application, memory store by default.
+   * It runs before the body parsers, so a limited client's body is never
+   * parsed; it counts per user only when `req.auth` is set before it runs.
+   */
+  rateLimit?: RateLimitOptions | false;
   bodies?: ParseBodiesOptions | false;
   methodOverride?: MethodOverrideOptions | false;
   /**
@@ -26,7 +33,7 @@ export interface ConventionsOptions {
   responseLinter?: ResponseLinterOptions | false;
 }
 
-const MODULES = ['commonHeaders', 'json', 'maintenance', 'bodies', 'methodOverride', 'responseLinter'] as const;
+const MODULES = ['commonHeaders', 'json', 'maintenance', 'rateLimit', 'bodies', 'methodOverride', 'responseLinter'] as const;
 
 /**
  * The whole preset, in the order it must run. Use it as
@@ -39,6 +46,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
+  if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   const linter = given.responseLinter;
