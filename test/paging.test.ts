@@ -4,7 +4,7 @@ import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
-import { type PagingOptions, pageOf, paging, sendList } from '../src/request/index.js';
+import { type PagingOptions, pageOf, paging, selectFields, sendList } from '../src/request/index.js';
 import { expectHeaders } from './helpers.js';
 
 type ExpressFactory = () => Express;
@@ -131,6 +131,20 @@ describe('paging() options', () => {
   ])('refuses %j at start-up', (options, message) => {
     expect(() => paging(options as PagingOptions)).toThrow(ConfigurationError);
     expect(() => paging(options as PagingOptions)).toThrow(message);
+  });
+});
+
+describe('parsing the query string', () => {
+  it('happens once per request on Express 5, shared by paging(), selectFields() and the handler', async () => {
+    const parse = jest.fn((text: string) => Object.fromEntries(new URLSearchParams(text)));
+    const app = express();
+    app.set('query parser', parse);
+    app.get('/v1/users', paging(), selectFields({ fields: 'id' }), (req, res) => {
+      res.json({ limit: req.query.limit, again: req.query.limit, page: req.page });
+    });
+    const res = await request(app).get('/v1/users?limit=3&fields=id');
+    expect(res.body).toEqual({ limit: '3', again: '3', page: { offset: 0, limit: 3 } });
+    expect(parse).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -178,6 +178,23 @@ describe('responseLinter()', () => {
     });
   });
 
+  describe('Paging flag', () => {
+    it('reports a list result without a boolean hasNext', async () => {
+      const paging = {
+        path: 'hasNext',
+        rule: 'pagingFlag',
+        message: 'This list result has no boolean "hasNext"; say whether more results follow.',
+      };
+      expect(await findingsOf({ users: [] }, '/v1/users')).toEqual([paging]);
+      expect(await findingsOf({ users: [], hasNext: 'no' }, '/v1/users/search?q=a')).toEqual([paging]);
+      expect(await findingsOf({ orders: [] }, '/v1/users/1/orders')).toEqual([paging]);
+    });
+
+    it('does not ask it of one resource that holds an array', async () => {
+      expect(await findingsOf({ id: 1, users: [] }, '/v1/exports/1')).toEqual([]);
+    });
+  });
+
   describe('Top-level value', () => {
     it('reports a top-level array sent as JSON text', async () => {
       const log = jest.fn();

@@ -2,6 +2,7 @@ export {
   lintBody,
   PROTOCOL_KEYS,
   RESPONSE_RULES,
+  type ResourceContext,
   type ResponseFinding,
   type ResponseLinterOptions,
   type ResponseLintReport,

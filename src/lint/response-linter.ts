@@ -22,6 +22,8 @@ export const RESPONSE_RULES = {
   resourcePrefix: 'Key naming: a key does not repeat the name of its resource.',
   /** "When a field is named `gender`, its value is the string `male` or `female`." */
   gender: 'Gender: the value is the string `male` or `female`.',
+  /** "A list result includes a boolean `hasNext` telling whether more results follow." */
+  pagingFlag: 'Paging flag: a list result includes a boolean `hasNext`.',
   /** "The pair is `id` (number) and `id_str` (string of the same value)." */
   largeInteger: 'Large integers: an integer beyond 2^53 has a `<key>_str` sibling with the same digits.',
 } as const;
@@ -81,28 +83,39 @@ const VERSION = /^v[0-9]+$/;
 const GENDERS = new Set(['male', 'female']);
 const JSON_TYPE = /^application\/(?:[a-z0-9.+-]+\+)?json\b/i;
 
-/**
- * The resource a request addresses, from its path: the last collection
- * segment after the version, singular and camelCased (`/v1/user-profiles/7`
- * gives `userProfile`).
- */
-function resourceOf(req: Request): string | undefined {
+/** What the path of a request says about its body. */
+export interface ResourceContext {
+  /** The resource, singular and camelCased: `/v1/user-profiles/7` gives `userProfile`. */
+  readonly resource?: string;
+  /** Whether the path is a list: it ends at a collection, or at a `search` segment. */
+  readonly list: boolean;
+}
+
+/** Reads the resource from the path: the last collection segment after the version. */
+function contextOf(req: Request): ResourceContext {
   const url = req.originalUrl ?? req.url;
   const mark = url.indexOf('?');
   const segments = (mark === -1 ? url : url.slice(0, mark)).split('/').filter((s) => s !== '');
   const version = segments.findIndex((s) => VERSION.test(s));
-  if (version === -1) return undefined;
+  if (version === -1) return { list: false };
   let collection: string | undefined;
   for (let i = version + 1; i < segments.length; i += 2) collection = segments[i];
-  if (!collection) return undefined;
-  const words = wordsOf(collection);
+  const after = segments.length - version - 1;
+  const list = after > 0 && (after % 2 === 1 || segments[segments.length - 1] === 'search');
+  const words = collection ? wordsOf(collection) : [];
   const last = words.pop();
-  if (!last) return undefined;
-  return [...words, singularOf(last)].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+  if (!last) return { list };
+  const resource = [...words, singularOf(last)].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+  return { resource, list };
 }
 
 /** Checks a parsed body; findings of list items are reported once per key path. */
-export function lintBody(body: unknown, resource: string | undefined, allowKeys: ReadonlySet<string>): ResponseFinding[] {
+export function lintBody(
+  body: unknown,
+  context: ResourceContext,
+  allowKeys: ReadonlySet<string> = new Set(PROTOCOL_KEYS),
+): ResponseFinding[] {
+  const { resource } = context;
   const findings: ResponseFinding[] = [];
   const seen = new Set<string>();
   const add = (path: string, rule: ResponseRule, message: string): void => {
@@ -118,6 +131,10 @@ export function lintBody(body: unknown, resource: string | undefined, allowKeys:
       `The body is ${Array.isArray(body) ? 'an array' : body === null ? 'null' : `a ${typeof body}`}; send an object.`,
     );
     return findings;
+  }
+  const top = body as Record<string, unknown>;
+  if (context.list && typeof top.hasNext !== 'boolean' && Object.values(top).some(Array.isArray)) {
+    add('hasNext', 'pagingFlag', 'This list result has no boolean "hasNext"; say whether more results follow.');
   }
   const resourcePlural = resource ? `${resource}s` : undefined;
   const stack: [unknown, string][] = [[body, '']];
@@ -241,7 +258,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
       } catch {
         return send.call(this, body);
       }
-      const findings = lintBody(parsed, resourceOf(req), allowKeys);
+      const findings = lintBody(parsed, contextOf(req), allowKeys);
       if (findings.length === 0) return send.call(this, body);
       const url = req.originalUrl ?? req.url;
       const mark = url.indexOf('?');

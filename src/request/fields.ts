@@ -3,6 +3,7 @@ import { invalidOption, readOptions } from '../config/options.js';
 import { apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { sendJson } from '../json/json-responses.js';
+import { parsedQuery } from './query.js';
 
 /**
  * A parsed field selection: each selected name, mapped to the selection
@@ -334,7 +335,7 @@ export function selectFields(options: Readonly<SelectFieldsOptions>): RequestHan
   };
 
   return function selectFieldsMiddleware(req, _res, next) {
-    const raw = (req.query as Record<string, unknown>)[FIELDS_PARAMETER];
+    const raw = parsedQuery(req)[FIELDS_PARAMETER];
     if (raw === undefined) {
       req.fieldSelection = defaultSelection;
     } else if (typeof raw !== 'string') {

@@ -3,6 +3,7 @@ import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
+import { parsedQuery } from './query.js';
 
 /** Options of paging(). */
 export interface PagingOptions {
@@ -78,7 +79,7 @@ export function paging(options?: Readonly<PagingOptions>): RequestHandler {
   }
 
   return function pagingMiddleware(req, _res, next) {
-    const query = req.query as Record<string, unknown>;
+    const query = parsedQuery(req);
     const offset = readNonNegative(OFFSET_PARAMETER, query[OFFSET_PARAMETER], Number.MAX_SAFE_INTEGER) ?? 0;
     const limit = readNonNegative(LIMIT_PARAMETER, query[LIMIT_PARAMETER], maxLimit) ?? defaultLimit;
     req.page = { offset, limit };

@@ -4,6 +4,7 @@ import type { Request, RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
 import { apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
+import { parsedQuery } from './query.js';
 
 /** A JSON Schema (draft-07, as ajv's default build reads it), or `true`/`false`. */
 export type JsonSchema = AnySchema;
@@ -242,7 +243,7 @@ export function validate(schemas: Readonly<ValidateSchemas>): RequestHandler {
       if (values !== undefined) req.params = values as Request['params'];
     }
     if (query) {
-      const values = check('query', query, req.query, items);
+      const values = check('query', query, parsedQuery(req), items);
       if (values !== undefined) {
         Object.defineProperty(req, 'query', { value: values, writable: true, enumerable: true, configurable: true });
       }
