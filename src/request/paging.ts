@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
 import { parsedQuery } from './query.js';
@@ -46,7 +47,10 @@ const NOT_IN_LINK = /[^\x21-\x7e]|[<>"\\^`{|}]/g;
 
 const invalid = (name: string, why: string): never => {
   const message = `The query parameter "${name}" ${why}`;
-  throw apiError('invalidQueryParameter', { message, items: [{ message, code: 40003, field: name }] });
+  throw apiError('invalidQueryParameter', {
+    message,
+    items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: name }],
+  });
 };
 
 function readNonNegative(name: string, raw: unknown, max: number): number | undefined {
