@@ -2,8 +2,10 @@ import express, { type Express } from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler } from '../src/errors/index.js';
+import { errorHandler, notFound } from '../src/errors/index.js';
 import { idPair, jsonResponses } from '../src/json/index.js';
+import { checkRoutes } from '../src/lint/index.js';
+import { conventions } from '../src/preset.js';
 import {
   applySelection,
   pageOf,
@@ -12,6 +14,7 @@ import {
   selectFields,
   sendItem,
   sendList,
+  validate,
 } from '../src/request/index.js';
 
 type ExpressFactory = () => Express;
@@ -313,5 +316,66 @@ describe('selectFields() options', () => {
 
   it('accepts the declaration as an array of strings', () => {
     expect(typeof selectFields({ fields: ['id', 'name', 'address(city)'] })).toBe('function');
+  });
+});
+
+describe('field selection, paging and validation in a whole app (the reference server users endpoints)', () => {
+  const app = express();
+  app.use(conventions({ responseLinter: { strict: true, log: () => undefined } }));
+  const search = validate({ query: { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'] } });
+  app.get('/v1/users', paging({ defaultLimit: 2 }), selectFields(USER_FIELDS), (req, res) => {
+    sendList(res, 'users', pageOf(USERS, req.page));
+  });
+  app.get('/v1/users/search', search, paging(), selectFields(USER_FIELDS), (req, res) => {
+    const q = String(req.query.q);
+    sendList(
+      res,
+      'users',
+      pageOf(
+        USERS.filter((u) => u.name.includes(q)),
+        req.page,
+      ),
+    );
+  });
+  app.get('/v1/users/:id', selectFields(USER_FIELDS), (req, res) => {
+    sendItem(res, USERS[Number(req.params.id) - 1] as object);
+  });
+  app.use(notFound(), errorHandler({ production: true, log: false }));
+
+  it('has routes that follow the path rules', () => {
+    expect(checkRoutes(app, { report: 'none' })).toEqual([]);
+  });
+
+  it('answers a list whose body passes the strict response linter, with the next page linked', async () => {
+    const res = await request(app).get('/v1/users?fields=summary');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      users: [
+        { id: 9007199254740994, id_str: '9007199254740994', name: 'User 1' },
+        { id: 9007199254740996, id_str: '9007199254740995', name: 'User 2' },
+      ],
+      hasNext: true,
+    });
+    expect(res.headers.link).toBe('</v1/users?fields=summary&offset=2>; rel="next"');
+  });
+
+  it('answers HEAD on a list with the same headers and no body', async () => {
+    const res = await request(app).head('/v1/users?limit=1');
+    expect(res.status).toBe(200);
+    expect(res.headers.link).toBe('</v1/users?limit=1&offset=1>; rel="next"');
+    expect(res.text).toBeUndefined();
+  });
+
+  it('searches with q validated and the fields selected', async () => {
+    const res = await request(app).get('/v1/users/search?q=User%203&fields=name');
+    expect(res.body).toEqual({ users: [{ name: 'User 3' }], hasNext: false });
+    const missing = await request(app).get('/v1/users/search');
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({ errors: [{ message: 'Query parameter "q" is required.', code: 40005, field: 'q' }] });
+  });
+
+  it('answers one user with the fields selected', async () => {
+    const res = await request(app).get('/v1/users/2?fields=name,gender,createdAt');
+    expect(res.body).toEqual({ name: 'User 2', gender: 'female', createdAt: '2026-01-01T00:00:00Z' });
   });
 });
