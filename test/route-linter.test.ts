@@ -49,6 +49,23 @@ describe.each([
       app.post('/v1/oauth2/token', noop);
       expect(lint(app)).toEqual([]);
     });
+
+    it('reports nothing for the reference server routes, /v1/me excepted', () => {
+      const app = factory();
+      app.post('/v1/oauth2/token', noop);
+      app.route('/v1/users').get(noop).post(noop);
+      app.get('/v1/users/search', noop);
+      app.route('/v1/users/:id').get(noop).put(noop).patch(noop).delete(noop);
+      app.get('/v1/me', noop);
+      app.post('/v1/exports', noop);
+      app.get('/v1/exports/:id', noop);
+      app.post('/v1/sessions', noop);
+      app.route('/v1/sessions/current').get(noop).delete(noop);
+      expect(checkRoutes(app, { report: 'none', exceptions: { plural: ['me'] } })).toEqual([]);
+      expect(lint(app)).toEqual([
+        finding('/v1/me', 'plural', '"me" is singular; resource names are plural nouns, such as "mes".', '/v1/mes'),
+      ]);
+    });
   });
 
   describe('Path rule 1 and Versioning: v<major> right after the host', () => {
