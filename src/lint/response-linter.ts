@@ -83,6 +83,9 @@ const VERSION = /^v[0-9]+$/;
 const GENDERS = new Set(['male', 'female']);
 const JSON_TYPE = /^application\/(?:[a-z0-9.+-]+\+)?json\b/i;
 
+const ORIGINAL_SEND = Symbol('express-api-conventions.originalSend');
+type LintedResponse = Response & { [ORIGINAL_SEND]?: Response['send'] };
+
 /** What the path of a request says about its body. */
 export interface ResourceContext {
   /** The resource, singular and camelCased: `/v1/user-profiles/7` gives `userProfile`. */
@@ -242,31 +245,36 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     for (const key of given.allowKeys) allowKeys.add(key);
   }
 
-  return function responseLinterMiddleware(req, res, next) {
-    const send = res.send;
-    // A wrapper per request: acceptable in development, and never built in
-    // production, where conventions() leaves this middleware out.
-    res.send = function lintedSend(this: Response, body?: unknown): Response {
-      const type = this.getHeader('Content-Type');
-      if ((typeof body !== 'string' && !Buffer.isBuffer(body)) || typeof type !== 'string' || !JSON_TYPE.test(type)) {
-        return send.call(this, body);
-      }
-      this.send = send;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.toString());
-      } catch {
-        return send.call(this, body);
-      }
-      const findings = lintBody(parsed, contextOf(req), allowKeys);
-      if (findings.length === 0) return send.call(this, body);
-      const url = req.originalUrl ?? req.url;
-      const mark = url.indexOf('?');
-      log({ method: req.method, path: mark === -1 ? url : url.slice(0, mark), status: this.statusCode, findings });
-      if (!strict) return send.call(this, body);
-      renderError(this, apiError('responseConventionViolated', { detail: findings }), false);
-      return this;
-    };
+  // One wrapper per linter, made here; a request only swaps it in and keeps
+  // the send it replaced on the response.
+  function lintedSend(this: LintedResponse, body?: unknown): Response {
+    const send = this[ORIGINAL_SEND] as Response['send'];
+    const type = this.getHeader('Content-Type');
+    if ((typeof body !== 'string' && !Buffer.isBuffer(body)) || typeof type !== 'string' || !JSON_TYPE.test(type)) {
+      return send.call(this, body);
+    }
+    this.send = send;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString());
+    } catch {
+      return send.call(this, body);
+    }
+    const req = this.req;
+    const findings = lintBody(parsed, contextOf(req), allowKeys);
+    if (findings.length === 0) return send.call(this, body);
+    const url = req.originalUrl ?? req.url;
+    const mark = url.indexOf('?');
+    log({ method: req.method, path: mark === -1 ? url : url.slice(0, mark), status: this.statusCode, findings });
+    if (!strict) return send.call(this, body);
+    renderError(this, apiError('responseConventionViolated', { detail: findings }), false);
+    return this;
+  }
+
+  return function responseLinterMiddleware(_req, res, next) {
+    const linted = res as LintedResponse;
+    linted[ORIGINAL_SEND] = res.send;
+    linted.send = lintedSend;
     next();
   };
 }
