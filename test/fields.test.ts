@@ -193,6 +193,16 @@ describe.each([
       },
     );
 
+    it('names at most 20 unknown fields', async () => {
+      const names = Array.from({ length: 30 }, (_, i) => `x${i}`).join(',');
+      const res = await request(app).get(`/v1/users/1?fields=${names}`);
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toHaveLength(20);
+      expect(res.body.errors[19]).toEqual(
+        unknown(`The fields parameter names an unknown field "x19"; the fields are: ${TOP_LEVEL}.`),
+      );
+    });
+
     it('refuses a set name used with parentheses', async () => {
       const res = await request(app).get('/v1/users/1?fields=summary(id)');
       expect(res.status).toBe(400);

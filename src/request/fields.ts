@@ -60,6 +60,7 @@ export const STRING_SIBLING_SUFFIX = '_str' as const;
 const FORBIDDEN_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 const NAME = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 const CACHE_SIZE = 256;
+const MAX_REPORTED_UNKNOWN = 20;
 
 type Declared = Map<string, Declared | null>;
 type Selection = Map<string, Selection | null>;
@@ -317,7 +318,8 @@ export function selectFields(options: Readonly<SelectFieldsOptions>): RequestHan
       });
     }
     if (parser.unknown.length > 0) {
-      const items: ErrorItem[] = parser.unknown.map((name) => {
+      // Bounded: a long query string of made-up names gets a bounded answer.
+      const items: ErrorItem[] = parser.unknown.slice(0, MAX_REPORTED_UNKNOWN).map((name) => {
         const dot = name.lastIndexOf('.');
         const where = dot === -1 ? 'the fields are' : `the fields inside "${name.slice(0, dot)}" are`;
         return {
