@@ -99,6 +99,16 @@ describe.each([
       expect(res.body).toEqual(failed(['name', 'Body field "name" is required.'], ['email', 'Body field "email" is required.']));
     });
 
+    it('names at most 20 failing fields', async () => {
+      const extra = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`extra${i}`, i]));
+      const res = await request(app)
+        .post('/v1/users')
+        .send({ name: 'Ada', email: 'ada@example.com', ...extra });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toHaveLength(20);
+      expect(res.body.errors[0]).toEqual({ message: 'Body field "extra0" is not accepted here.', code: 40005, field: 'extra0' });
+    });
+
     it('does not coerce JSON: a string is not a number there', async () => {
       const res = await request(app).post('/v1/users').send({ name: 'Ada', email: 'ada@example.com', age: '36' });
       expect(res.status).toBe(400);

@@ -38,6 +38,8 @@ const FORBIDDEN = new Set(FORBIDDEN_KEYS);
 /** Media types whose bodies are validated; any other body is refused with 415. */
 const BODY_TYPES = ['application/json', '+json', 'application/x-www-form-urlencoded'];
 const FORM_TYPE = 'application/x-www-form-urlencoded';
+/** Most elements in one answer's `errors`. */
+const MAX_ITEMS = 20;
 
 // ajv-formats is published as CommonJS with `exports.default`; under ESM
 // interop the function may arrive wrapped once more.
@@ -263,7 +265,8 @@ export function validate(schemas: Readonly<ValidateSchemas>): RequestHandler {
       check('body', type === FORM_TYPE ? bodyForm : bodyJson, body, items);
       req.body = body;
     }
-    if (items.length > 0) throw apiError('validationFailed', { items });
+    // Bounded: a body of thousands of wrong keys gets a bounded answer.
+    if (items.length > 0) throw apiError('validationFailed', { items: items.slice(0, MAX_ITEMS) });
     next();
   };
 }
