@@ -11,6 +11,7 @@ export * from './cors/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
+export * from './lint/index.js';
 export { type ConventionsOptions, conventions } from './preset.js';
 export * from './rate-limit/index.js';
 export * from './request/index.js';

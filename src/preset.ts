@@ -1,10 +1,11 @@
 import type { RequestHandler } from 'express';
 import { type CachingOptions, caching } from './caching/cache-control.js';
-import { readOptions } from './config/options.js';
+import { isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
@@ -39,6 +40,12 @@ export interface ConventionsOptions {
   methodOverride?: MethodOverrideOptions | false;
   /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
   csrf?: CsrfProtectionOptions | false;
+  /**
+   * The development-time response-shape check. Default: on, with its
+   * defaults, unless `NODE_ENV` is `production`; in production it is left
+   * out (no cost) unless options are given here.
+   */
+  responseLinter?: ResponseLinterOptions | false;
 }
 
 const MODULES = [
@@ -53,6 +60,7 @@ const MODULES = [
   'bodies',
   'methodOverride',
   'csrf',
+  'responseLinter',
 ] as const;
 
 /**
@@ -77,5 +85,8 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   // After the body parsers (the `_csrf` field) and method override.
   if (given.csrf) stack.push(csrfProtection(given.csrf));
+  // Development only by default: in production it is not in the stack at all.
+  const linter = given.responseLinter;
+  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
   return stack;
 }
