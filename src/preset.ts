@@ -1,11 +1,21 @@
 import type { RequestHandler } from 'express';
 import { type CachingOptions, caching } from './caching/cache-control.js';
-import { readOptions } from './config/options.js';
+import { isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+
+<<<<<<< HEAD
+
 import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
+
+=======
+
+import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
+
+>>>>>>> main
+
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
@@ -41,11 +51,19 @@ export interface ConventionsOptions {
   /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
   csrf?: CsrfProtectionOptions | false;
   /**
+<<<<<<< HEAD
    * Present (not `false`) mounts tokenRouter() with these options: the token
    * endpoint, last, after every cross-cutting module. Absent or `false`
    * leaves it out (it needs keys and a user store, so it has no default).
    */
   tokenEndpoint?: TokenRouterOptions | false;
+=======
+   * The development-time response-shape check. Default: on, with its
+   * defaults, unless `NODE_ENV` is `production`; in production it is left
+   * out (no cost) unless options are given here.
+   */
+  responseLinter?: ResponseLinterOptions | false;
+>>>>>>> main
 }
 
 const MODULES = [
@@ -60,7 +78,11 @@ const MODULES = [
   'bodies',
   'methodOverride',
   'csrf',
+<<<<<<< HEAD
   'tokenEndpoint',
+=======
+  'responseLinter',
+>>>>>>> main
 ] as const;
 
 /**
@@ -85,6 +107,12 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   // After the body parsers (the `_csrf` field) and method override.
   if (given.csrf) stack.push(csrfProtection(given.csrf));
+<<<<<<< HEAD
   if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
+=======
+  // Development only by default: in production it is not in the stack at all.
+  const linter = given.responseLinter;
+  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
+>>>>>>> main
   return stack;
 }
