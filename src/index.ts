@@ -11,17 +11,8 @@ export * from './cors/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
-
-<<<<<<< HEAD
-
-export * from './oauth2/index.js';
-
-=======
-
 export * from './lint/index.js';
-
->>>>>>> main
-
+export * from './oauth2/index.js';
 export { type ConventionsOptions, conventions } from './preset.js';
 export * from './rate-limit/index.js';
 export * from './request/index.js';

@@ -5,17 +5,8 @@ import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
-
-<<<<<<< HEAD
-
-import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
-
-=======
-
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
-
->>>>>>> main
-
+import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
@@ -51,19 +42,17 @@ export interface ConventionsOptions {
   /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
   csrf?: CsrfProtectionOptions | false;
   /**
-<<<<<<< HEAD
-   * Present (not `false`) mounts tokenRouter() with these options: the token
-   * endpoint, last, after every cross-cutting module. Absent or `false`
-   * leaves it out (it needs keys and a user store, so it has no default).
-   */
-  tokenEndpoint?: TokenRouterOptions | false;
-=======
    * The development-time response-shape check. Default: on, with its
    * defaults, unless `NODE_ENV` is `production`; in production it is left
    * out (no cost) unless options are given here.
    */
   responseLinter?: ResponseLinterOptions | false;
->>>>>>> main
+  /**
+   * Present (not `false`) mounts tokenRouter() with these options: the token
+   * endpoint, last, after every cross-cutting module. Absent or `false`
+   * leaves it out (it needs keys and a user store, so it has no default).
+   */
+  tokenEndpoint?: TokenRouterOptions | false;
 }
 
 const MODULES = [
@@ -78,11 +67,8 @@ const MODULES = [
   'bodies',
   'methodOverride',
   'csrf',
-<<<<<<< HEAD
-  'tokenEndpoint',
-=======
   'responseLinter',
->>>>>>> main
+  'tokenEndpoint',
 ] as const;
 
 /**
@@ -107,12 +93,9 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   // After the body parsers (the `_csrf` field) and method override.
   if (given.csrf) stack.push(csrfProtection(given.csrf));
-<<<<<<< HEAD
-  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
-=======
   // Development only by default: in production it is not in the stack at all.
   const linter = given.responseLinter;
   if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
->>>>>>> main
+  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
   return stack;
 }
