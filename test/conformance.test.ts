@@ -82,10 +82,18 @@ describe('checkConventions()', () => {
         expected: 'strict-transport-security: max-age=63072000; includeSubDomains',
         seen: 'strict-transport-security (absent)',
       });
-      for (const id of ['security.frame-options', 'security.referrer-policy', 'security.coop', 'security.corp', 'security.coep']) {
+      for (const id of [
+        'security.frame-options',
+        'security.referrer-policy',
+        'security.coop',
+        'security.corp',
+        'security.coep',
+      ]) {
         expect(byId(report, id).evidence?.seen).toMatch(/\(absent\)$/);
       }
-      expect(byId(report, 'security.nosniff').evidence).toMatchObject({ request: 'GET /v1/users -> 200 (and 6 more of 11 responses)' });
+      expect(byId(report, 'security.nosniff').evidence).toMatchObject({
+        request: 'GET /v1/users -> 200 (and 6 more of 11 responses)',
+      });
       expect(byId(report, 'security.cache-control').evidence?.seen).toBe('cache-control (absent)');
     });
 
@@ -95,7 +103,11 @@ describe('checkConventions()', () => {
         fails('Content-Length: 0 and no body', 'Content-Length "9", 9 body bytes', request),
       );
       expect(verdict(report, 'cors.preflight.allow-origin')).toEqual(
-        fails(`Access-Control-Allow-Origin "${ALLOWED_ORIGIN}" (or "*" without credentials)`, 'Access-Control-Allow-Origin (absent)', request),
+        fails(
+          `Access-Control-Allow-Origin "${ALLOWED_ORIGIN}" (or "*" without credentials)`,
+          'Access-Control-Allow-Origin (absent)',
+          request,
+        ),
       );
       expect(byId(report, 'cors.preflight.max-age').status).toBe('fail');
     });
@@ -173,12 +185,18 @@ describe('checkConventions()', () => {
       expect(verdict(report, 'security.csp')).toEqual(
         fails("content-security-policy: script-src 'self'", 'content-security-policy "default-src \'none\'"', request),
       );
-      expect(verdict(report, 'security.frame-options')).toEqual(fails('x-frame-options: deny', 'x-frame-options "SAMEORIGIN"', request));
+      expect(verdict(report, 'security.frame-options')).toEqual(
+        fails('x-frame-options: deny', 'x-frame-options "SAMEORIGIN"', request),
+      );
       expect(verdict(report, 'security.coep')).toEqual(
         fails('cross-origin-embedder-policy: require-corp', 'cross-origin-embedder-policy (absent)', request),
       );
       expect(verdict(report, 'paths.no-x-prefix')).toEqual(
-        fails('no X- response header other than those SPEC.md names', 'x-download-options', request),
+        fails(
+          'no X- response header other than those SPEC.md names',
+          'x-download-options',
+          'GET /v1/express-api-conventions-no-such-route -> 404 (and 6 more of 7 responses)',
+        ),
       );
     });
 
@@ -216,7 +234,9 @@ describe('checkConventions()', () => {
       expect(verdict(report, 'limits.no-x-ratelimit')).toEqual(
         fails(
           'none of X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
-          expect.stringMatching(/^x-ratelimit-limit "5", x-ratelimit-remaining "4", x-ratelimit-reset "\d+"$/) as unknown as string,
+          expect.stringMatching(
+            /^x-ratelimit-limit "5", x-ratelimit-remaining "4", x-ratelimit-reset "\d+"$/,
+          ) as unknown as string,
           'GET /v1/express-api-conventions-no-such-route -> 404 (and 5 more of 7 responses)',
         ),
       );
