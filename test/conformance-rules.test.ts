@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { lookAlikeOrigin } from '../src/conformance/cors-checks.js';
 import { isSpecCacheControl } from '../src/conformance/header-checks.js';
 import { CHECK_IDS, CHECKS, formatReport } from '../src/conformance/index.js';
@@ -86,6 +87,28 @@ describe('the check catalogue', () => {
       expect(id).toMatch(/^[a-z]+\.[a-z0-9.-]+$/);
       expect(CHECKS[id].rule).toMatch(/^SPEC\.md /);
     }
+  });
+});
+
+describe('docs/conformance.md', () => {
+  // Table rows, cells trimmed (the formatter pads them); `\|` inside a cell is not a separator.
+  const rows = readFileSync('docs/conformance.md', 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) =>
+      line
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((cell) => cell.trim().replace(/\\\|/g, '|')),
+    );
+
+  it.each(CHECK_IDS)('documents %s with its title and rule', (id) => {
+    expect(rows).toContainEqual([`\`${id}\``, CHECKS[id].title, CHECKS[id].rule.replace(/^SPEC\.md /, '')]);
+  });
+
+  it('documents no check that the catalogue does not have', () => {
+    const documented = rows.map((row) => row[0]).filter((cell) => /^`[a-z]+\.[a-z0-9.-]+`$/.test(cell as string));
+    expect(documented.sort()).toEqual(CHECK_IDS.map((id) => `\`${id}\``).sort());
   });
 });
 
