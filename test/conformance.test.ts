@@ -334,6 +334,55 @@ describe('checkConventions()', () => {
     });
   });
 
+  describe('path rules on discovered paths, redirects and cookies', () => {
+    let report: ConformanceReport;
+    beforeAll(async () => {
+      const app = express()
+        .get('/v1/orders', (_req, res) => {
+          res.cookie('session', 'secret-session-value', { httpOnly: true });
+          res.json({ orders: [], hasNext: true, next: '/v1/orders/list?offset=20', self: '/v1/getOrders' });
+        })
+        .get('/v1/old-orders', (_req, res) => {
+          res.status(301).end();
+        })
+        .get('/v1/logout', (_req, res) => {
+          res.set('Clear-Site-Data', '"cache"').json({});
+        });
+      report = await checkConventions(app, { paths: ['/v1/orders', '/v1/old-orders', '/v1/logout'] });
+    });
+
+    it('lints the paths found in JSON bodies and says they were discovered', () => {
+      expect(verdict(report, 'paths.no-list')).toEqual(
+        fails('every path follows the rule (5 checked)', '/v1/orders/list (discovered): segment "list"'),
+      );
+      expect(byId(report, 'paths.lowercase').evidence?.seen).toBe('/v1/getOrders (discovered): upper-case letters');
+      expect(byId(report, 'paths.no-verbs').evidence?.seen).toBe('/v1/logout (given): segment "logout"');
+    });
+
+    it('fails a 3xx without Location', () => {
+      expect(verdict(report, 'common.location-on-3xx')).toEqual(
+        fails('Location: the new address', 'no Location', 'GET /v1/old-orders -> 301'),
+      );
+    });
+
+    it('fails a cookie without Secure, naming the cookie but never showing its value', () => {
+      expect(verdict(report, 'security.cookies')).toEqual(
+        fails(
+          'every Set-Cookie with Secure and HttpOnly',
+          'cookie "session" with attributes "Path=/; HttpOnly"',
+          'GET /v1/orders -> 200',
+        ),
+      );
+      expect(JSON.stringify(report)).not.toContain('secret-session-value');
+    });
+
+    it('fails a Clear-Site-Data without cookies and storage', () => {
+      expect(verdict(report, 'security.clear-site-data')).toEqual(
+        fails('clear-site-data: "cache", "cookies", "storage"', 'clear-site-data "\\"cache\\""', 'GET /v1/logout -> 200'),
+      );
+    });
+  });
+
   describe('the request budget and the write guard', () => {
     it('never sends more than maxRequests, and skips what it could not reach', async () => {
       let seen = 0;
