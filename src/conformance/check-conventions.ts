@@ -69,16 +69,16 @@ export async function checkConventions(
 ): Promise<ConformanceReport> {
   const config = readConformanceOptions(options);
   const given = typeof target === 'function' ? undefined : baseUrlOf(target);
-  if (!given && typeof target !== 'function')
-    invalidOption('checkConventions', 'target', target, 'an http(s) base URL or an app');
-  const started = given ? undefined : await listen(target as RequestListener);
-  const base = given ?? (started as { url: URL }).url;
   for (const path of [config.resource, ...config.paths, config.protected, config.tokenEndpoint, config.reflect]) {
-    if (path !== undefined && /^https?:\/\//.test(path) && new URL(path).origin !== base.origin) {
-      if (started) await close(started.server);
-      invalidOption('checkConventions', 'paths', path, `a path on the target's origin (${base.origin})`);
+    if (path !== undefined && /^https?:\/\//.test(path) && (!given || new URL(path).origin !== given.origin)) {
+      const expected = given
+        ? `a path on the target's origin (${given.origin})`
+        : 'a path (the app is served on an ephemeral port)';
+      invalidOption('checkConventions', 'paths', path, expected);
     }
   }
+  const started = given ? undefined : await listen(target as RequestListener);
+  const base = given ?? (started as { url: URL }).url;
   try {
     const probe = new Probe(base, config.maxRequests, config.timeoutMs, config.onProgress);
     const ctx = new RunContext(probe, config, base.pathname.replace(/\/+$/, ''));

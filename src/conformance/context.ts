@@ -79,7 +79,7 @@ export class RunContext {
     for (const id of Object.keys(CHECKS) as CheckId[]) {
       if (!this.results.has(id)) this.skip(id, 'not reached');
     }
-    const secrets = [...this.secrets].filter((secret) => secret.length >= 3);
+    const secrets = [...this.secrets].filter((secret) => secret.length >= 4);
     const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
     return [...this.results.values()].map((result) =>
       result.evidence
