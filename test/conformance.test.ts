@@ -413,6 +413,20 @@ describe('checkConventions()', () => {
       });
     });
 
+    it('redacts a credential that an answer echoes', async () => {
+      const app = express().post('/v1/oauth2/token', express.urlencoded({ extended: false }), (req, res) => {
+        res.status(400).json({ error: `invalid_grant: no user with password ${(req.body as { password: string }).password}` });
+      });
+      const report = await checkConventions(app, {
+        tokenEndpoint: '/v1/oauth2/token',
+        allowWrites: true,
+        credentials: { username: 'alice', password: 'wonderland' },
+      });
+      expect(byId(report, 'auth.token.response').evidence?.seen).toBe(
+        'status 400 with error "invalid_grant: no user with password [redacted]"',
+      );
+    });
+
     it('refuses a budget above the hard cap before sending anything', async () => {
       await expect(checkConventions(plainExpressApp(), { maxRequests: HARD_REQUEST_CAP + 1 })).rejects.toThrow(
         'checkConventions(options): `maxRequests` must be an integer from 1 to 200; received 201.',
