@@ -1,5 +1,13 @@
 import express from 'express';
-import { type CheckResult, type ConformanceReport, checkConventions, HARD_REQUEST_CAP } from '../src/conformance/index.js';
+import {
+  CHECK_IDS,
+  type CheckResult,
+  type ConformanceReport,
+  checkConventions,
+  HARD_REQUEST_CAP,
+  SECTIONS,
+} from '../src/conformance/index.js';
+import { conventions, errorHandler, notFound } from '../src/index.js';
 import { ALLOWED_ORIGIN, compliantApp } from './fixtures/compliant-app.js';
 import { conventionsApp } from './fixtures/conventions-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
@@ -46,10 +54,10 @@ describe('checkConventions()', () => {
 
     it('counts its requests and reports every check once, grouped by section', () => {
       expect(report.requests).toBe(14);
-      expect(new Set(report.results.map((result) => result.id)).size).toBe(report.results.length);
-      expect(report.summary).toEqual({ pass: report.results.length - 4, fail: 0, skip: 4 });
+      expect(report.results.map((result) => result.id)).toEqual(CHECK_IDS);
+      expect(report.summary).toEqual({ pass: CHECK_IDS.length - 4, fail: 0, skip: 4 });
       const sections = report.results.map((result) => result.section);
-      expect(sections).toEqual([...sections].sort((a, b) => sections.indexOf(a) - sections.indexOf(b)));
+      expect([...new Set(sections)]).toEqual(SECTIONS);
     });
   });
 
@@ -322,6 +330,24 @@ describe('checkConventions()', () => {
       expect(byId(stray, 'limits.state-syntax').evidence?.seen).toBe(
         '"\\"b\\";r=1": policy "b" is not in RateLimit-Policy "\\"a\\";q=10"',
       );
+    });
+
+    it("passes the 429 of this library's rate limiter: Retry-After in seconds, the same instant as t", async () => {
+      const app = express();
+      app.use(conventions({ rateLimit: { limit: 3 } }));
+      app.get('/v1/things', (_req, res) => {
+        res.json({ things: [] });
+      });
+      app.use(notFound(), errorHandler({ log: false }));
+      const report = await checkConventions(app, { paths: ['/v1/things', '/v1/things', '/v1/things'] });
+      expect(report.results.filter((result) => result.id.startsWith('limits.')).map(({ id, status }) => [id, status])).toEqual([
+        ['limits.policy-syntax', 'pass'],
+        ['limits.state-syntax', 'pass'],
+        ['limits.policy-constant', 'pass'],
+        ['limits.no-x-ratelimit', 'pass'],
+        ['limits.retry-after', 'pass'],
+      ]);
+      expect(verdict(report, 'errors.json-bodies')).toEqual({ status: 'pass' });
     });
 
     it('fails a 429 whose Retry-After and RateLimit t point to different instants', async () => {

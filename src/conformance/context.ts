@@ -74,14 +74,16 @@ export class RunContext {
     return `${this.prefix}${path}`;
   }
 
-  /** Every result, each check once; evidence with any secret replaced by `[redacted]`. */
+  /** Every result, each check once, in catalogue order; evidence with any secret replaced by `[redacted]`. */
   list(): CheckResult[] {
     for (const id of Object.keys(CHECKS) as CheckId[]) {
       if (!this.results.has(id)) this.skip(id, 'not reached');
     }
     const secrets = [...this.secrets].filter((secret) => secret.length >= 4);
     const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
-    return [...this.results.values()].map((result) =>
+    const order = Object.keys(CHECKS);
+    const ordered = [...this.results.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+    return ordered.map((result) =>
       result.evidence
         ? {
             ...result,
