@@ -41,7 +41,7 @@ describe('conventions()', () => {
 
   it('leaves a module out when its option is false', async () => {
     const bare = express();
-    bare.use(conventions({ methodOverride: false, commonHeaders: false }));
+    bare.use(conventions({ methodOverride: false, commonHeaders: false, securityHeaders: false }));
     bare.post('/v1/x', (req, res) => {
       res.json({ method: req.method });
     });
@@ -61,6 +61,8 @@ describe('conventions()', () => {
 
   it('passes module options through, checked', () => {
     expect(() => conventions({ bodies: { limit: 0 } })).toThrow('parseBodies(options): `limit` must be');
-    expect(() => conventions({ cors: {} } as never)).toThrow('conventions(options): received an unsupported option `cors`');
+    expect(() => conventions({ rateLimiter: {} } as never)).toThrow(
+      'conventions(options): received an unsupported option `rateLimiter`',
+    );
   });
 });
