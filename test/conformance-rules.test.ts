@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { lookAlikeOrigin } from '../src/conformance/cors-checks.js';
 import { isSpecCacheControl } from '../src/conformance/header-checks.js';
-import { CHECK_IDS, CHECKS, formatReport } from '../src/conformance/index.js';
+import { CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS, formatReport } from '../src/conformance/index.js';
 import { reflectionPath } from '../src/conformance/json-checks.js';
 import { pathFindings } from '../src/conformance/path-checks.js';
 import { buildReport } from '../src/conformance/report.js';
@@ -83,9 +83,9 @@ describe('the reflection probe', () => {
 
 describe('the check catalogue', () => {
   it('has ids of the form <area>.<name>, each with a section, a title and a SPEC.md rule', () => {
-    for (const id of CHECK_IDS) {
+    for (const id of CONFORMANCE_CHECK_IDS) {
       expect(id).toMatch(/^[a-z]+\.[a-z0-9.-]+$/);
-      expect(CHECKS[id].rule).toMatch(/^SPEC\.md /);
+      expect(CONFORMANCE_CHECKS[id].rule).toMatch(/^SPEC\.md /);
     }
   });
 });
@@ -102,27 +102,31 @@ describe('docs/conformance.md', () => {
         .map((cell) => cell.trim().replace(/\\\|/g, '|')),
     );
 
-  it.each(CHECK_IDS)('documents %s with its title and rule', (id) => {
-    expect(rows).toContainEqual([`\`${id}\``, CHECKS[id].title, CHECKS[id].rule.replace(/^SPEC\.md /, '')]);
+  it.each(CONFORMANCE_CHECK_IDS)('documents %s with its title and rule', (id) => {
+    expect(rows).toContainEqual([
+      `\`${id}\``,
+      CONFORMANCE_CHECKS[id].title,
+      CONFORMANCE_CHECKS[id].rule.replace(/^SPEC\.md /, ''),
+    ]);
   });
 
   it('documents no check that the catalogue does not have', () => {
     const documented = rows.map((row) => row[0]).filter((cell) => /^`[a-z]+\.[a-z0-9.-]+`$/.test(cell as string));
-    expect(documented.sort()).toEqual(CHECK_IDS.map((id) => `\`${id}\``).sort());
+    expect(documented.sort()).toEqual(CONFORMANCE_CHECK_IDS.map((id) => `\`${id}\``).sort());
   });
 });
 
 describe('formatReport()', () => {
   it('prints a table by section, with the evidence under each failure and the reason under each skip', () => {
     const report = buildReport('http://127.0.0.1:3000/', 3, [
-      { id: 'security.hsts', ...CHECKS['security.hsts'], status: 'pass' },
+      { id: 'security.hsts', ...CONFORMANCE_CHECKS['security.hsts'], status: 'pass' },
       {
         id: 'common.date',
-        ...CHECKS['common.date'],
+        ...CONFORMANCE_CHECKS['common.date'],
         status: 'fail',
         evidence: { request: 'GET /v1/users -> 200', expected: 'Date: an HTTP-date in GMT', seen: 'Date (absent)' },
       },
-      { id: 'caching.etag', ...CHECKS['caching.etag'], status: 'skip', reason: 'needs a resource URL' },
+      { id: 'caching.etag', ...CONFORMANCE_CHECKS['caching.etag'], status: 'skip', reason: 'needs a resource URL' },
     ]);
     expect(formatReport(report)).toBe(
       [

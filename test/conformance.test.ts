@@ -1,11 +1,11 @@
 import express from 'express';
 import {
-  CHECK_IDS,
   type CheckResult,
+  CONFORMANCE_CHECK_IDS,
+  CONFORMANCE_REQUEST_CAP,
+  CONFORMANCE_SECTIONS,
   type ConformanceReport,
   checkConventions,
-  HARD_REQUEST_CAP,
-  SECTIONS,
 } from '../src/conformance/index.js';
 import { conventions, errorHandler, notFound } from '../src/index.js';
 import { ALLOWED_ORIGIN, compliantApp } from './fixtures/compliant-app.js';
@@ -54,10 +54,10 @@ describe('checkConventions()', () => {
 
     it('counts its requests and reports every check once, grouped by section', () => {
       expect(report.requests).toBe(14);
-      expect(report.results.map((result) => result.id)).toEqual(CHECK_IDS);
-      expect(report.summary).toEqual({ pass: CHECK_IDS.length - 4, fail: 0, skip: 4 });
+      expect(report.results.map((result) => result.id)).toEqual(CONFORMANCE_CHECK_IDS);
+      expect(report.summary).toEqual({ pass: CONFORMANCE_CHECK_IDS.length - 4, fail: 0, skip: 4 });
       const sections = report.results.map((result) => result.section);
-      expect([...new Set(sections)]).toEqual(SECTIONS);
+      expect([...new Set(sections)]).toEqual(CONFORMANCE_SECTIONS);
     });
   });
 
@@ -267,7 +267,7 @@ describe('checkConventions()', () => {
     const SKIPPED = ['common.location-on-3xx', 'security.clear-site-data', 'security.cookies', 'limits.retry-after'];
     const GAPS = ['security.cache-control'];
 
-    it.each(CHECK_IDS.filter((id) => !SKIPPED.includes(id) && !GAPS.includes(id)))('passes %s', (id) => {
+    it.each(CONFORMANCE_CHECK_IDS.filter((id) => !SKIPPED.includes(id) && !GAPS.includes(id)))('passes %s', (id) => {
       expect(verdict(report, id)).toEqual({ status: 'pass' });
     });
 
@@ -444,7 +444,7 @@ describe('checkConventions()', () => {
     });
 
     it('refuses a budget above the hard cap before sending anything', async () => {
-      await expect(checkConventions(plainExpressApp(), { maxRequests: HARD_REQUEST_CAP + 1 })).rejects.toThrow(
+      await expect(checkConventions(plainExpressApp(), { maxRequests: CONFORMANCE_REQUEST_CAP + 1 })).rejects.toThrow(
         'checkConventions(options): `maxRequests` must be an integer from 1 to 200; received 201.',
       );
     });

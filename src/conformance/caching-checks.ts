@@ -6,9 +6,9 @@ import { HTTP_DATE } from './spec-values.js';
 // RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE.
 const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
 
-const CHECK_IDS = ['caching.etag', 'caching.last-modified', 'caching.if-none-match', 'caching.if-modified-since'] as const;
+const CACHING_IDS = ['caching.etag', 'caching.last-modified', 'caching.if-none-match', 'caching.if-modified-since'] as const;
 
-function checkNotModified(ctx: RunContext, id: (typeof CHECK_IDS)[number], answer: Exchange | undefined): void {
+function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], answer: Exchange | undefined): void {
   if (!answer) {
     ctx.skip(id, ctx.budgetReason);
     return;
@@ -28,17 +28,17 @@ function checkNotModified(ctx: RunContext, id: (typeof CHECK_IDS)[number], answe
 export async function checkCaching(ctx: RunContext): Promise<void> {
   const resource = ctx.config.resource;
   if (resource === undefined) {
-    for (const id of CHECK_IDS) ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+    for (const id of CACHING_IDS) ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
     return;
   }
   const path = ctx.under(resource);
   const first = await ctx.send({ purpose: 'resource', method: 'GET', path });
   if (!first) {
-    for (const id of CHECK_IDS) ctx.skip(id, ctx.budgetReason);
+    for (const id of CACHING_IDS) ctx.skip(id, ctx.budgetReason);
     return;
   }
   if (first.status !== 200) {
-    for (const id of CHECK_IDS) {
+    for (const id of CACHING_IDS) {
       ctx.fail(id, {
         request: describeExchange(first),
         expected: 'status 200 (--resource must name an existing resource)',

@@ -1,8 +1,8 @@
-import type { Section } from './report.js';
+import type { ConformanceSection } from './report.js';
 
 /** One check the conformance run can report: its section, what holds when it passes, and where SPEC.md says so. */
 export interface CheckDefinition {
-  readonly section: Section;
+  readonly section: ConformanceSection;
   readonly title: string;
   readonly rule: string;
 }
@@ -28,7 +28,7 @@ const paths = (title: string, rule: string): CheckDefinition => ({ section: 'Pat
  * Every check of the conformance run, by stable id. The ids are public: they
  * appear in the report, in `--json`, in `--ignore`, and in docs/conformance.md.
  */
-export const CHECKS = {
+export const CONFORMANCE_CHECKS = {
   'common.date': common(
     '`Date` in HTTP-date format (GMT) on every response except 5xx',
     'SPEC.md "Common response behaviour" rule 2',
@@ -194,6 +194,6 @@ export const CHECKS = {
   },
 } as const satisfies Record<string, CheckDefinition>;
 
-export type CheckId = keyof typeof CHECKS;
+export type CheckId = keyof typeof CONFORMANCE_CHECKS;
 
-export const CHECK_IDS = Object.keys(CHECKS) as CheckId[];
+export const CONFORMANCE_CHECK_IDS = Object.keys(CONFORMANCE_CHECKS) as CheckId[];

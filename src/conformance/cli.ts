@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkConventions } from './check-conventions.js';
 import type { ConformanceCredentials, ConformanceOptions } from './options.js';
-import { DEFAULT_MAX_REQUESTS, HARD_REQUEST_CAP } from './probe.js';
+import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 import { formatReport } from './report.js';
 
 /** Exit codes of `express-api-conventions check`. */
@@ -44,7 +44,7 @@ missing option is skipped, and says which option it needs):
                              "/v1/users/search?q={probe}"
   --allow-writes             allow POST (token requests); without it only
                              GET, OPTIONS and TRACE are sent
-  --max-requests <n>         request budget, 1 to ${HARD_REQUEST_CAP} (default ${DEFAULT_MAX_REQUESTS})
+  --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
   --timeout <ms>             per-request timeout (default 10000)
   --preflight-method <m>     method asked in the CORS preflight (default GET)
   --preflight-headers <list> headers asked in the preflight (default Authorization)

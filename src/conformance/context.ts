@@ -1,7 +1,7 @@
-import { CHECKS, type CheckId } from './catalogue.js';
+import { type CheckId, CONFORMANCE_CHECKS } from './catalogue.js';
 import type { ConformanceConfiguration } from './options.js';
 import { BudgetExhausted, type Exchange, type Probe, type ProbeRequest } from './probe.js';
-import type { CheckResult, Evidence } from './report.js';
+import type { CheckEvidence, CheckResult } from './report.js';
 import { JSON_MEDIA_TYPE } from './spec-values.js';
 
 /** What every group of checks works with: the probe, the options, and where results go. */
@@ -21,7 +21,7 @@ export class RunContext {
 
   private record(id: CheckId, status: CheckResult['status'], extra: Partial<CheckResult>): void {
     if (this.results.has(id)) return;
-    const definition = CHECKS[id];
+    const definition = CONFORMANCE_CHECKS[id];
     if (this.config.ignore.has(id)) {
       this.results.set(id, { id, ...definition, status: 'skip', reason: 'ignored (--ignore)' });
       return;
@@ -33,7 +33,7 @@ export class RunContext {
     this.record(id, 'pass', {});
   }
 
-  fail(id: CheckId, evidence: Evidence): void {
+  fail(id: CheckId, evidence: CheckEvidence): void {
     this.record(id, 'fail', { evidence });
   }
 
@@ -42,7 +42,7 @@ export class RunContext {
   }
 
   /** Fails with the evidence when there is some, passes otherwise. */
-  verdict(id: CheckId, evidence: Evidence | undefined): void {
+  verdict(id: CheckId, evidence: CheckEvidence | undefined): void {
     if (evidence) this.fail(id, evidence);
     else this.pass(id);
   }
@@ -76,12 +76,12 @@ export class RunContext {
 
   /** Every result, each check once, in catalogue order; evidence with any secret replaced by `[redacted]`. */
   list(): CheckResult[] {
-    for (const id of Object.keys(CHECKS) as CheckId[]) {
+    for (const id of Object.keys(CONFORMANCE_CHECKS) as CheckId[]) {
       if (!this.results.has(id)) this.skip(id, 'not reached');
     }
     const secrets = [...this.secrets].filter((secret) => secret.length >= 4);
     const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
-    const order = Object.keys(CHECKS);
+    const order = Object.keys(CONFORMANCE_CHECKS);
     const ordered = [...this.results.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
     return ordered.map((result) =>
       result.evidence
@@ -120,12 +120,12 @@ export function isSpecJsonType(value: string | undefined): boolean {
 
 export const mediaType = (value: string | undefined): string | undefined => value?.split(';')[0]?.trim().toLowerCase();
 
-/** Evidence for a check that looks at every response: the first one that breaks it, and how many more do. */
+/** CheckEvidence for a check that looks at every response: the first one that breaks it, and how many more do. */
 export function firstOffender(
   exchanges: readonly Exchange[],
   expected: string,
   seen: (exchange: Exchange) => string | undefined,
-): Evidence | undefined {
+): CheckEvidence | undefined {
   const offenders: { exchange: Exchange; value: string }[] = [];
   for (const exchange of exchanges) {
     const value = seen(exchange);

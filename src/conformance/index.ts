@@ -1,13 +1,13 @@
-export { CHECK_IDS, CHECKS, type CheckDefinition, type CheckId } from './catalogue.js';
+export { type CheckDefinition, type CheckId, CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS } from './catalogue.js';
 export { type ConformanceTarget, checkConventions } from './check-conventions.js';
 export type { ConformanceCredentials, ConformanceOptions } from './options.js';
-export { DEFAULT_MAX_REQUESTS, HARD_REQUEST_CAP } from './probe.js';
+export { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 export {
+  type CheckEvidence,
   type CheckResult,
   type CheckStatus,
+  CONFORMANCE_SECTIONS,
   type ConformanceReport,
-  type Evidence,
+  type ConformanceSection,
   formatReport,
-  SECTIONS,
-  type Section,
 } from './report.js';

@@ -1,6 +1,6 @@
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
-import { CHECK_IDS, type CheckId } from './catalogue.js';
-import { DEFAULT_MAX_REQUESTS, HARD_REQUEST_CAP } from './probe.js';
+import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
+import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 
 /** Credentials for the token-endpoint checks. The CLI reads them from `EAC_*` environment variables. */
 export interface ConformanceCredentials {
@@ -150,7 +150,8 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
   }
   const ignore = new Set<CheckId>();
   for (const id of given.ignore === undefined ? [] : checkStringList('ignore', given.ignore)) {
-    if (!(CHECK_IDS as string[]).includes(id)) invalidOption(FACTORY, 'ignore', id, `check ids (known: ${CHECK_IDS.join(', ')})`);
+    if (!(CONFORMANCE_CHECK_IDS as string[]).includes(id))
+      invalidOption(FACTORY, 'ignore', id, `check ids (known: ${CONFORMANCE_CHECK_IDS.join(', ')})`);
     ignore.add(id as CheckId);
   }
   return {
@@ -165,8 +166,8 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
     allowWrites: given.allowWrites === undefined ? false : checkBoolean(FACTORY, 'allowWrites', given.allowWrites),
     maxRequests:
       given.maxRequests === undefined
-        ? DEFAULT_MAX_REQUESTS
-        : checkInteger(FACTORY, 'maxRequests', given.maxRequests, { min: 1, max: HARD_REQUEST_CAP }),
+        ? CONFORMANCE_DEFAULT_REQUESTS
+        : checkInteger(FACTORY, 'maxRequests', given.maxRequests, { min: 1, max: CONFORMANCE_REQUEST_CAP }),
     timeoutMs:
       given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
     preflightMethod: preflightMethod.toUpperCase(),

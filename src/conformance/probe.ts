@@ -9,9 +9,9 @@ import { request as httpsRequest } from 'node:https';
  */
 
 /** The most requests one run may send, whatever `maxRequests` says. */
-export const HARD_REQUEST_CAP = 200;
+export const CONFORMANCE_REQUEST_CAP = 200;
 /** Requests one run sends at most unless `maxRequests` says otherwise. */
-export const DEFAULT_MAX_REQUESTS = 60;
+export const CONFORMANCE_DEFAULT_REQUESTS = 60;
 /** A response body is read up to this many bytes; the rest is dropped. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 

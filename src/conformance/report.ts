@@ -5,7 +5,7 @@
  */
 
 /** The SPEC.md sections the checks are grouped by, in the order they are reported. */
-export const SECTIONS = [
+export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
   'Errors',
   'Security response headers',
@@ -17,12 +17,12 @@ export const SECTIONS = [
   'JSON output escaping',
 ] as const;
 
-export type Section = (typeof SECTIONS)[number];
+export type ConformanceSection = (typeof CONFORMANCE_SECTIONS)[number];
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
 
 /** What a failing check expected and what it saw instead. */
-export interface Evidence {
+export interface CheckEvidence {
   /** The request that showed the failure: `GET /v1/users/1 -> 200`. */
   readonly request?: string;
   readonly expected: string;
@@ -32,14 +32,14 @@ export interface Evidence {
 export interface CheckResult {
   /** Stable identifier, for `--ignore` and for tests: `security.hsts`. */
   readonly id: string;
-  readonly section: Section;
+  readonly section: ConformanceSection;
   /** What holds when the check passes, in one line. */
   readonly title: string;
   /** Where SPEC.md states the rule. */
   readonly rule: string;
   readonly status: CheckStatus;
   /** Present when `status` is `fail`. */
-  readonly evidence?: Evidence;
+  readonly evidence?: CheckEvidence;
   /** Why the check was skipped (what option it needs, or what was not seen). */
   readonly reason?: string;
 }
@@ -59,7 +59,7 @@ export interface ConformanceReport {
 }
 
 export function buildReport(target: string, requests: number, results: readonly CheckResult[]): ConformanceReport {
-  const ordered = [...results].sort((a, b) => SECTIONS.indexOf(a.section) - SECTIONS.indexOf(b.section));
+  const ordered = [...results].sort((a, b) => CONFORMANCE_SECTIONS.indexOf(a.section) - CONFORMANCE_SECTIONS.indexOf(b.section));
   const count = (status: CheckStatus) => ordered.filter((result) => result.status === status).length;
   const failures = ordered.filter((result) => result.status === 'fail');
   return {
@@ -78,7 +78,7 @@ const MARK: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', skip: 's
 export function formatReport(report: ConformanceReport): string {
   const lines: string[] = [`Conformance of ${report.target} to SPEC.md`, ''];
   const idWidth = Math.max(...report.results.map((result) => result.id.length), 2);
-  for (const section of SECTIONS) {
+  for (const section of CONFORMANCE_SECTIONS) {
     const rows = report.results.filter((result) => result.section === section);
     if (rows.length === 0) continue;
     lines.push(section);
