@@ -7,6 +7,7 @@
 export type { AuthContext } from './auth-context.js';
 export * from './caching/index.js';
 export * from './config/index.js';
+export * from './conformance/index.js';
 export * from './cors/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
