@@ -1,10 +1,13 @@
 import type { RequestHandler } from 'express';
 import { type CachingOptions, caching } from './caching/cache-control.js';
-import { readOptions } from './config/options.js';
+import { isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
+import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
+import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
@@ -30,6 +33,15 @@ export interface ConventionsOptions {
   /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
   maintenance?: MaintenanceOptions | false;
   /**
+   * Present (not `false`) identifies bearer callers before the rate limiter,
+   * so that it counts per user and per application (SPEC.md "Limits" rule 4):
+   * bearerAuth() with these options in `optional` mode. A valid token sets
+   * `req.auth`; a request without bearer credentials goes on anonymous; a
+   * bad bearer token is refused with 401 `invalid_token`. Routes that need
+   * a user still mount bearerAuth() or requireScope() themselves.
+   */
+  authentication?: Omit<BearerAuthOptions, 'optional'> | false;
+  /**
    * rateLimit(): per user and per application, memory store by default.
    * It runs before the body parsers, so a limited client's body is never
    * parsed; it counts per user only when `req.auth` is set before it runs.
@@ -39,6 +51,18 @@ export interface ConventionsOptions {
   methodOverride?: MethodOverrideOptions | false;
   /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
   csrf?: CsrfProtectionOptions | false;
+  /**
+   * The development-time response-shape check. Default: on, with its
+   * defaults, unless `NODE_ENV` is `production`; in production it is left
+   * out (no cost) unless options are given here.
+   */
+  responseLinter?: ResponseLinterOptions | false;
+  /**
+   * Present (not `false`) mounts tokenRouter() with these options: the token
+   * endpoint, last, after every cross-cutting module. Absent or `false`
+   * leaves it out (it needs keys and a user store, so it has no default).
+   */
+  tokenEndpoint?: TokenRouterOptions | false;
 }
 
 const MODULES = [
@@ -49,10 +73,13 @@ const MODULES = [
   'cookies',
   'json',
   'maintenance',
+  'authentication',
   'rateLimit',
   'bodies',
   'methodOverride',
   'csrf',
+  'responseLinter',
+  'tokenEndpoint',
 ] as const;
 
 /**
@@ -65,17 +92,24 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   const stack: RequestHandler[] = [];
   if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
   if (given.securityHeaders !== false) stack.push(securityHeaders(given.securityHeaders));
+  // Before CORS, whose preflight answer ends the request: it too must carry
+  // SPEC.md's default `Cache-Control: no-store, max-age=0`.
+  if (given.caching !== false) stack.push(caching(given.caching));
   // Before anything that can fail: an error answer must carry the CORS
   // headers too, or the calling script cannot read it.
   if (given.cors) stack.push(corsPolicy(given.cors));
-  if (given.caching !== false) stack.push(caching(given.caching));
   if (given.cookies !== false) stack.push(secureCookies(given.cookies));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
+  if (given.authentication) stack.push(bearerAuth({ ...given.authentication, optional: true }));
   if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
   // After the body parsers (the `_csrf` field) and method override.
   if (given.csrf) stack.push(csrfProtection(given.csrf));
+  // Development only by default: in production it is not in the stack at all.
+  const linter = given.responseLinter;
+  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
+  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
   return stack;
 }
