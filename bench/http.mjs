@@ -2,7 +2,7 @@
 // route and ~400-byte user, wrk as the client; rounds interleaved
 // (A B C … then … C B A) and every comparison a ratio within one round.
 import jwt from 'jsonwebtoken';
-import { BEARER_PATH, BENCH_ORIGIN, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, PUBLIC_PATH, USER } from './lib/payload.mjs';
+import { BEARER_PATH, BENCH_ORIGIN, JWT_AUDIENCE, JWT_ISSUER, JWT_KID, JWT_SECRET, PUBLIC_PATH, USER } from './lib/payload.mjs';
 import { startServer } from './lib/servers.mjs';
 import { median } from './lib/stats.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -39,9 +39,15 @@ export const RATIOS = [
 
 export const EXPECTED_BODY = JSON.stringify(USER);
 
+/**
+ * One HS256 access token every server accepts: jsonwebtoken checks the
+ * signature and claims; bearerAuth() also wants the `kid` of a key it knows
+ * and `typ: at+jwt` (RFC 9068), which the others ignore.
+ */
 export function bearerTokenForBench() {
   return jwt.sign({ sub: USER.id_str, scope: 'users:read' }, JWT_SECRET, {
     algorithm: 'HS256',
+    header: { alg: 'HS256', kid: JWT_KID, typ: 'at+jwt' },
     issuer: JWT_ISSUER,
     audience: JWT_AUDIENCE,
     expiresIn: '1h',

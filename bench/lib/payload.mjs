@@ -35,6 +35,10 @@ export const BEARER_PATH = '/v1/me';
  */
 export const JWT_SECRET = 'bench-only-secret-3f9c1e7a5b2d4086a1c3e5f7092b4d6f';
 export const JWT_ISSUER = 'https://bench.example';
+/** The key id in the token header: bearerAuth() finds its key by `kid` (rotation). */
+export const JWT_KID = 'bench-2026-11';
+/** Ours as a service configures it: one HS256 key, in bearerAuth()'s and tokenRouter()'s shape. */
+export const ACCESS_TOKEN_KEYS = Object.freeze([Object.freeze({ kid: JWT_KID, algorithm: 'HS256', secret: JWT_SECRET })]);
 export const JWT_AUDIENCE = 'bench-api';
 
 /**

@@ -1,14 +1,13 @@
 // Micro-benchmark: verifying one HS256 access token. jsonwebtoken the usual
 // way (the secret as a string, turned into a key on every call), the same
-// with a KeyObject built once, and ours (the verifier behind bearerAuth(),
-// when the build has it). Claims checked alike: algorithm, issuer, audience,
+// with a KeyObject built once, and ours (bearerAuth()'s middleware). Claims checked alike: algorithm, issuer, audience,
 // expiry.
 import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { bearerTokenForBench } from '../http.mjs';
 import { loadLibrary } from '../lib/library.mjs';
 import { compare } from '../lib/micro.mjs';
-import { JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET } from '../lib/payload.mjs';
+import { ACCESS_TOKEN_KEYS, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET } from '../lib/payload.mjs';
 
 export async function runBearer() {
   const token = bearerTokenForBench();
@@ -18,9 +17,21 @@ export async function runBearer() {
     'jsonwebtoken, string secret': () => jwt.verify(token, JWT_SECRET, options),
     'jsonwebtoken, KeyObject': () => jwt.verify(token, key, options),
   };
-  const library = await loadLibrary();
-  const verifier = library.bearerVerifierForBench?.({ secret: JWT_SECRET, issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
-  if (verifier) candidates.ours = () => verifier(token);
+  // Ours: bearerAuth()'s middleware on a request that carries the token (it
+  // reads the header, verifies, and fills req.auth), as a route runs it.
+  const { bearerAuth } = await loadLibrary();
+  const middleware = bearerAuth({ keys: ACCESS_TOKEN_KEYS, issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
+  const req = { headers: { authorization: `Bearer ${token}` } };
+  let passed = false;
+  const next = (error) => {
+    if (error) throw error;
+    passed = true;
+  };
+  candidates['ours: bearerAuth()'] = () => {
+    passed = false;
+    middleware(req, undefined, next);
+    return passed;
+  };
   return compare(candidates, 'jsonwebtoken, string secret');
 }
 

@@ -3,6 +3,7 @@
 // every module off (Express plus the route), then with one module on at a
 // time; process CPU µs per request over the all-off app, medians of
 // interleaved batches. A tool for the profile notes in docs/performance.md.
+import '../lib/production.mjs';
 import inject from 'light-my-request';
 import { createHandler as oursApp } from '../apps/ours.mjs';
 import { BENCH_ORIGIN, BENCH_RATE_LIMIT, PUBLIC_PATH } from '../lib/payload.mjs';

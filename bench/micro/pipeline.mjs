@@ -3,6 +3,7 @@
 // no sockets and no load generator, so the figure is the app's own CPU cost
 // and the neighbours' load disturbs it little. Process CPU µs per request,
 // median of interleaved batches. `node bench/micro/pipeline.mjs [ids…]`.
+import '../lib/production.mjs';
 import inject from 'light-my-request';
 import { createHandler as expressApp } from '../apps/express.mjs';
 import { createFastify } from '../apps/fastify.mjs';
@@ -30,11 +31,11 @@ export async function pipelineCases() {
     ours: await oursApp(),
   };
   const viaInject =
-    (handler, url, headers = {}) =>
+    (handler, url, headers = plain) =>
     () =>
       inject(handler, { method: 'GET', url, headers });
   const viaFastify =
-    (url, headers = {}) =>
+    (url, headers = plain) =>
     () =>
       fastify.inject({ method: 'GET', url, headers });
   return {

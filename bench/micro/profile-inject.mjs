@@ -3,6 +3,7 @@
 // drives one app in process for a few seconds; then
 // `node bench/micro/profile-inject.mjs --read <file.cpuprofile>` prints self time
 // by package or src/ file and by function.
+import '../lib/production.mjs';
 import { readFileSync } from 'node:fs';
 import inject from 'light-my-request';
 import { bearerTokenForBench } from '../http.mjs';

@@ -56,7 +56,7 @@ ${table(
   ['verifier', 'verifications/s', 'time ratio'],
   bearer.map((b) => [b.name, Math.round(b.opsPerSecond).toLocaleString('en-US'), `${fixed(b.ratio, 3)}x`]),
 )}
-${bearer.some((b) => b.name === 'ours') ? '' : '\nOurs is not measured: the build has no bearer verifier yet.\n'}`;
+`;
   log('micro: rate-limit key and header path');
   const rl = await runRateLimit();
   const rlMarkdown = `### Rate limit: key, count and headers of one request
