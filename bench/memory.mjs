@@ -3,7 +3,9 @@
 // rateLimit() itself (anonymous requests from 50,000 addresses, counted by
 // both default policies), then whether the keys expire and the heap is given back once their
 // window is over. express-rate-limit's own MemoryStore with 100,000 keys is
-// measured the same way, for scale. Run by bench/sections/memory-section.mjs.
+// measured the same way, for scale; and the in-memory refresh-token store
+// with 100,000 sign-ins. Run by bench/sections/memory-section.mjs.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryStore } from 'express-rate-limit';
 import { loadLibrary } from './lib/library.mjs';
 import { BENCH_RATE_LIMIT } from './lib/payload.mjs';
@@ -62,7 +64,46 @@ async function peerStore() {
   return { keys: 100_000, mbPer100k: (full - before) / MB };
 }
 
+// Refresh-token families as the token endpoint creates them at sign-in:
+// a random family id, the subject, the client, the scopes, and the SHA-256
+// of a fresh 256-bit token. The store reads Date.now(); the clock is moved
+// here so that every family expires, and the store drops expired families
+// as it creates new ones (every 1,024th creation sweeps).
+async function refreshTokenStore(library) {
+  const store = new library.MemoryRefreshTokenStore();
+  const realNow = Date.now;
+  const start = realNow();
+  const create = (i, expiresAt) =>
+    store.create(
+      { familyId: randomUUID(), subject: String(4503599627370497 + i), clientId: 'demo-client', scopes: ['users:read'] },
+      library.hashRefreshToken(randomBytes(32).toString('base64url')),
+      expiresAt,
+    );
+  const probe = library.hashRefreshToken('probe-token');
+  await store.create({ familyId: 'probe', subject: 'p', clientId: undefined, scopes: [] }, probe, start + 60_000);
+  const before = heap();
+  for (let i = 0; i < 100_000; i++) await create(i, start + 60_000);
+  const full = heap();
+  try {
+    Date.now = () => start + 61_000;
+    for (let i = 0; i < 1024; i++) await create(i, start + 61_000 + 60_000);
+  } finally {
+    Date.now = realNow;
+  }
+  const after = heap();
+  return {
+    keys: 100_000,
+    mbPer100k: (full - before) / MB,
+    probeFoundAfterExpiry: (await store.find(probe)) !== undefined,
+    mbLeftAfterExpiry: (after - before) / MB,
+  };
+}
+
 const library = await loadLibrary();
-const result = { rateLimit: await rateLimitStore(library), expressRateLimit: await peerStore() };
+const result = {
+  rateLimit: await rateLimitStore(library),
+  expressRateLimit: await peerStore(),
+  refreshTokens: await refreshTokenStore(library),
+};
 process.stdout.write(`${JSON.stringify(result)}\n`);
 process.exit(0);
