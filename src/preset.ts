@@ -87,17 +87,20 @@ export type ConventionsMiddleware = RequestHandler & { readonly modules: readonl
 
 /**
  * Runs middlewares one after the other as one middleware, the way Express's
- * router runs a layer: a thrown error or a rejected promise goes to `next`,
- * and so does anything passed to the inner `next` (an error, `'route'`,
- * `'router'`). One router layer instead of one per module: each layer costs
- * its path match and dispatch on every request (bench/micro/modules.mjs).
+ * router runs its layers: a thrown error or a rejected promise goes to
+ * `next`, and so does an error or `'router'` passed to the inner `next`;
+ * `'route'` goes on to the next module, as it goes on to the next layer.
+ * One router layer instead of one per module: each layer costs its path
+ * match and dispatch on every request (docs/performance.md).
  */
 function runInOrder(stack: readonly RequestHandler[]): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
     let index = 0;
     const step = (signal?: unknown): void => {
-      if (signal) {
+      // As Express's router: 'route' from a middleware means "go on", and
+      // anything else that is truthy (an error, 'router') leaves the stack.
+      if (signal && signal !== 'route') {
         next(signal);
         return;
       }
