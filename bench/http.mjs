@@ -44,8 +44,8 @@ export const EXPECTED_BODY = JSON.stringify(USER);
  * signature and claims; bearerAuth() also wants the `kid` of a key it knows
  * and `typ: at+jwt` (RFC 9068), which the others ignore.
  */
-export function bearerTokenForBench() {
-  return jwt.sign({ sub: USER.id_str, scope: 'users:read' }, JWT_SECRET, {
+export function bearerTokenForBench(extraClaims = {}) {
+  return jwt.sign({ sub: USER.id_str, scope: 'users:read', ...extraClaims }, JWT_SECRET, {
     algorithm: 'HS256',
     header: { alg: 'HS256', kid: JWT_KID, typ: 'at+jwt' },
     issuer: JWT_ISSUER,
