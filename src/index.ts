@@ -3,10 +3,11 @@
  * SPEC.md. Each module is also published on its own subpath
  * (`express-api-conventions/errors`, `/json`, ...).
  */
+
+export type { AuthContext } from './auth-context.js';
 export * from './config/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
-export type { AuthContext } from './auth-context.js';
 export { type ConventionsOptions, conventions } from './preset.js';
 export * from './request/index.js';

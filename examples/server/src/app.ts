@@ -1,0 +1,58 @@
+import express, { type Express, type RequestHandler } from 'express';
+import { apiError, conventions, errorHandler, notFound } from 'express-api-conventions';
+import type { Accounts } from './accounts.js';
+import { exportsRouter } from './exports.js';
+import { requireAuthentication, sessionAuth, sessionCsrf } from './sessions/auth.js';
+import { sessionsRouter } from './sessions/routes.js';
+import type { SessionStore } from './sessions/store.js';
+import type { Settings } from './settings.js';
+import type { SharedState } from './state.js';
+import type { UserRepository } from './users/repository.js';
+import { usersRouter } from './users/routes.js';
+
+/** What the app is made of, apart from its settings: in memory or in Redis. */
+export interface Services {
+  readonly state: SharedState;
+  readonly users: UserRepository;
+  readonly sessions: SessionStore;
+  readonly accounts: Accounts;
+}
+
+// SPEC.md "Cross-origin (CORS)": browser-script-only endpoints refuse a request without it.
+const requireXhr: RequestHandler = function requireXhrMiddleware(req, _res, next) {
+  next(req.headers['x-requested-with'] === 'XMLHttpRequest' ? undefined : apiError('xhrRequired'));
+};
+
+// SPEC.md "Security response headers": data clearing on logout.
+const clearSiteData: RequestHandler = function clearSiteDataMiddleware(_req, res, next) {
+  res.setHeader('Clear-Site-Data', '"cache", "cookies", "storage"');
+  next();
+};
+
+/**
+ * The reference server: every rule of SPEC.md on one small users service,
+ * assembled from the library's public exports in the order they must run.
+ */
+export function createApp(settings: Settings, services: Services): Express {
+  const { state, users, sessions, accounts } = services;
+  const app = express();
+  app.disable('x-powered-by');
+
+  // Common headers, JSON output, maintenance stop, bounded bodies, method override.
+  app.use(conventions({ maintenance: settings.maintenance ? { retryAfter: 300 } : false }));
+
+  // Who is asking: a browser session (a bearer token when the oauth2 module is wired).
+  // A state-changing request that the session cookie authenticated needs its CSRF token.
+  app.use(sessionAuth(sessions), sessionCsrf());
+
+  // Writes need a user.
+  const writeGuards = [requireAuthentication()];
+
+  app.use(usersRouter({ users, writeGuards }));
+  app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay, guards: writeGuards }));
+  app.use(sessionsRouter({ sessions, accounts, users, requireXhr, clearSiteData }));
+
+  // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
+  app.use(notFound(), errorHandler({ production: settings.production }));
+  return app;
+}
