@@ -135,7 +135,7 @@ describe('jsonResponses()', () => {
       });
     });
 
-    it('gives no detail in production and logs the programming error', async () => {
+    it('gives only the generic message in production, and logs the programming error', async () => {
       const log = jest.fn();
       const prod = appWith(jsonResponses(), (a) => {
         a.get('/array', (_req, res) => {
@@ -145,7 +145,7 @@ describe('jsonResponses()', () => {
       });
       const res = await request(prod).get('/array');
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ errors: [{ message: 'The response body must be a JSON object.', code: 50001 }] });
+      expect(res.body).toEqual({ errors: [{ message: 'An internal error occurred.', code: 50001 }] });
       expect(log).toHaveBeenCalledTimes(1);
       expect(log.mock.calls[0][0]).toMatchObject({ status: 500, code: 50001, method: 'GET', path: '/array' });
     });

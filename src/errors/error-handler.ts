@@ -3,6 +3,7 @@ import { checkBoolean, checkFunction, isProductionEnvironment, readOptions } fro
 import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
 import type { ApiError } from './api-error.js';
+import { ERROR_CATALOGUE } from './catalogue.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -61,6 +62,11 @@ const pathOf = (req: Request): string => {
 /** The JSON body of an error, in SPEC.md's shape unless the error brings its own. */
 export function errorBody(error: ApiError, production: boolean): Record<string, unknown> {
   if (error.body) return { ...error.body };
+  if (production && error.status === 500) {
+    // A 500 is a fault of the service; in production its cause stays in the
+    // log and the client reads only the generic message (SPEC.md Errors rule 5).
+    return { errors: [{ message: ERROR_CATALOGUE.internal.message, code: error.code }] };
+  }
   const errors = error.items.map((item) => ({ ...item }));
   if (!production && error.detail !== undefined && errors[0]) {
     (errors[0] as Record<string, unknown>).detail = error.detail;
