@@ -57,8 +57,8 @@ async function start(settings: Settings): Promise<void> {
 try {
   await start(readSettings());
 } catch (error) {
-  const message =
-    error instanceof SettingsError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message = error instanceof Error ? error.message : String(error);
   console.error(`reference server: cannot start: ${message}`);
+  if (!(error instanceof SettingsError) && error instanceof Error && error.stack) console.error(error.stack);
   process.exit(1);
 }

@@ -22,19 +22,32 @@ export interface SharedState {
   hashDelete(key: string, field: string): Promise<boolean>;
 }
 
-const newClient = (url: string) =>
-  createClient({ url, socket: { connectTimeout: 5000, reconnectStrategy: (retries) => Math.min(retries * 100, 2000) } });
+const newClient = (url: string, connected: () => boolean) =>
+  createClient({
+    url,
+    socket: {
+      connectTimeout: 5000,
+      // Once connected, reconnect for ever (a lasting outage shows as errors on the
+      // requests that need Redis); before that, the first failure stops the start.
+      reconnectStrategy: (retries: number, cause: Error) => (connected() ? Math.min(retries * 100, 2000) : cause),
+    },
+  });
 
 export type RedisClient = ReturnType<typeof newClient>;
 
 /** Connects to Redis, failing the start-up when it cannot be reached. */
 export async function connectRedis(url: string): Promise<RedisClient> {
-  const client = newClient(url);
+  let connected = false;
+  const client = newClient(url, () => connected);
   client.on('error', (error: unknown) => {
-    // Reconnects are automatic; a lasting outage shows as 503 on the requests that need Redis.
-    process.stderr.write(`redis: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (connected) process.stderr.write(`redis: ${error instanceof Error ? error.message : String(error)}\n`);
   });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot reach Redis at ${url}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  connected = true;
   return client;
 }
 

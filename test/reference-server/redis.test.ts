@@ -1,0 +1,147 @@
+import request from 'supertest';
+import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from '../support/services.js';
+import { freshEmail, signIn } from './client.js';
+import { type RunningProcess, startFailure, startServer } from './harness.js';
+import { expectDocumented } from './openapi.js';
+
+/**
+ * REDIS_URL: the shared state moves to a real redis-server, and two
+ * instances on one Redis, behind two ports, act as one service.
+ */
+describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
+  let redis: RedisServer;
+  let a: RunningProcess;
+  let b: RunningProcess;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
+    b = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('each says it keeps its state in Redis', () => {
+    expect(a.output()).toContain('(state in Redis)');
+    expect(b.output()).toContain('(state in Redis)');
+  });
+
+  it('both list the same seeded users, seeded once', async () => {
+    const [fromA, fromB] = await Promise.all([
+      request(a.url).get('/v1/users?limit=100'),
+      request(b.url).get('/v1/users?limit=100'),
+    ]);
+    expect(fromA.status).toBe(200);
+    expect(fromA.text).toBe(fromB.text);
+    expect(fromA.body.users.length).toBeGreaterThanOrEqual(25);
+    expectDocumented(fromA);
+  });
+
+  describe('users', () => {
+    it('a user created on one instance is read, changed and deleted on the other', async () => {
+      const session = await signIn(a.url);
+      const created = await request(a.url)
+        .post('/v1/users')
+        .set('Cookie', session.cookie)
+        .set('CSRF-Token', session.csrfToken)
+        .send({ name: 'Rhea Shared', email: freshEmail(), gender: 'female' });
+      expect(created.status).toBe(201);
+      const location = created.headers.location ?? '';
+      const read = await request(b.url).get(location);
+      expect(read.status).toBe(200);
+      expect(read.text).toBe(created.text);
+      const patched = await request(b.url)
+        .patch(location)
+        .set('Cookie', session.cookie)
+        .set('CSRF-Token', session.csrfToken)
+        .send({ name: 'Rhea Moved' });
+      expect(patched.body.name).toBe('Rhea Moved');
+      expect((await request(a.url).get(location)).body.name).toBe('Rhea Moved');
+      const deleted = await request(a.url).delete(location).set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken);
+      expect(deleted.status).toBe(204);
+      expect((await request(b.url).get(location)).status).toBe(404);
+    });
+
+    it('an email taken through one instance answers 409 on the other, even when both race for it', async () => {
+      const session = await signIn(a.url);
+      const email = freshEmail();
+      const create = (url: string) =>
+        request(url)
+          .post('/v1/users')
+          .set('Cookie', session.cookie)
+          .set('CSRF-Token', session.csrfToken)
+          .send({ name: 'Race Winner', email, gender: 'male' });
+      const statuses = (await Promise.all([create(a.url), create(b.url), create(a.url), create(b.url)])).map((r) => r.status);
+      expect(statuses.sort()).toEqual([201, 409, 409, 409]);
+    });
+  });
+
+  describe('sessions', () => {
+    it('a session opened on one instance works on the other, and signing out on it ends it on both', async () => {
+      const session = await signIn(a.url);
+      const current = await request(b.url)
+        .get('/v1/sessions/current')
+        .set('Cookie', session.cookie)
+        .set('X-Requested-With', 'XMLHttpRequest');
+      expect(current.status).toBe(200);
+      expect(current.body.csrfToken).toBe(session.csrfToken);
+      const out = await request(b.url)
+        .delete('/v1/sessions/current')
+        .set('Cookie', session.cookie)
+        .set('CSRF-Token', session.csrfToken);
+      expect(out.status).toBe(204);
+      const after = await request(a.url)
+        .get('/v1/sessions/current')
+        .set('Cookie', session.cookie)
+        .set('X-Requested-With', 'XMLHttpRequest');
+      expect(after.status).toBe(401);
+    });
+  });
+
+  describe('exports', () => {
+    it('an export asked for on one instance is handed out by the other', async () => {
+      const session = await signIn(a.url);
+      const asked = await request(a.url).post('/v1/exports').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken);
+      expect(asked.status).toBe(202);
+      const ready = await request(b.url)
+        .get(asked.headers.location ?? '')
+        .set('Cookie', session.cookie);
+      expect(ready.status).toBe(200);
+      expect(ready.body.id).toBe(asked.body.id);
+    });
+  });
+
+  describe('a restart', () => {
+    it('keeps what was written and does not seed again', async () => {
+      const session = await signIn(a.url);
+      const created = await request(a.url)
+        .post('/v1/users')
+        .set('Cookie', session.cookie)
+        .set('CSRF-Token', session.csrfToken)
+        .send({ name: 'Stays Put', email: freshEmail(), gender: 'male' });
+      const seeded = await request(a.url)
+        .delete('/v1/users/4611686018428387914')
+        .set('Cookie', session.cookie)
+        .set('CSRF-Token', session.csrfToken);
+      expect(seeded.status).toBe(204);
+      await a.stop();
+      a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
+      expect((await request(a.url).get(created.headers.location ?? '')).status).toBe(200);
+      expect((await request(a.url).get('/v1/users/4611686018428387914')).status).toBe(404);
+    });
+  });
+});
+
+describe('REDIS_URL that cannot be reached', () => {
+  it('stops the start with a clear message and exit status 1', async () => {
+    const port = await freePort();
+    const { code, output } = await startFailure({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    expect(code).toBe(1);
+    expect(output).toContain(
+      `reference server: cannot start: cannot reach Redis at redis://127.0.0.1:${port}: connect ECONNREFUSED`,
+    );
+  });
+});
