@@ -107,10 +107,10 @@ async function waitForListening(output: () => string, exited: Promise<number | n
   throw new Error(`the server did not listen within 20 s:\n${output()}`);
 }
 
-async function run(script: string, env: ServerEnvironment, pattern: RegExp): Promise<RunningProcess> {
+async function run(script: string, env: ServerEnvironment, pattern: RegExp, portVariable = 'PORT'): Promise<RunningProcess> {
   await ensureBuilt();
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const { child, output, exited } = spawnNode(script, { ...env, PORT: String(port) });
+  const port = env[portVariable] ? Number(env[portVariable]) : await freePort();
+  const { child, output, exited } = spawnNode(script, { ...env, [portVariable]: String(port) });
   await waitForListening(output, exited, pattern);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -132,7 +132,7 @@ export function startServer(env: ServerEnvironment = {}): Promise<RunningProcess
 
 /** Starts the browser page's own origin (examples/browser) on a free port. */
 export function startBrowserOrigin(env: ServerEnvironment = {}): Promise<RunningProcess> {
-  return run(BROWSER_ORIGIN, env, /browser page on http:\/\//);
+  return run(BROWSER_ORIGIN, env, /browser page on http:\/\//, 'BROWSER_PORT');
 }
 
 /** Runs the server with settings that must stop it: resolves with its exit code and output. */
