@@ -10,4 +10,5 @@ export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
 export { type ConventionsOptions, conventions } from './preset.js';
+export * from './rate-limit/index.js';
 export * from './request/index.js';

@@ -1,0 +1,192 @@
+import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
+import type { CounterState, CounterStore } from '../stores/counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import {
+  DEFAULT_QUOTA_UNIT,
+  isPolicyName,
+  policyItem,
+  policyItemPrefix,
+  QUOTA_UNITS,
+  type QuotaUnit,
+  quotedName,
+  stateItem,
+} from './headers.js';
+import { type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
+
+/** Options of limiter(): one named policy, usable outside a middleware. */
+export interface LimiterOptions {
+  /** The policy name shown in the headers (printable ASCII). Required. */
+  name: string;
+  /** The quota `q`: hits allowed in one window. Required, at least 1. */
+  limit: number;
+  /** The window `w`, in seconds. Required, at least 1. */
+  windowSeconds: number;
+  /** The quota unit `qu`. Default: `"requests"` (then not written). */
+  quotaUnit?: QuotaUnit;
+  /** Where the counts live. Default: a new `MemoryCounterStore`. */
+  store?: CounterStore;
+  /**
+   * The secret of the keyed hash written as `pk`. Default: a random secret
+   * of this process (give every instance the same one so their `pk` agree).
+   */
+  partitionSecret?: PartitionSecret;
+}
+
+const OPTION_NAMES = ['name', 'limit', 'windowSeconds', 'quotaUnit', 'store', 'partitionSecret'] as const;
+
+/** Where one identity stands against one policy. */
+export interface LimitState {
+  /** The policy's name. */
+  readonly policy: string;
+  /** The quota `q`. */
+  readonly limit: number;
+  /** Hits counted in the current window. */
+  readonly used: number;
+  /** `r`: hits left in the window, never below 0. */
+  readonly remaining: number;
+  /** When the window ends, in milliseconds since the epoch. */
+  readonly resetAt: number;
+  /** `t`: seconds until the window ends, rounded up. */
+  readonly resetSeconds: number;
+  /** Whether this hit (for consume) or the next one (for peek) is over the quota. */
+  readonly limited: boolean;
+  /** The `pk` of the identity: a keyed hash, never the identity itself. */
+  readonly partitionKey: string;
+  /** The policy item for `RateLimit-Policy`. */
+  readonly policyItem: string;
+  /** The state item for `RateLimit`. */
+  readonly stateItem: string;
+}
+
+/** A policy that counts hits per identity (a user name, a client address, ...). */
+export interface Limiter {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowSeconds: number;
+  /** Counts one hit. `limited` is true once the count is over the quota. */
+  consume(identity: string): Promise<LimitState>;
+  /** Where the identity stands, without counting. `limited` is true when the next hit would be refused. */
+  peek(identity: string): Promise<LimitState>;
+  /** Forgets the identity's window (for example after a successful sign-in). */
+  reset(identity: string): Promise<void>;
+}
+
+/** Seconds from `now` to `resetAt`, rounded up: the `t` of a state item and the `Retry-After` of a 429. */
+export const secondsUntil = (resetAt: number, now: number): number => Math.max(0, Math.ceil((resetAt - now) / 1000));
+
+/** Checks a policy's name, limit, window and unit at construction. */
+export function checkPolicy(
+  factory: string,
+  prefix: string,
+  given: { name?: unknown; limit?: unknown; windowSeconds?: unknown; quotaUnit?: unknown },
+): { name: string; limit: number; windowSeconds: number; quotaUnit: QuotaUnit } {
+  if (!isPolicyName(given.name)) invalidOption(factory, `${prefix}name`, given.name, 'a non-empty string of printable ASCII');
+  return {
+    name: given.name,
+    limit: checkInteger(factory, `${prefix}limit`, given.limit, { min: 1 }),
+    windowSeconds: checkInteger(factory, `${prefix}windowSeconds`, given.windowSeconds, { min: 1, max: 2_147_483 }),
+    quotaUnit:
+      given.quotaUnit === undefined
+        ? DEFAULT_QUOTA_UNIT
+        : checkOneOf(factory, `${prefix}quotaUnit`, given.quotaUnit, QUOTA_UNITS),
+  };
+}
+
+export function checkStore(factory: string, store: unknown): CounterStore {
+  const candidate = store as Partial<CounterStore> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.increment !== 'function' ||
+    typeof candidate.get !== 'function' ||
+    typeof candidate.reset !== 'function'
+  ) {
+    invalidOption(factory, 'store', store, 'a CounterStore (increment, get and reset)');
+  }
+  return candidate as CounterStore;
+}
+
+/**
+ * One rate-limit policy as an object, for limits that are not a middleware:
+ * the oauth2 brute-force guard counts failures per user name and per client
+ * address with it. A store failure rejects with the `stateStoreUnavailable`
+ * ApiError (503); the caller decides whether to fail open.
+ */
+export function limiter(options: Readonly<LimiterOptions>): Limiter {
+  const given = readOptions<LimiterOptions>('limiter', options, OPTION_NAMES);
+  const policy = checkPolicy('limiter', '', given);
+  const store = given.store === undefined ? new MemoryCounterStore() : checkStore('limiter', given.store);
+  const hashPartition = partitionHasher(given.partitionSecret);
+  const windowMs = policy.windowSeconds * 1000;
+  const prefix = policyItemPrefix(policy);
+  const quoted = quotedName(policy.name);
+
+  const stateOf = (counter: CounterState | undefined, identity: string, counted: boolean): LimitState => {
+    const now = Date.now();
+    const used = counter?.count ?? 0;
+    const resetAt = counter?.resetAt ?? now + windowMs;
+    const resetSeconds = counter === undefined ? policy.windowSeconds : secondsUntil(resetAt, now);
+    const remaining = Math.max(policy.limit - used, 0);
+    const partitionKey = hashPartition(identity);
+    return {
+      policy: policy.name,
+      limit: policy.limit,
+      used,
+      remaining,
+      resetAt,
+      resetSeconds,
+      limited: counted ? used > policy.limit : used >= policy.limit,
+      partitionKey,
+      policyItem: policyItem(prefix, partitionKey),
+      stateItem: stateItem(quoted, remaining, resetSeconds, partitionKey),
+    };
+  };
+
+  const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
+    try {
+      return await operation();
+    } catch (cause) {
+      throw apiError('stateStoreUnavailable', { cause });
+    }
+  };
+
+  return {
+    name: policy.name,
+    limit: policy.limit,
+    windowSeconds: policy.windowSeconds,
+    consume: async (identity) =>
+      stateOf(await guarded(() => store.increment(storeKeyOf(policy.name, identity), windowMs)), identity, true),
+    peek: async (identity) => stateOf(await guarded(() => store.get(storeKeyOf(policy.name, identity))), identity, false),
+    reset: (identity) => guarded(() => store.reset(storeKeyOf(policy.name, identity))),
+  };
+}
+
+/** The 429 catalogue entries. */
+export type TooManyRequestsName = 'tooManyRequests' | 'tooManyLoginFailures';
+
+export interface TooManyRequestsInit {
+  /** The catalogue entry. Default: `"tooManyRequests"`. */
+  error?: TooManyRequestsName;
+  /** A body of a protocol's own shape (RFC 6749 token errors), passed to apiError(). */
+  body?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The 429 ApiError for states that are over their limit, with `Retry-After`
+ * in seconds (SPEC.md Limits "Signalling"). When several policies are
+ * exceeded it names the latest reset, the first instant a retry can pass;
+ * it is the `t` of that policy's state item, so both point to the same
+ * instant (SPEC.md Limits rule 2).
+ */
+export function tooManyRequests(states: LimitState | readonly LimitState[], init: TooManyRequestsInit = {}): ApiError {
+  const list: readonly LimitState[] = Array.isArray(states) ? states : [states as LimitState];
+  let retryAfter = 0;
+  for (const state of list) {
+    if (state.limited && state.resetSeconds > retryAfter) retryAfter = state.resetSeconds;
+  }
+  return apiError(init.error ?? 'tooManyRequests', {
+    headers: { 'Retry-After': String(retryAfter) },
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
+}

@@ -1,0 +1,9 @@
+export type { CounterState, CounterStore } from './counter-store.js';
+export { DEFAULT_SWEEP_INTERVAL_MS, MemoryCounterStore, type MemoryCounterStoreOptions } from './memory-counter-store.js';
+export {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_REDIS_PREFIX,
+  RedisCounterStore,
+  type RedisCounterStoreOptions,
+  type RedisScriptClient,
+} from './redis-counter-store.js';
