@@ -15,8 +15,8 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
-    b = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
+    a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0', RATE_LIMIT: '100000' });
+    b = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0', RATE_LIMIT: '100000' });
   });
 
   afterAll(async () => {
@@ -128,10 +128,47 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
         .set('CSRF-Token', session.csrfToken);
       expect(seeded.status).toBe(204);
       await a.stop();
-      a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0' });
+      a = await startServer({ REDIS_URL: redis.url, EXPORT_DELAY: '0', RATE_LIMIT: '100000' });
       expect((await request(a.url).get(created.headers.location ?? '')).status).toBe(200);
       expect((await request(a.url).get('/v1/users/4611686018428387914')).status).toBe(404);
     });
+  });
+});
+
+describeWith(REDIS_SERVER, 'two instances on one Redis: rate limits', () => {
+  const LIMIT = 6;
+  let redis: RedisServer;
+  let a: RunningProcess;
+  let b: RunningProcess;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    [a, b] = await Promise.all([
+      startServer({ REDIS_URL: redis.url, RATE_LIMIT: String(LIMIT) }),
+      startServer({ REDIS_URL: redis.url, RATE_LIMIT: String(LIMIT) }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('share rate-limit counts: the quota is spent across both instances', async () => {
+    const statuses: number[] = [];
+    const remaining: unknown[] = [];
+    for (let i = 0; i < LIMIT + 2; i++) {
+      const res = await request(i % 2 === 0 ? a.url : b.url).get('/v1/users?limit=1');
+      statuses.push(res.status);
+      remaining.push(/"user";r=(\d+)/.exec(res.headers.ratelimit ?? '')?.[1]);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+    expect(remaining).toEqual(['5', '4', '3', '2', '1', '0', '0', '0']);
+  });
+
+  it('agree on the partition keys, drawn once for the service', async () => {
+    const [fromA, fromB] = await Promise.all([request(a.url).get('/v1/nothing'), request(b.url).get('/v1/nothing')]);
+    expect(fromA.headers['ratelimit-policy']).toBe(fromB.headers['ratelimit-policy']);
   });
 });
 

@@ -12,7 +12,7 @@ let server: RunningProcess;
 const api = () => request(server.url);
 
 beforeAll(async () => {
-  server = await startServer({ EXPORT_DELAY: '1' });
+  server = await startServer({ EXPORT_DELAY: '1', RATE_LIMIT: '100000' });
 });
 
 afterAll(async () => {

@@ -15,7 +15,8 @@ let session: BrowserSession;
 const api = () => request(server.url);
 
 beforeAll(async () => {
-  server = await startServer();
+  // Every request of this file comes from one address: a quota it cannot reach (limits: rate-limit.test.ts).
+  server = await startServer({ RATE_LIMIT: '100000' });
   session = await signIn(server.url);
 });
 

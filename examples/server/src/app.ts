@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
-import { apiError, conventions, errorHandler, notFound } from 'express-api-conventions';
+import { apiError, type CounterStore, conventions, errorHandler, notFound, rateLimit } from 'express-api-conventions';
 import type { Accounts } from './accounts.js';
 import { exportsRouter } from './exports.js';
 import { requireAuthentication, sessionAuth, sessionCsrf } from './sessions/auth.js';
@@ -16,6 +16,10 @@ export interface Services {
   readonly users: UserRepository;
   readonly sessions: SessionStore;
   readonly accounts: Accounts;
+  /** Rate-limit counters: a MemoryCounterStore, or a RedisCounterStore shared by every instance. */
+  readonly counters: CounterStore;
+  /** Secrets every instance shares (see secrets.ts). */
+  readonly secrets: { readonly partition: string };
 }
 
 // SPEC.md "Cross-origin (CORS)": browser-script-only endpoints refuse a request without it.
@@ -34,16 +38,27 @@ const clearSiteData: RequestHandler = function clearSiteDataMiddleware(_req, res
  * assembled from the library's public exports in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts } = services;
+  const { state, users, sessions, accounts, counters, secrets } = services;
   const app = express();
   app.disable('x-powered-by');
 
   // Common headers, JSON output, maintenance stop, bounded bodies, method override.
-  app.use(conventions({ maintenance: settings.maintenance ? { retryAfter: 300 } : false }));
+  // The rate limiter is mounted below, once the request's user is known.
+  app.use(conventions({ maintenance: settings.maintenance ? { retryAfter: 300 } : false, rateLimit: false }));
 
   // Who is asking: a browser session (a bearer token when the oauth2 module is wired).
   // A state-changing request that the session cookie authenticated needs its CSRF token.
   app.use(sessionAuth(sessions), sessionCsrf());
+
+  // SPEC.md Limits rule 4: counted per user and per application, RateLimit headers on every answer.
+  app.use(
+    rateLimit({
+      limit: settings.rateLimit,
+      windowSeconds: settings.rateWindow,
+      store: counters,
+      partitionSecret: secrets.partition,
+    }),
+  );
 
   // Writes need a user.
   const writeGuards = [requireAuthentication()];

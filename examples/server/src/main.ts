@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import { MemoryCounterStore, RedisCounterStore } from 'express-api-conventions';
 import { Accounts } from './accounts.js';
 import { createApp, type Services } from './app.js';
+import { sharedSecret } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
 import { readSettings, type Settings, SettingsError } from './settings.js';
 import { connectRedis, MemoryState, type RedisClient, RedisState } from './state.js';
@@ -23,7 +25,14 @@ async function start(settings: Settings): Promise<void> {
   // The password is kept only as a bcrypt hash.
   await accounts.add(settings.demoUsername, settings.demoPassword, demoId.toString());
 
-  const services: Services = { state, users, sessions: new SessionStore(state), accounts };
+  const services: Services = {
+    state,
+    users,
+    sessions: new SessionStore(state),
+    accounts,
+    counters: redis ? new RedisCounterStore({ client: redis }) : new MemoryCounterStore(),
+    secrets: { partition: await sharedSecret(state, 'rate-limit-partition') },
+  };
   const app = createApp(settings, services);
 
   const server = app.listen(settings.port, settings.host, () => {
