@@ -39,6 +39,13 @@ try {
   writeFileSync(join(consumer, 'check.mjs'), `${esm}\nif (typeof m0.conventions !== 'function') process.exit(1);\n`);
   run('node', ['check.mjs'], { cwd: consumer });
 
+  // The command from the installed tarball (package.json `bin`), as `npx express-api-conventions` finds it.
+  const usage = execFileSync(join(consumer, 'node_modules/.bin/express-api-conventions'), ['--help'], { encoding: 'utf8' });
+  if (!usage.startsWith('Usage: express-api-conventions check <base-url>')) {
+    throw new Error(`the packed bin printed an unexpected --help:\n${usage}`);
+  }
+  console.log('package: bin express-api-conventions --help runs from the installed tarball');
+
   // TypeScript consumers: types resolve for every subpath under each resolution.
   const source = `${specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join('\n')}
 import express from 'express';

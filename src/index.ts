@@ -5,10 +5,15 @@
  */
 
 export type { AuthContext } from './auth-context.js';
+export * from './caching/index.js';
 export * from './config/index.js';
+export * from './conformance/index.js';
+export * from './cors/index.js';
 export * from './errors/index.js';
 export * from './headers/index.js';
 export * from './json/index.js';
+export * from './lint/index.js';
 export { type ConventionsOptions, conventions } from './preset.js';
 export * from './rate-limit/index.js';
 export * from './request/index.js';
+export * from './security/index.js';

@@ -1,11 +1,17 @@
 import type { RequestHandler } from 'express';
-import { readOptions } from './config/options.js';
+import { type CachingOptions, caching } from './caching/cache-control.js';
+import { isProductionEnvironment, readOptions } from './config/options.js';
+import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
+import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
+import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
+import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
+import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 
 /**
  * Options of conventions(): one key per module, holding that module's
@@ -13,6 +19,14 @@ import { type MethodOverrideOptions, methodOverride } from './request/method-ove
  */
 export interface ConventionsOptions {
   commonHeaders?: CommonHeadersOptions | false;
+  /** SPEC.md's security response headers (helmet). On unless `false`. */
+  securityHeaders?: SecurityHeadersOptions | false;
+  /** Present (not `false`) turns corsPolicy() on; it needs `origins`. */
+  cors?: CorsPolicyOptions | false;
+  /** `no-store` by default, strong ETags, 304s. On unless `false`. */
+  caching?: CachingOptions | false;
+  /** `Secure`, `HttpOnly` and `SameSite` on every cookie. On unless `false`. */
+  cookies?: SecureCookiesOptions | false;
   json?: JsonResponsesOptions | false;
   /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
   maintenance?: MaintenanceOptions | false;
@@ -24,9 +38,30 @@ export interface ConventionsOptions {
   rateLimit?: RateLimitOptions | false;
   bodies?: ParseBodiesOptions | false;
   methodOverride?: MethodOverrideOptions | false;
+  /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
+  csrf?: CsrfProtectionOptions | false;
+  /**
+   * The development-time response-shape check. Default: on, with its
+   * defaults, unless `NODE_ENV` is `production`; in production it is left
+   * out (no cost) unless options are given here.
+   */
+  responseLinter?: ResponseLinterOptions | false;
 }
 
-const MODULES = ['commonHeaders', 'json', 'maintenance', 'rateLimit', 'bodies', 'methodOverride'] as const;
+const MODULES = [
+  'commonHeaders',
+  'securityHeaders',
+  'cors',
+  'caching',
+  'cookies',
+  'json',
+  'maintenance',
+  'rateLimit',
+  'bodies',
+  'methodOverride',
+  'csrf',
+  'responseLinter',
+] as const;
 
 /**
  * The whole preset, in the order it must run. Use it as
@@ -37,10 +72,21 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   const given = readOptions<ConventionsOptions>('conventions', options, MODULES);
   const stack: RequestHandler[] = [];
   if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
+  if (given.securityHeaders !== false) stack.push(securityHeaders(given.securityHeaders));
+  // Before anything that can fail: an error answer must carry the CORS
+  // headers too, or the calling script cannot read it.
+  if (given.cors) stack.push(corsPolicy(given.cors));
+  if (given.caching !== false) stack.push(caching(given.caching));
+  if (given.cookies !== false) stack.push(secureCookies(given.cookies));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
   if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
+  // After the body parsers (the `_csrf` field) and method override.
+  if (given.csrf) stack.push(csrfProtection(given.csrf));
+  // Development only by default: in production it is not in the stack at all.
+  const linter = given.responseLinter;
+  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
   return stack;
 }

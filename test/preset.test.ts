@@ -1,13 +1,13 @@
 import express from 'express';
 import request from 'supertest';
-import { conventions, errorHandler, notFound } from '../src/index.js';
+import { conventions, errorHandler, idPair, notFound } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
 
 describe('conventions()', () => {
   const app = express();
   app.use(conventions());
   app.get('/v1/users/:id', (req, res) => {
-    res.json({ id: BigInt(req.params.id as string) * 1000000000000n, name: '<b>' });
+    res.json({ ...idPair(BigInt(req.params.id as string) * 1000000000000n), name: '<b>' });
   });
   app.put('/v1/users/:id', (req, res) => {
     res.json({ replaced: req.body });
@@ -22,7 +22,7 @@ describe('conventions()', () => {
       'X-Content-Type-Options': 'nosniff',
       'X-Powered-By': null,
     });
-    expect(res.text).toBe('{"id":9007199000000000000,"name":"\\u003Cb\\u003E"}');
+    expect(res.text).toBe('{"id":9007199000000000000,"id_str":"9007199000000000000","name":"\\u003Cb\\u003E"}');
   });
 
   it('parses bodies and honours method override', async () => {
@@ -41,7 +41,7 @@ describe('conventions()', () => {
 
   it('leaves a module out when its option is false', async () => {
     const bare = express();
-    bare.use(conventions({ methodOverride: false, commonHeaders: false }));
+    bare.use(conventions({ methodOverride: false, commonHeaders: false, securityHeaders: false }));
     bare.post('/v1/x', (req, res) => {
       res.json({ method: req.method });
     });
@@ -61,6 +61,8 @@ describe('conventions()', () => {
 
   it('passes module options through, checked', () => {
     expect(() => conventions({ bodies: { limit: 0 } })).toThrow('parseBodies(options): `limit` must be');
-    expect(() => conventions({ cors: {} } as never)).toThrow('conventions(options): received an unsupported option `cors`');
+    expect(() => conventions({ rateLimiter: {} } as never)).toThrow(
+      'conventions(options): received an unsupported option `rateLimiter`',
+    );
   });
 });

@@ -65,6 +65,11 @@ export const ERROR_CATALOGUE = {
   // 5xx
   internal: { status: 500, code: 50000, message: 'An internal error occurred.' },
   nonObjectJsonBody: { status: 500, code: 50001, message: 'The response body must be a JSON object.' },
+  responseConventionViolated: {
+    status: 500,
+    code: 50002,
+    message: 'The response body breaks the API conventions (responseLinter strict mode).',
+  },
   badGateway: { status: 502, code: 50200, message: 'An upstream service answered with an error.' },
   serviceUnavailable: { status: 503, code: 50300, message: 'The service is unavailable.' },
   maintenance: { status: 503, code: 50301, message: 'The service is down for maintenance; retry after the time in Retry-After.' },

@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { bodyEntityTag, ENTITY_TAG_MODE } from '../caching/entity-tag.js';
 import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { stringifyJson } from './serialize.js';
@@ -30,9 +31,21 @@ export function sendJson(res: Response, body: unknown): Response {
   return sendJsonText(res, stringifyJson(body));
 }
 
-/** Sends JSON text that is already serialized, with SPEC.md's Content-Type. */
+/**
+ * Sends JSON text that is already serialized, with SPEC.md's Content-Type.
+ *
+ * When caching() is mounted, a GET or HEAD 200 answer whose route set no
+ * `ETag` gets one here, hashed once from the text (SPEC.md "Caching"). An
+ * ETag already set keeps Express from computing its own weak one, and
+ * res.send() then answers 304 when the request is fresh.
+ */
 export function sendJsonText(res: Response, text: string): Response {
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  const mode = res[ENTITY_TAG_MODE];
+  if (mode !== undefined && res.statusCode === 200 && !res.hasHeader('ETag')) {
+    const method = res.req.method;
+    if (method === 'GET' || method === 'HEAD') res.setHeader('ETag', bodyEntityTag(text, mode));
+  }
   return res.send(text);
 }
 

@@ -1,0 +1,145 @@
+import type { RequestHandler, Response } from 'express';
+import { checkFunction, checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { ENTITY_TAG_MODE, httpDate } from './entity-tag.js';
+
+/** SPEC.md "Caching", intent "Client must not reuse without checking": `no-cache`. */
+export const CACHE_CONTROL_NO_CACHE = 'no-cache' as const;
+/** SPEC.md "Caching", intent "Confidential data, no storage by clients or proxies": `no-store`. */
+export const CACHE_CONTROL_NO_STORE = 'no-store' as const;
+/**
+ * SPEC.md "Security response headers", "Prevent cache exposure":
+ * `Cache-Control: no-store, max-age=0`. The default of every response that
+ * states no caching of its own.
+ */
+export const CACHE_CONTROL_SENSITIVE = 'no-store, max-age=0' as const;
+
+/**
+ * One of SPEC.md's Cache-Control intents:
+ * - `'no-cache'`: "Client must not reuse without checking";
+ * - `'no-store'`: "Confidential data, no storage by clients or proxies";
+ * - `{ maxAge }`: "Cache for a period": `public, max-age=<seconds>`;
+ * - `{ nextUpdate }`: data updated at fixed times: `public, max-age=` the
+ *   seconds until the next update, plus `Expires` at that instant (SPEC.md:
+ *   "`Expires` — Only for data updated at fixed times"; "When both
+ *   `Cache-Control` and `Expires` are sent, `Cache-Control` wins", so both
+ *   name the same instant).
+ */
+export type CacheIntent =
+  | typeof CACHE_CONTROL_NO_CACHE
+  | typeof CACHE_CONTROL_NO_STORE
+  | { readonly maxAge: number }
+  | { readonly nextUpdate: (now: Date) => Date };
+
+type Compiled = { readonly value: string } | { readonly nextUpdate: (now: Date) => Date };
+
+const compile = (factory: string, intent: unknown): Compiled => {
+  if (intent === CACHE_CONTROL_NO_CACHE || intent === CACHE_CONTROL_NO_STORE) return { value: intent };
+  if (typeof intent === 'object' && intent !== null && !Array.isArray(intent)) {
+    const keys = Object.keys(intent);
+    if (keys.length === 1 && keys[0] === 'maxAge') {
+      const seconds = checkInteger(factory, 'maxAge', (intent as { maxAge: unknown }).maxAge, { min: 0 });
+      return { value: `public, max-age=${seconds}` };
+    }
+    if (keys.length === 1 && keys[0] === 'nextUpdate') {
+      return {
+        nextUpdate: checkFunction<(now: Date) => Date>(factory, 'nextUpdate', (intent as { nextUpdate: unknown }).nextUpdate),
+      };
+    }
+  }
+  return invalidOption(factory, 'intent', intent, "'no-cache', 'no-store', { maxAge: seconds } or { nextUpdate: (now) => Date }");
+};
+
+const apply = (res: Response, compiled: Compiled): void => {
+  if (res.headersSent) return;
+  if ('value' in compiled) {
+    res.setHeader('Cache-Control', compiled.value);
+    res.removeHeader('Expires');
+    return;
+  }
+  const now = new Date();
+  const next = compiled.nextUpdate(now);
+  const seconds = Math.max(0, Math.ceil((next.getTime() - now.getTime()) / 1000));
+  res.setHeader('Cache-Control', `public, max-age=${seconds}`);
+  res.setHeader('Expires', httpDate(next));
+};
+
+/**
+ * Route middleware stating how the response may be cached; it replaces the
+ * `no-store, max-age=0` default that caching() put on every response.
+ * The header value is computed once, here.
+ */
+export function cacheControl(intent: CacheIntent): RequestHandler {
+  const compiled = compile('cacheControl', intent);
+  return function cacheControlMiddleware(_req, res, next) {
+    apply(res, compiled);
+    next();
+  };
+}
+
+/** The same as cacheControl(), from inside a handler (for example after a lookup). */
+export function setCacheControl(res: Response, intent: CacheIntent): void {
+  apply(res, compile('setCacheControl', intent));
+}
+
+// RFC 9110 §5.1: a field name is a token.
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Route middleware that appends request header names to `Vary` (SPEC.md
+ * "Caching": "Sent when the content differs by request header"). Appended,
+ * never overwritten, through Express's `res.vary()` (the `vary` package), so
+ * it composes with CORS's `Vary: Origin`.
+ */
+export function varyOn(fields: readonly string[]): RequestHandler {
+  if (!Array.isArray(fields) || fields.length === 0 || fields.some((f) => typeof f !== 'string' || !FIELD_NAME.test(f))) {
+    invalidOption('varyOn', 'fields', fields, "a non-empty array of header names such as ['Accept-Language']");
+  }
+  const names = [...fields];
+  return function varyOnMiddleware(_req, res, next) {
+    if (!res.headersSent) for (const name of names) res.vary(name);
+    next();
+  };
+}
+
+/** Options of caching(). */
+export interface CachingOptions {
+  /**
+   * How JSON bodies of GET and HEAD 200 answers are tagged when the route set
+   * no `ETag` of its own: `'strong'` (a SHA-1 of the body), `'weak'`, or
+   * `false` to leave it to Express. Default: `'strong'`.
+   */
+  etag?: 'strong' | 'weak' | false;
+  /**
+   * `Cache-Control` of every response that states no caching of its own; a
+   * route's cacheControl() replaces it. `false` sets none.
+   * Default: `'no-store, max-age=0'` (SPEC.md "Prevent cache exposure").
+   */
+  defaultCacheControl?: string | false;
+}
+
+/**
+ * Conditional GET and safe caching defaults (SPEC.md "Caching"):
+ * - every response starts with `Cache-Control: no-store, max-age=0`, so
+ *   nothing is stored unless a route says so;
+ * - JSON bodies of GET/HEAD 200 answers get a strong `ETag`, computed once
+ *   from the bytes sent, unless the route set its own (setValidators());
+ * - Express's freshness check (`req.fresh`, the `fresh` package) turns a
+ *   matching `If-None-Match` / `If-Modified-Since` into 304 with an empty body.
+ */
+export function caching(options?: Readonly<CachingOptions>): RequestHandler {
+  const given = readOptions<CachingOptions>('caching', options, ['etag', 'defaultCacheControl']);
+  const etag = given.etag ?? 'strong';
+  if (etag !== 'strong' && etag !== 'weak' && etag !== false) {
+    invalidOption('caching', 'etag', etag, "'strong', 'weak' or false");
+  }
+  const fallback = given.defaultCacheControl ?? CACHE_CONTROL_SENSITIVE;
+  if (fallback !== false && (typeof fallback !== 'string' || fallback.trim() === '' || /[\r\n]/.test(fallback))) {
+    invalidOption('caching', 'defaultCacheControl', fallback, 'a Cache-Control value or false');
+  }
+  const mode = etag === false ? undefined : etag;
+  return function cachingMiddleware(_req, res, next) {
+    if (fallback !== false && !res.headersSent) res.setHeader('Cache-Control', fallback);
+    if (mode !== undefined) res[ENTITY_TAG_MODE] = mode;
+    next();
+  };
+}

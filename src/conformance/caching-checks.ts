@@ -1,0 +1,81 @@
+import type { RunContext } from './context.js';
+import { shown } from './context.js';
+import { describeExchange, type Exchange } from './probe.js';
+import { HTTP_DATE } from './spec-values.js';
+
+// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE.
+const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+const CACHING_IDS = ['caching.etag', 'caching.last-modified', 'caching.if-none-match', 'caching.if-modified-since'] as const;
+
+function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], answer: Exchange | undefined): void {
+  if (!answer) {
+    ctx.skip(id, ctx.budgetReason);
+    return;
+  }
+  const problems: string[] = [];
+  if (answer.status !== 304) problems.push(`status ${answer.status}`);
+  if (answer.body.length > 0) problems.push(`a body of ${Buffer.byteLength(answer.body)} bytes`);
+  ctx.verdict(
+    id,
+    problems.length === 0
+      ? undefined
+      : { request: describeExchange(answer), expected: '304 with an empty body', seen: problems.join(', ') },
+  );
+}
+
+/** SPEC.md "Caching": validators on a resource, and conditional GET answered with 304 and no body. */
+export async function checkCaching(ctx: RunContext): Promise<void> {
+  const resource = ctx.config.resource;
+  if (resource === undefined) {
+    for (const id of CACHING_IDS) ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+    return;
+  }
+  const path = ctx.under(resource);
+  const first = await ctx.send({ purpose: 'resource', method: 'GET', path });
+  if (!first) {
+    for (const id of CACHING_IDS) ctx.skip(id, ctx.budgetReason);
+    return;
+  }
+  if (first.status !== 200) {
+    for (const id of CACHING_IDS) {
+      ctx.fail(id, {
+        request: describeExchange(first),
+        expected: 'status 200 (--resource must name an existing resource)',
+        seen: `status ${first.status}`,
+      });
+    }
+    return;
+  }
+  const etag = first.headers.etag;
+  const lastModified = first.headers['last-modified'];
+  const request = describeExchange(first);
+  ctx.verdict(
+    'caching.etag',
+    etag !== undefined && ENTITY_TAG.test(etag)
+      ? undefined
+      : { request, expected: 'ETag: an entity tag ("..." or W/"...")', seen: `ETag ${shown(etag)}` },
+  );
+  ctx.verdict(
+    'caching.last-modified',
+    lastModified !== undefined && HTTP_DATE.test(lastModified)
+      ? undefined
+      : { request, expected: 'Last-Modified: an HTTP-date in GMT', seen: `Last-Modified ${shown(lastModified)}` },
+  );
+
+  if (etag === undefined) ctx.skip('caching.if-none-match', 'the resource sent no ETag');
+  else {
+    const answer = await ctx.send({ purpose: 'If-None-Match', method: 'GET', path, headers: { 'if-none-match': etag } });
+    checkNotModified(ctx, 'caching.if-none-match', answer);
+  }
+  if (lastModified === undefined) ctx.skip('caching.if-modified-since', 'the resource sent no Last-Modified');
+  else {
+    const answer = await ctx.send({
+      purpose: 'If-Modified-Since',
+      method: 'GET',
+      path,
+      headers: { 'if-modified-since': lastModified },
+    });
+    checkNotModified(ctx, 'caching.if-modified-since', answer);
+  }
+}

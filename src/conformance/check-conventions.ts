@@ -1,0 +1,104 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { invalidOption } from '../config/options.js';
+import { checkAuthentication } from './auth-checks.js';
+import { checkCaching } from './caching-checks.js';
+import { RunContext } from './context.js';
+import { checkCors } from './cors-checks.js';
+import { checkErrorBodies, checkErrors } from './errors-checks.js';
+import { checkHeaders } from './header-checks.js';
+import { checkJsonEscaping } from './json-checks.js';
+import { checkLimits } from './limit-checks.js';
+import { type ConformanceOptions, readConformanceOptions } from './options.js';
+import { checkPaths } from './path-checks.js';
+import { Probe } from './probe.js';
+import { buildReport, type ConformanceReport } from './report.js';
+
+/** What checkConventions() probes: a running API's base URL, or an app (an Express app or any Node request listener). */
+export type ConformanceTarget = string | URL | RequestListener;
+
+function baseUrlOf(target: string | URL): URL {
+  let url: URL;
+  try {
+    url = new URL(String(target));
+  } catch {
+    return invalidOption('checkConventions', 'target', String(target), 'an http(s) base URL or an app');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    invalidOption('checkConventions', 'target', String(target), 'an http(s) base URL or an app');
+  }
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
+/** Starts an app on an ephemeral port of 127.0.0.1, for the run only. */
+async function listen(app: RequestListener): Promise<{ server: Server; url: URL }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return { server, url: new URL(`http://127.0.0.1:${port}/`) };
+}
+
+async function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * Probes an API over HTTP and reports, check by check, whether it follows
+ * SPEC.md. Given an app instead of a URL, it serves the app on an ephemeral
+ * 127.0.0.1 port for the length of the run (nothing else to start or stop),
+ * so one jest test can hold a whole suite:
+ *
+ * ```ts
+ * const report = await checkConventions(app, { resource: '/v1/users/1' });
+ * expect(report.failures).toEqual([]);
+ * ```
+ *
+ * It sends at most `maxRequests` requests (default 60, hard cap 200), and
+ * only GET, OPTIONS and TRACE unless `allowWrites` is set. Wrong options
+ * throw a ConfigurationError before any request.
+ */
+export async function checkConventions(
+  target: ConformanceTarget,
+  options?: Readonly<ConformanceOptions>,
+): Promise<ConformanceReport> {
+  const config = readConformanceOptions(options);
+  const given = typeof target === 'function' ? undefined : baseUrlOf(target);
+  for (const path of [config.resource, ...config.paths, config.protected, config.tokenEndpoint, config.reflect]) {
+    if (path !== undefined && /^https?:\/\//.test(path) && (!given || new URL(path).origin !== given.origin)) {
+      const expected = given
+        ? `a path on the target's origin (${given.origin})`
+        : 'a path (the app is served on an ephemeral port)';
+      invalidOption('checkConventions', 'paths', path, expected);
+    }
+  }
+  const started = given ? undefined : await listen(target as RequestListener);
+  const base = given ?? (started as { url: URL }).url;
+  try {
+    const probe = new Probe(base, config.maxRequests, config.timeoutMs, config.onProgress);
+    const ctx = new RunContext(probe, config, base.pathname.replace(/\/+$/, ''));
+    for (const secret of Object.values(config.credentials)) if (secret !== undefined) ctx.secrets.add(secret);
+
+    await checkErrors(ctx);
+    for (const path of config.paths) {
+      if (!(await ctx.send({ purpose: 'path', method: 'GET', path: ctx.under(path) }))) break;
+    }
+    await checkCaching(ctx);
+    await checkCors(ctx);
+    await checkAuthentication(ctx);
+    await checkJsonEscaping(ctx);
+
+    checkErrorBodies(ctx);
+    checkHeaders(ctx);
+    checkLimits(ctx);
+    checkPaths(ctx, base.origin);
+    return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list());
+  } finally {
+    if (started) await close(started.server);
+  }
+}

@@ -1,0 +1,169 @@
+import { type CheckId, CONFORMANCE_CHECKS } from './catalogue.js';
+import type { ConformanceConfiguration } from './options.js';
+import { BudgetExhausted, type Exchange, type Probe, type ProbeRequest } from './probe.js';
+import type { CheckEvidence, CheckResult } from './report.js';
+import { JSON_MEDIA_TYPE } from './spec-values.js';
+
+/** What every group of checks works with: the probe, the options, and where results go. */
+export class RunContext {
+  private readonly results = new Map<CheckId, CheckResult>();
+  /** Paths the checker was given (by an option) or found (in `Location` or JSON bodies), for the path rules. */
+  /** Values that must never appear in the report: credentials and tokens. */
+  readonly secrets = new Set<string>();
+  budgetSpent = false;
+
+  constructor(
+    readonly probe: Probe,
+    readonly config: ConformanceConfiguration,
+    /** The base URL's path without its trailing slash: `''` or `/api`. */
+    readonly prefix: string,
+  ) {}
+
+  private record(id: CheckId, status: CheckResult['status'], extra: Partial<CheckResult>): void {
+    if (this.results.has(id)) return;
+    const definition = CONFORMANCE_CHECKS[id];
+    if (this.config.ignore.has(id)) {
+      this.results.set(id, { id, ...definition, status: 'skip', reason: 'ignored (--ignore)' });
+      return;
+    }
+    this.results.set(id, { id, ...definition, status, ...extra });
+  }
+
+  pass(id: CheckId): void {
+    this.record(id, 'pass', {});
+  }
+
+  fail(id: CheckId, evidence: CheckEvidence): void {
+    this.record(id, 'fail', { evidence });
+  }
+
+  skip(id: CheckId, reason: string): void {
+    this.record(id, 'skip', { reason });
+  }
+
+  /** Fails with the evidence when there is some, passes otherwise. */
+  verdict(id: CheckId, evidence: CheckEvidence | undefined): void {
+    if (evidence) this.fail(id, evidence);
+    else this.pass(id);
+  }
+
+  /** Sends a request, or returns undefined once the budget is spent (the caller then skips). */
+  async send(request: ProbeRequest): Promise<Exchange | undefined> {
+    try {
+      return await this.probe.send(request);
+    } catch (error) {
+      if (error instanceof BudgetExhausted) {
+        this.budgetSpent = true;
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  /** The reason of a skip caused by a spent budget. */
+  get budgetReason(): string {
+    return `the request budget (${this.config.maxRequests}) was spent before this check; raise --max-requests`;
+  }
+
+  /** A path under the base URL: `/v1/users` → `/api/v1/users` when the base is `http://host/api/`. */
+  under(path: string): string {
+    if (/^https?:\/\//.test(path)) {
+      const url = new URL(path);
+      return `${url.pathname}${url.search}`;
+    }
+    return `${this.prefix}${path}`;
+  }
+
+  /** Every result, each check once, in catalogue order; evidence with any secret replaced by `[redacted]`. */
+  list(): CheckResult[] {
+    for (const id of Object.keys(CONFORMANCE_CHECKS) as CheckId[]) {
+      if (!this.results.has(id)) this.skip(id, 'not reached');
+    }
+    const secrets = [...this.secrets].filter((secret) => secret.length >= 4);
+    const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
+    const order = Object.keys(CONFORMANCE_CHECKS);
+    const ordered = [...this.results.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+    return ordered.map((result) =>
+      result.evidence
+        ? {
+            ...result,
+            evidence: {
+              ...(result.evidence.request === undefined ? {} : { request: redact(result.evidence.request) }),
+              expected: redact(result.evidence.expected),
+              seen: redact(result.evidence.seen),
+            },
+          }
+        : result,
+    );
+  }
+}
+
+/** A header's value, or `(absent)` for evidence. */
+export const shown = (value: string | undefined): string => (value === undefined ? '(absent)' : JSON.stringify(value));
+
+/** The parsed JSON body, or undefined when the body is not JSON. */
+export function parseJson(body: string): unknown {
+  if (body.trim() === '') return undefined;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a Content-Type is SPEC.md's JSON type: `application/json` with `charset=utf-8` (case and spaces aside). */
+export function isSpecJsonType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  return type === 'application/json' && params.length === 1 && params[0]?.replace(/\s+/g, '') === 'charset=utf-8';
+}
+
+export const mediaType = (value: string | undefined): string | undefined => value?.split(';')[0]?.trim().toLowerCase();
+
+/** CheckEvidence for a check that looks at every response: the first one that breaks it, and how many more do. */
+export function firstOffender(
+  exchanges: readonly Exchange[],
+  expected: string,
+  seen: (exchange: Exchange) => string | undefined,
+): CheckEvidence | undefined {
+  const offenders: { exchange: Exchange; value: string }[] = [];
+  for (const exchange of exchanges) {
+    const value = seen(exchange);
+    if (value !== undefined) offenders.push({ exchange, value });
+  }
+  const first = offenders[0];
+  if (!first) return undefined;
+  const more = offenders.length > 1 ? ` (and ${offenders.length - 1} more of ${exchanges.length} responses)` : '';
+  return {
+    request: `${first.exchange.method} ${first.exchange.path} -> ${first.exchange.status}${more}`,
+    expected,
+    seen: first.value,
+  };
+}
+
+/** Describes an `{ errors: [{ message, code }] }` body, or says what is wrong with it (undefined: it is right). */
+export function errorBodyProblem(body: string): string | undefined {
+  const parsed = parseJson(body);
+  if (parsed === undefined) return body.trim() === '' ? 'an empty body' : `a body that is not JSON: ${excerpt(body)}`;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return `JSON ${excerpt(body)}`;
+  const errors = (parsed as { errors?: unknown }).errors;
+  const good =
+    Array.isArray(errors) &&
+    errors.length > 0 &&
+    errors.every(
+      (item) =>
+        typeof item === 'object' &&
+        item !== null &&
+        typeof (item as { message?: unknown }).message === 'string' &&
+        Number.isInteger((item as { code?: unknown }).code),
+    );
+  return good ? undefined : `JSON ${excerpt(body)}`;
+}
+
+/** The start of a body, on one line, for evidence. */
+export function excerpt(body: string, length = 120): string {
+  const flat = body.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length)}…` : flat;
+}
+
+export const JSON_EXPECTED = `Content-Type ${JSON.stringify(JSON_MEDIA_TYPE)}`;

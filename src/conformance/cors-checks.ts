@@ -1,0 +1,179 @@
+import { mediaType, type RunContext, shown } from './context.js';
+import { describeExchange, type Exchange } from './probe.js';
+
+const PREFLIGHT_IDS = [
+  'cors.preflight.status',
+  'cors.preflight.content-length',
+  'cors.preflight.content-type',
+  'cors.preflight.allow-origin',
+  'cors.preflight.allow-methods',
+  'cors.preflight.allow-headers',
+  'cors.preflight.max-age',
+] as const;
+const ALL_IDS = [...PREFLIGHT_IDS, 'cors.actual.allow-origin', 'cors.look-alike-refused'] as const;
+
+// "comma list": tokens separated by commas (RFC 9110 §5.6.1 list syntax).
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const COMMA_LIST = new RegExp(`^\\s*${TOKEN}(\\s*,\\s*${TOKEN})*\\s*$`);
+const INTEGER = /^\d+$/;
+
+const listItems = (value: string): string[] => value.split(',').map((item) => item.trim());
+
+/**
+ * An origin that a careless check would let through: the allowed one with
+ * a suffix on its host (`https://app.example` → `https://app.example.attacker.invalid`),
+ * which defeats prefix matching and unanchored regexes.
+ */
+export function lookAlikeOrigin(origin: string): string {
+  const url = new URL(origin);
+  return `${url.protocol}//${url.hostname}.attacker.invalid${url.port ? `:${url.port}` : ''}`;
+}
+
+/** Problem with `Access-Control-Allow-Origin` (and `-Credentials`) for an allowed origin, or undefined. */
+function allowOriginProblem(exchange: Exchange, origin: string): string | undefined {
+  const allow = exchange.headers['access-control-allow-origin'];
+  const credentials = exchange.headers['access-control-allow-credentials'];
+  if (allow !== origin && allow !== '*') return `Access-Control-Allow-Origin ${shown(allow)}`;
+  if (credentials !== undefined && credentials !== 'true') return `Access-Control-Allow-Credentials ${shown(credentials)}`;
+  if (allow === '*' && credentials === 'true')
+    return 'Access-Control-Allow-Origin "*" with Access-Control-Allow-Credentials "true"';
+  return undefined;
+}
+
+/** SPEC.md "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
+export async function checkCors(ctx: RunContext): Promise<void> {
+  const { origin, preflightMethod, preflightHeaders } = ctx.config;
+  if (origin === undefined) {
+    for (const id of ALL_IDS) ctx.skip(id, 'needs an allowed origin: give --origin https://app.example');
+    return;
+  }
+  const path = ctx.under(ctx.config.resource ?? ctx.config.paths[0] ?? '/');
+  const preflightHeadersFor = (from: string) => ({
+    origin: from,
+    'access-control-request-method': preflightMethod,
+    'access-control-request-headers': preflightHeaders.join(', ').toLowerCase(),
+  });
+  const preflight = await ctx.send({ purpose: 'CORS preflight', method: 'OPTIONS', path, headers: preflightHeadersFor(origin) });
+  if (!preflight) {
+    for (const id of ALL_IDS) ctx.skip(id, ctx.budgetReason);
+    return;
+  }
+  const request = describeExchange(preflight);
+  const h = preflight.headers;
+  ctx.verdict(
+    'cors.preflight.status',
+    preflight.status === 200 ? undefined : { request, expected: 'status 200', seen: `status ${preflight.status}` },
+  );
+  ctx.verdict(
+    'cors.preflight.content-length',
+    h['content-length'] === '0' && preflight.body.length === 0
+      ? undefined
+      : {
+          request,
+          expected: 'Content-Length: 0 and no body',
+          seen: `Content-Length ${shown(h['content-length'])}, ${Buffer.byteLength(preflight.body)} body bytes`,
+        },
+  );
+  ctx.verdict(
+    'cors.preflight.content-type',
+    mediaType(h['content-type']) === 'text/plain'
+      ? undefined
+      : { request, expected: 'Content-Type: text/plain', seen: `Content-Type ${shown(h['content-type'])}` },
+  );
+  const originProblem = allowOriginProblem(preflight, origin);
+  ctx.verdict(
+    'cors.preflight.allow-origin',
+    originProblem
+      ? {
+          request,
+          expected: `Access-Control-Allow-Origin ${JSON.stringify(origin)} (or "*" without credentials)`,
+          seen: originProblem,
+        }
+      : undefined,
+  );
+  const methods = h['access-control-allow-methods'];
+  const methodsGood =
+    methods !== undefined &&
+    COMMA_LIST.test(methods) &&
+    listItems(methods).some((item) => item === '*' || item.toUpperCase() === preflightMethod);
+  ctx.verdict(
+    'cors.preflight.allow-methods',
+    methodsGood
+      ? undefined
+      : {
+          request,
+          expected: `Access-Control-Allow-Methods: a comma list holding ${preflightMethod}`,
+          seen: `Access-Control-Allow-Methods ${shown(methods)}`,
+        },
+  );
+  const headers = h['access-control-allow-headers'];
+  const allowedHeaders =
+    headers !== undefined && COMMA_LIST.test(headers) ? listItems(headers).map((item) => item.toLowerCase()) : [];
+  const headersGood =
+    allowedHeaders.length > 0 &&
+    preflightHeaders.every((name) => allowedHeaders.includes(name.toLowerCase()) || allowedHeaders.includes('*'));
+  ctx.verdict(
+    'cors.preflight.allow-headers',
+    headersGood
+      ? undefined
+      : {
+          request,
+          expected: `Access-Control-Allow-Headers: a comma list holding ${preflightHeaders.join(', ')}`,
+          seen: `Access-Control-Allow-Headers ${shown(headers)}`,
+        },
+  );
+  const maxAge = h['access-control-max-age'];
+  ctx.verdict(
+    'cors.preflight.max-age',
+    maxAge !== undefined && INTEGER.test(maxAge)
+      ? undefined
+      : {
+          request,
+          expected: 'Access-Control-Max-Age: an integer number of seconds',
+          seen: `Access-Control-Max-Age ${shown(maxAge)}`,
+        },
+  );
+
+  const actual = await ctx.send({ purpose: 'CORS request', method: 'GET', path, headers: { origin } });
+  if (!actual) ctx.skip('cors.actual.allow-origin', ctx.budgetReason);
+  else {
+    const problem = allowOriginProblem(actual, origin);
+    ctx.verdict(
+      'cors.actual.allow-origin',
+      problem
+        ? {
+            request: describeExchange(actual),
+            expected: `Access-Control-Allow-Origin ${JSON.stringify(origin)} (or "*" without credentials)`,
+            seen: problem,
+          }
+        : undefined,
+    );
+  }
+
+  if (h['access-control-allow-origin'] === '*') {
+    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as SPEC.md permits');
+    return;
+  }
+  const lookAlike = lookAlikeOrigin(origin);
+  const refused = await ctx.send({
+    purpose: 'CORS look-alike',
+    method: 'OPTIONS',
+    path,
+    headers: preflightHeadersFor(lookAlike),
+  });
+  if (!refused) {
+    ctx.skip('cors.look-alike-refused', ctx.budgetReason);
+    return;
+  }
+  const granted = refused.headers['access-control-allow-origin'];
+  ctx.verdict(
+    'cors.look-alike-refused',
+    granted === lookAlike || granted === '*'
+      ? {
+          request: `${describeExchange(refused)} (Origin: ${lookAlike})`,
+          expected: 'no Access-Control-Allow-Origin for an origin that is not allowed',
+          seen: `Access-Control-Allow-Origin ${shown(granted)}`,
+        }
+      : undefined,
+  );
+}

@@ -1,0 +1,93 @@
+import { errorBodyProblem, isSpecJsonType, JSON_EXPECTED, type RunContext, shown } from './context.js';
+import { describeExchange, type Exchange } from './probe.js';
+
+/** A path no API answers; the checker never lints it as one of the API's own. */
+export const UNKNOWN_ROUTE = '/v1/express-api-conventions-no-such-route';
+
+const ERROR_BODY_EXPECTED = 'a JSON object { errors: [{ message: string, code: integer }, ...] }';
+
+function checkErrorAnswer(
+  ctx: RunContext,
+  exchange: Exchange,
+  prefix: 'errors.not-found' | 'errors.method-not-allowed',
+  status: number,
+) {
+  const request = describeExchange(exchange);
+  ctx.verdict(
+    `${prefix}.status`,
+    exchange.status === status ? undefined : { request, expected: `status ${status}`, seen: `status ${exchange.status}` },
+  );
+  const type = exchange.headers['content-type'];
+  ctx.verdict(
+    `${prefix}.json`,
+    isSpecJsonType(type) ? undefined : { request, expected: JSON_EXPECTED, seen: `Content-Type ${shown(type)}` },
+  );
+  const problem = errorBodyProblem(exchange.body);
+  ctx.verdict(`${prefix}.body`, problem ? { request, expected: ERROR_BODY_EXPECTED, seen: problem } : undefined);
+}
+
+const METHOD_LIST = /^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*\s*$/;
+
+/**
+ * SPEC.md "Errors": a wrong URI gets 404 JSON; a method the path does not
+ * answer gets 405 with `Allow`. The wrong method is TRACE: a safe method
+ * (RFC 9110 §9.2.1) that APIs do not route, so the probe changes nothing.
+ */
+export async function checkErrors(ctx: RunContext): Promise<void> {
+  const unknown = await ctx.send({ purpose: 'unknown route', method: 'GET', path: ctx.under(UNKNOWN_ROUTE) });
+  if (unknown) checkErrorAnswer(ctx, unknown, 'errors.not-found', 404);
+  else for (const id of ['status', 'json', 'body'] as const) ctx.skip(`errors.not-found.${id}`, ctx.budgetReason);
+
+  const existing = ctx.config.resource ?? ctx.config.paths[0];
+  const ids = ['status', 'allow', 'json', 'body'] as const;
+  if (existing === undefined) {
+    for (const id of ids) ctx.skip(`errors.method-not-allowed.${id}`, 'needs an existing path: give --resource or --path');
+    return;
+  }
+  const wrong = await ctx.send({ purpose: 'wrong method', method: 'TRACE', path: ctx.under(existing) });
+  if (!wrong) {
+    for (const id of ids) ctx.skip(`errors.method-not-allowed.${id}`, ctx.budgetReason);
+    return;
+  }
+  checkErrorAnswer(ctx, wrong, 'errors.method-not-allowed', 405);
+  const allow = wrong.headers.allow;
+  const good = allow !== undefined && METHOD_LIST.test(allow) && !/\bTRACE\b/i.test(allow);
+  ctx.verdict(
+    'errors.method-not-allowed.allow',
+    good
+      ? undefined
+      : {
+          request: describeExchange(wrong),
+          expected: 'Allow: a comma list of the methods the path answers (not TRACE)',
+          seen: `Allow ${shown(allow)}`,
+        },
+  );
+}
+
+/** SPEC.md "Errors" rules 1 and 2, on every error answer the run saw (HEAD answers have no body). */
+export function checkErrorBodies(ctx: RunContext): void {
+  const errors = ctx.probe.exchanges.filter((exchange) => exchange.status >= 400 && exchange.method !== 'HEAD');
+  if (errors.length === 0) {
+    ctx.skip('errors.json-bodies', 'no 4xx or 5xx answer was seen');
+    return;
+  }
+  const evidence = errors
+    .map((exchange) => {
+      const type = exchange.headers['content-type'];
+      if (exchange.body.trim() === '') return { exchange, seen: `an empty body (Content-Type ${shown(type)})` };
+      if (!isSpecJsonType(type)) return { exchange, seen: `Content-Type ${shown(type)}` };
+      return undefined;
+    })
+    .filter((item) => item !== undefined);
+  const first = evidence[0];
+  ctx.verdict(
+    'errors.json-bodies',
+    first
+      ? {
+          request: `${describeExchange(first.exchange)}${evidence.length > 1 ? ` (and ${evidence.length - 1} more)` : ''}`,
+          expected: `a JSON body with ${JSON_EXPECTED}`,
+          seen: first.seen,
+        }
+      : undefined,
+  );
+}

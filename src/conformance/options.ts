@@ -1,0 +1,181 @@
+import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
+import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
+
+/** Credentials for the token-endpoint checks. The CLI reads them from `EAC_*` environment variables. */
+export interface ConformanceCredentials {
+  /** Registered application id, sent as `Authorization: Basic` with the secret. Default: none (no client authentication). */
+  clientId?: string;
+  /** Registered application secret. Default: none. */
+  clientSecret?: string;
+  /** A user's name for the password grant. Default: none (the token checks are skipped). */
+  username?: string;
+  /** That user's password. Default: none (the token checks are skipped). */
+  password?: string;
+}
+
+/** Options of checkConventions(): what the checker cannot guess about the API. */
+export interface ConformanceOptions {
+  /**
+   * An origin the API allows cross-origin (`http://localhost:5173`): turns on
+   * the CORS checks. Default: none (CORS checks skipped).
+   */
+  origin?: string;
+  /**
+   * A path (or same-origin URL) of one existing resource that supports
+   * conditional GET, e.g. `/v1/users/1`: turns on the caching checks and is
+   * the path of the 405 and CORS probes. Default: none.
+   */
+  resource?: string;
+  /** More paths to GET and to check against the path rules. Default: `[]`. */
+  paths?: readonly string[];
+  /** A path that needs a bearer token: turns on the `invalid_token` checks. Default: none. */
+  protected?: string;
+  /** The token endpoint path, e.g. `/v1/oauth2/token`. Its checks need `allowWrites` and credentials. Default: none. */
+  tokenEndpoint?: string;
+  /**
+   * A GET path that writes a request value back into its JSON body, with
+   * `{probe}` where the value goes (`/v1/users/search?q={probe}`); without
+   * `{probe}` the value is added as the `q` parameter. Default: none.
+   */
+  reflect?: string;
+  /** Token-endpoint credentials. Default: none. */
+  credentials?: Readonly<ConformanceCredentials>;
+  /**
+   * Allow requests that may change state (POST to the token endpoint).
+   * Default: `false`: only GET, OPTIONS and TRACE are sent.
+   */
+  allowWrites?: boolean;
+  /** Most requests to send, 1 to 200 (the hard cap). Default: `60`. */
+  maxRequests?: number;
+  /** Milliseconds to wait for each answer, 100 to 120000. Default: `10000`. */
+  timeoutMs?: number;
+  /** Method named in the CORS preflight's `Access-Control-Request-Method`. Default: `'GET'`. */
+  preflightMethod?: string;
+  /** Headers named in the CORS preflight's `Access-Control-Request-Headers`. Default: `['Authorization']`. */
+  preflightHeaders?: readonly string[];
+  /** Check ids reported as skipped instead of run. Default: `[]`. */
+  ignore?: readonly string[];
+  /** Called before each request: the count so far, the budget and `METHOD path`. Default: none. */
+  onProgress?: (sent: number, budget: number, request: string) => void;
+}
+
+const OPTION_NAMES = [
+  'origin',
+  'resource',
+  'paths',
+  'protected',
+  'tokenEndpoint',
+  'reflect',
+  'credentials',
+  'allowWrites',
+  'maxRequests',
+  'timeoutMs',
+  'preflightMethod',
+  'preflightHeaders',
+  'ignore',
+  'onProgress',
+] as const;
+
+const FACTORY = 'checkConventions';
+
+/** The checked options, with defaults applied. */
+export interface ConformanceConfiguration {
+  readonly origin: string | undefined;
+  readonly resource: string | undefined;
+  readonly paths: readonly string[];
+  readonly protected: string | undefined;
+  readonly tokenEndpoint: string | undefined;
+  readonly reflect: string | undefined;
+  readonly credentials: Readonly<ConformanceCredentials>;
+  readonly allowWrites: boolean;
+  readonly maxRequests: number;
+  readonly timeoutMs: number;
+  readonly preflightMethod: string;
+  readonly preflightHeaders: readonly string[];
+  readonly ignore: ReadonlySet<CheckId>;
+  readonly onProgress: ((sent: number, budget: number, request: string) => void) | undefined;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const checkPath = (name: string, value: unknown): string => {
+  const text = checkString(FACTORY, name, value);
+  if (!text.startsWith('/') && !/^https?:\/\//.test(text))
+    invalidOption(FACTORY, name, value, 'a path starting with "/" or an http(s) URL');
+  return text;
+};
+
+const checkStringList = (name: string, value: unknown): string[] => {
+  if (!Array.isArray(value)) invalidOption(FACTORY, name, value, 'an array of strings');
+  return value.map((item, index) => checkString(FACTORY, `${name}[${index}]`, item));
+};
+
+export function readConformanceOptions(options: unknown): ConformanceConfiguration {
+  const given = readOptions<ConformanceOptions>(FACTORY, options, OPTION_NAMES);
+  let origin: string | undefined;
+  if (given.origin !== undefined) {
+    const text = checkString(FACTORY, 'origin', given.origin);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== text) invalidOption(FACTORY, 'origin', text, 'an origin: scheme://host[:port], no path');
+    origin = text;
+  }
+  const credentials: ConformanceCredentials = {};
+  if (given.credentials !== undefined) {
+    const raw = readOptions<ConformanceCredentials>(`${FACTORY} credentials`, given.credentials, [
+      'clientId',
+      'clientSecret',
+      'username',
+      'password',
+    ]);
+    for (const key of ['clientId', 'clientSecret', 'username', 'password'] as const) {
+      if (raw[key] !== undefined) credentials[key] = checkString(FACTORY, `credentials.${key}`, raw[key]);
+    }
+    if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined)) {
+      invalidOption(FACTORY, 'credentials', '(redacted)', 'clientId and clientSecret together, or neither');
+    }
+  }
+  const preflightMethod =
+    given.preflightMethod === undefined ? 'GET' : checkString(FACTORY, 'preflightMethod', given.preflightMethod);
+  if (!TOKEN.test(preflightMethod)) invalidOption(FACTORY, 'preflightMethod', preflightMethod, 'an HTTP method name');
+  const preflightHeaders =
+    given.preflightHeaders === undefined ? ['Authorization'] : checkStringList('preflightHeaders', given.preflightHeaders);
+  for (const name of preflightHeaders) {
+    if (!TOKEN.test(name)) invalidOption(FACTORY, 'preflightHeaders', name, 'header names');
+  }
+  const ignore = new Set<CheckId>();
+  for (const id of given.ignore === undefined ? [] : checkStringList('ignore', given.ignore)) {
+    if (!(CONFORMANCE_CHECK_IDS as string[]).includes(id))
+      invalidOption(FACTORY, 'ignore', id, `check ids (known: ${CONFORMANCE_CHECK_IDS.join(', ')})`);
+    ignore.add(id as CheckId);
+  }
+  return {
+    origin,
+    resource: given.resource === undefined ? undefined : checkPath('resource', given.resource),
+    paths:
+      given.paths === undefined ? [] : checkStringList('paths', given.paths).map((path, i) => checkPath(`paths[${i}]`, path)),
+    protected: given.protected === undefined ? undefined : checkPath('protected', given.protected),
+    tokenEndpoint: given.tokenEndpoint === undefined ? undefined : checkPath('tokenEndpoint', given.tokenEndpoint),
+    reflect: given.reflect === undefined ? undefined : checkPath('reflect', given.reflect),
+    credentials,
+    allowWrites: given.allowWrites === undefined ? false : checkBoolean(FACTORY, 'allowWrites', given.allowWrites),
+    maxRequests:
+      given.maxRequests === undefined
+        ? CONFORMANCE_DEFAULT_REQUESTS
+        : checkInteger(FACTORY, 'maxRequests', given.maxRequests, { min: 1, max: CONFORMANCE_REQUEST_CAP }),
+    timeoutMs:
+      given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
+    preflightMethod: preflightMethod.toUpperCase(),
+    preflightHeaders,
+    ignore,
+    onProgress:
+      given.onProgress === undefined
+        ? undefined
+        : checkFunction<(sent: number, budget: number, request: string) => void>(FACTORY, 'onProgress', given.onProgress),
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The report of a conformance run: one result per check, grouped by the
+ * SPEC.md section the check comes from. The same object is returned by
+ * checkConventions(), printed as a table by the CLI and written by `--json`.
+ */
+
+/** The SPEC.md sections the checks are grouped by, in the order they are reported. */
+export const CONFORMANCE_SECTIONS = [
+  'Common response behaviour',
+  'Errors',
+  'Security response headers',
+  'Cross-origin (CORS)',
+  'Caching',
+  'Limits',
+  'Authentication',
+  'Path rules',
+  'JSON output escaping',
+] as const;
+
+export type ConformanceSection = (typeof CONFORMANCE_SECTIONS)[number];
+
+export type CheckStatus = 'pass' | 'fail' | 'skip';
+
+/** What a failing check expected and what it saw instead. */
+export interface CheckEvidence {
+  /** The request that showed the failure: `GET /v1/users/1 -> 200`. */
+  readonly request?: string;
+  readonly expected: string;
+  readonly seen: string;
+}
+
+export interface CheckResult {
+  /** Stable identifier, for `--ignore` and for tests: `security.hsts`. */
+  readonly id: string;
+  readonly section: ConformanceSection;
+  /** What holds when the check passes, in one line. */
+  readonly title: string;
+  /** Where SPEC.md states the rule. */
+  readonly rule: string;
+  readonly status: CheckStatus;
+  /** Present when `status` is `fail`. */
+  readonly evidence?: CheckEvidence;
+  /** Why the check was skipped (what option it needs, or what was not seen). */
+  readonly reason?: string;
+}
+
+export interface ConformanceReport {
+  /** True when no check failed. */
+  readonly ok: boolean;
+  /** The base URL that was probed. */
+  readonly target: string;
+  /** How many HTTP requests were sent (never more than the budget). */
+  readonly requests: number;
+  readonly summary: { readonly pass: number; readonly fail: number; readonly skip: number };
+  /** Every check, in report order. */
+  readonly results: readonly CheckResult[];
+  /** The failing checks only: `expect(report.failures).toEqual([])` in a team's test. */
+  readonly failures: readonly CheckResult[];
+}
+
+export function buildReport(target: string, requests: number, results: readonly CheckResult[]): ConformanceReport {
+  const ordered = [...results].sort((a, b) => CONFORMANCE_SECTIONS.indexOf(a.section) - CONFORMANCE_SECTIONS.indexOf(b.section));
+  const count = (status: CheckStatus) => ordered.filter((result) => result.status === status).length;
+  const failures = ordered.filter((result) => result.status === 'fail');
+  return {
+    ok: failures.length === 0,
+    target,
+    requests,
+    summary: { pass: count('pass'), fail: failures.length, skip: count('skip') },
+    results: ordered,
+    failures,
+  };
+}
+
+const MARK: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', skip: 'skip' };
+
+/** The report for people: a table per section, evidence under each failure. */
+export function formatReport(report: ConformanceReport): string {
+  const lines: string[] = [`Conformance of ${report.target} to SPEC.md`, ''];
+  const idWidth = Math.max(...report.results.map((result) => result.id.length), 2);
+  for (const section of CONFORMANCE_SECTIONS) {
+    const rows = report.results.filter((result) => result.section === section);
+    if (rows.length === 0) continue;
+    lines.push(section);
+    for (const row of rows) {
+      lines.push(`  ${MARK[row.status]}  ${row.id.padEnd(idWidth)}  ${row.title}`);
+      if (row.status === 'fail' && row.evidence) {
+        if (row.evidence.request) lines.push(`        request:  ${row.evidence.request}`);
+        lines.push(`        expected: ${row.evidence.expected}`);
+        lines.push(`        seen:     ${row.evidence.seen}`);
+        lines.push(`        rule:     ${row.rule}`);
+      }
+      if (row.status === 'skip' && row.reason) lines.push(`        skipped:  ${row.reason}`);
+    }
+    lines.push('');
+  }
+  const { pass, fail, skip } = report.summary;
+  lines.push(`checks: ${pass} pass, ${fail} fail, ${skip} skip; ${report.requests} requests sent`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,203 @@
+import cors from 'cors';
+import type { RequestHandler } from 'express';
+import { ConfigurationError } from '../config/configuration-error.js';
+import { checkBoolean, checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { apiError } from '../errors/api-error.js';
+
+/** SPEC.md "Methods" table: every method the API answers. */
+export const CORS_DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * Request headers a browser script may send cross-origin by default: the
+ * ones SPEC.md and this library read (`Authorization` for bearer tokens,
+ * `X-Requested-With` for browser-script-only endpoints, `X-HTTP-Method-Override`,
+ * the CSRF header, and the conditional-request headers).
+ */
+export const CORS_DEFAULT_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'CSRF-Token',
+  'If-Match',
+  'If-Modified-Since',
+  'If-None-Match',
+  'If-Unmodified-Since',
+  'X-HTTP-Method-Override',
+  'X-Requested-With',
+] as const;
+
+/** Response headers a browser script may read by default, beyond the CORS-safelisted ones. */
+export const CORS_DEFAULT_EXPOSED_HEADERS = ['ETag', 'Location', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] as const;
+
+/**
+ * SPEC.md "Cross-origin (CORS)", Preflight: "Response 200, `Content-Length: 0`,
+ * `Content-Type: text/plain`".
+ */
+export const PREFLIGHT_STATUS = 200 as const;
+export const PREFLIGHT_CONTENT_TYPE = 'text/plain' as const;
+
+/** Options of corsPolicy(). */
+export interface CorsPolicyOptions {
+  /**
+   * Origins allowed cross-origin: exact origins (`'https://app.example.com'`,
+   * compared as whole strings, never by prefix or substring), anchored
+   * RegExps (`/^https:\/\/[a-z]+\.example\.com$/`; a pattern must start with
+   * `^` and end with `$`), or `'*'` for every origin (only without
+   * credentials). Required: no default.
+   */
+  origins: readonly (string | RegExp)[] | '*';
+  /**
+   * Send `Access-Control-Allow-Credentials: true`, so cookies and
+   * `Authorization` may be used (SPEC.md "Credentials"). Default: `true`.
+   */
+  credentials?: boolean;
+  /** `Access-Control-Allow-Methods` of a preflight. Default: GET, HEAD, POST, PUT, PATCH, DELETE. */
+  methods?: readonly string[];
+  /** `Access-Control-Allow-Headers` of a preflight. Default: `CORS_DEFAULT_ALLOWED_HEADERS`. */
+  allowedHeaders?: readonly string[];
+  /** `Access-Control-Expose-Headers` of an actual response. Default: `CORS_DEFAULT_EXPOSED_HEADERS`. */
+  exposedHeaders?: readonly string[];
+  /** `Access-Control-Max-Age` of a preflight, integer seconds. Default: `600`. */
+  maxAge?: number;
+}
+
+const FACTORY = 'corsPolicy';
+const OPTION_NAMES = ['origins', 'credentials', 'methods', 'allowedHeaders', 'exposedHeaders', 'maxAge'] as const;
+// RFC 9110 §5.1 field names and §9.1 method names are tokens.
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const checkTokens = (name: string, value: unknown): string[] => {
+  if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string' || !TOKEN.test(v))) {
+    invalidOption(FACTORY, name, value, 'a non-empty array of header or method names');
+  }
+  return [...(value as string[])];
+};
+
+/** An exact origin as a browser serializes it: scheme, host, optional port; no path, no trailing slash. */
+const checkOrigin = (value: string): string => {
+  if (value === 'null') {
+    // An opaque origin (sandboxed frame, file:, data:) sends `null`; any
+    // site can produce one, so allowing it allows everyone.
+    invalidOption(FACTORY, 'origins', value, 'real origins; `null` is what any sandboxed page sends, so it is never allowed');
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || parsed.origin !== value) {
+    invalidOption(
+      FACTORY,
+      'origins',
+      value,
+      'exact origins such as "https://app.example.com" (scheme, lower-case host, optional port, no path or trailing slash)',
+    );
+  }
+  return value;
+};
+
+const checkPattern = (pattern: RegExp): RegExp => {
+  if (!pattern.source.startsWith('^') || !pattern.source.endsWith('$')) {
+    invalidOption(
+      FACTORY,
+      'origins',
+      String(pattern),
+      'anchored patterns (starting with ^ and ending with $), so that a look-alike origin cannot match a part',
+    );
+  }
+  if (pattern.global || pattern.sticky) {
+    invalidOption(FACTORY, 'origins', String(pattern), 'patterns without the g or y flag (they keep state between tests)');
+  }
+  return pattern;
+};
+
+/**
+ * CORS (SPEC.md "Cross-origin (CORS)"), built on the `cors` package, which
+ * writes the `Access-Control-*` headers and `Vary`. What this adds:
+ * - the origin check: exact origins from an allow-list (a Set lookup),
+ *   anchored patterns, `null` never; `Vary: Origin` on every answer, allowed
+ *   or not, so a shared cache never serves one origin's answer to another;
+ * - preflight as SPEC.md says (200, `Content-Length: 0`,
+ *   `Content-Type: text/plain`), where `cors` answers 204 without a type;
+ *   a preflight from an origin that is not allowed gets 403 JSON;
+ * - never `*` together with credentials (a configuration error at start-up).
+ */
+export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler {
+  const given = readOptions<CorsPolicyOptions>(FACTORY, options, OPTION_NAMES);
+  const credentials = checkBoolean(FACTORY, 'credentials', given.credentials ?? true);
+  const methods = checkTokens('methods', given.methods ?? CORS_DEFAULT_METHODS);
+  const allowedHeaders = checkTokens('allowedHeaders', given.allowedHeaders ?? CORS_DEFAULT_ALLOWED_HEADERS);
+  const exposedHeaders = checkTokens('exposedHeaders', given.exposedHeaders ?? CORS_DEFAULT_EXPOSED_HEADERS);
+  const maxAge = checkInteger(FACTORY, 'maxAge', given.maxAge ?? 600, { min: 0 });
+
+  const origins = given.origins;
+  const anyOrigin = origins === '*';
+  if (anyOrigin && credentials) {
+    throw new ConfigurationError(
+      'EAC_OPTIONS_CONFLICT',
+      `${FACTORY}(options): \`origins: '*'\` cannot be combined with \`credentials: true\` (browsers reject it, and reflecting every origin with credentials lets any site act as the user); list the origins, or set credentials: false.`,
+    );
+  }
+  const exact = new Set<string>();
+  const patterns: RegExp[] = [];
+  if (!anyOrigin) {
+    if (!Array.isArray(origins) || origins.length === 0) {
+      invalidOption(FACTORY, 'origins', origins, "a non-empty array of origins or anchored RegExps, or '*'");
+    }
+    for (const origin of origins as readonly unknown[]) {
+      if (typeof origin === 'string') exact.add(checkOrigin(origin));
+      else if (origin instanceof RegExp) patterns.push(checkPattern(origin));
+      else invalidOption(FACTORY, 'origins', origin, 'strings or RegExps');
+    }
+  }
+
+  // Written once: comma lists (SPEC.md: "Access-Control-Allow-Methods (comma
+  // list), Access-Control-Allow-Headers (comma list), Access-Control-Max-Age
+  // (integer seconds)").
+  const writeHeaders = cors({
+    origin: anyOrigin ? '*' : true,
+    credentials,
+    methods: methods.join(', '),
+    allowedHeaders: allowedHeaders.join(', '),
+    exposedHeaders: exposedHeaders.join(', '),
+    maxAge,
+    preflightContinue: true,
+  });
+
+  const isAllowed = (origin: string): boolean => {
+    if (exact.has(origin)) return true;
+    for (const pattern of patterns) if (pattern.test(origin)) return true;
+    return false;
+  };
+
+  return function corsPolicyMiddleware(req, res, next) {
+    const origin = req.headers.origin;
+    const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+    if (!anyOrigin && !res.headersSent) res.vary('Origin');
+    if (origin === undefined) {
+      next();
+      return;
+    }
+    if (!anyOrigin && (origin === 'null' || !isAllowed(origin))) {
+      // An actual request goes on without CORS headers: the browser keeps
+      // its answer from the calling script. A preflight is refused here.
+      if (preflight) next(apiError('corsOriginRefused', { detail: { origin } }));
+      else next();
+      return;
+    }
+    writeHeaders(req, res, (error?: unknown) => {
+      if (error) {
+        next(error);
+        return;
+      }
+      if (!preflight) {
+        next();
+        return;
+      }
+      res.statusCode = PREFLIGHT_STATUS;
+      res.setHeader('Content-Type', PREFLIGHT_CONTENT_TYPE);
+      res.setHeader('Content-Length', '0');
+      res.end();
+    });
+  };
+}

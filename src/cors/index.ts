@@ -1,0 +1,10 @@
+export {
+  CORS_DEFAULT_ALLOWED_HEADERS,
+  CORS_DEFAULT_EXPOSED_HEADERS,
+  CORS_DEFAULT_METHODS,
+  type CorsPolicyOptions,
+  corsPolicy,
+  PREFLIGHT_CONTENT_TYPE,
+  PREFLIGHT_STATUS,
+} from './cors-policy.js';
+export { type RequireXhrOptions, requireXhr, XHR_HEADER, XHR_VALUE } from './require-xhr.js';

@@ -1,0 +1,16 @@
+import type { Request } from 'express';
+
+/**
+ * The parsed query of a request, parsed at most once. Express 5's
+ * `req.query` is a getter that parses the query string again on every read
+ * (DESIGN.md, toolchain facts); the first reader here pins the result on the
+ * request as an own property, so paging(), selectFields(), validate() and the
+ * route handler all share one parse. On Express 4 `req.query` is already a
+ * plain property and is returned as it is.
+ */
+export function parsedQuery(req: Request): Record<string, unknown> {
+  if (Object.hasOwn(req, 'query')) return req.query as Record<string, unknown>;
+  const query = req.query as Record<string, unknown>;
+  Object.defineProperty(req, 'query', { value: query, writable: true, enumerable: true, configurable: true });
+  return query;
+}

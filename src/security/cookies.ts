@@ -1,0 +1,102 @@
+import type { CookieOptions, Request, RequestHandler, Response } from 'express';
+import { checkOneOf, readOptions } from '../config/options.js';
+
+declare module 'express-serve-static-core' {
+  interface CookieOptions {
+    /**
+     * Why this cookie goes without `Secure` or `HttpOnly` (or with
+     * `SameSite=None`). Required to opt out under secureCookies(); never sent.
+     */
+    optOutReason?: string;
+  }
+}
+
+/** SPEC.md "Security response headers": "Cookies carry the attributes `Secure` and `HttpOnly`." */
+export const COOKIE_DEFAULTS = { secure: true, httpOnly: true } as const;
+
+/** Options of secureCookies(). */
+export interface SecureCookiesOptions {
+  /**
+   * `SameSite` of every cookie that states none: `'lax'` keeps cookies off
+   * cross-site subrequests and form posts, `'strict'` off cross-site
+   * navigations too. Default: `'lax'`.
+   */
+  sameSite?: 'strict' | 'lax';
+}
+
+const ORIGINAL_COOKIE: unique symbol = Symbol('express-api-conventions.originalCookie');
+const SAME_SITE: unique symbol = Symbol('express-api-conventions.sameSite');
+
+type CookieSetter = (this: Response, name: string, value: unknown, options: CookieOptions) => Response;
+type CookieResponse = Response & {
+  [ORIGINAL_COOKIE]: CookieSetter;
+  [SAME_SITE]: 'strict' | 'lax';
+};
+
+/**
+ * Thrown when a route weakens a cookie without saying why: a programming
+ * error, so it surfaces as a 500 in development rather than as a cookie
+ * that silently leaks.
+ */
+export class InsecureCookieError extends Error {
+  override readonly name = 'InsecureCookieError';
+}
+
+// One shared method, not a closure per request: `this` is the response.
+function secureCookie(this: CookieResponse, name: string, value: unknown, options?: CookieOptions): Response {
+  const { optOutReason, ...given } = options ?? {};
+  const weakened = given.secure === false || given.httpOnly === false || given.sameSite === false || given.sameSite === 'none';
+  if (weakened && (typeof optOutReason !== 'string' || optOutReason.trim() === '')) {
+    throw new InsecureCookieError(
+      `Cookie ${JSON.stringify(name)} opts out of Secure, HttpOnly or SameSite without a reason: pass { optOutReason: 'why' } (SPEC.md: "Cookies carry the attributes Secure and HttpOnly").`,
+    );
+  }
+  const merged: CookieOptions = { ...COOKIE_DEFAULTS, sameSite: this[SAME_SITE], ...given };
+  return this[ORIGINAL_COOKIE].call(this, name, value, merged);
+}
+
+/**
+ * Every cookie set through `res.cookie()` (and `res.clearCookie()`, which
+ * goes through it) carries `Secure`, `HttpOnly` and a `SameSite` default.
+ * A route may turn one off only by naming its reason in `optOutReason`.
+ */
+export function secureCookies(options?: Readonly<SecureCookiesOptions>): RequestHandler {
+  const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite']);
+  const sameSite = checkOneOf('secureCookies', 'sameSite', given.sameSite ?? 'lax', ['strict', 'lax'] as const);
+  return function secureCookiesMiddleware(_req, res, next) {
+    const target = res as CookieResponse;
+    if ((target.cookie as unknown) !== secureCookie) {
+      target[ORIGINAL_COOKIE] = res.cookie as unknown as CookieSetter;
+      target[SAME_SITE] = sameSite;
+      (res as { cookie: unknown }).cookie = secureCookie;
+    }
+    next();
+  };
+}
+
+/**
+ * The value of one request cookie, or `undefined`: enough to find a session
+ * for csrfProtection({ sessionOf }) without a cookie-parsing middleware.
+ * Percent-encoded values (as `res.cookie()` writes them) are decoded.
+ */
+export function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string') return undefined;
+  let start = 0;
+  while (start < header.length) {
+    let end = header.indexOf(';', start);
+    if (end === -1) end = header.length;
+    const eq = header.indexOf('=', start);
+    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === name) {
+      let value = header.slice(eq + 1, end).trim();
+      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return value;
+      }
+    }
+    start = end + 1;
+  }
+  return undefined;
+}

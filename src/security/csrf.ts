@@ -1,0 +1,192 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { apiError } from '../errors/api-error.js';
+
+/**
+ * Cross-site request forgery (SPEC.md "Cross-site request forgery"):
+ * "State-changing requests from forms carry a one-time token, unique at
+ * least per session, issued by the service; a request without it is
+ * refused." The pattern is the synchronizer token, in its HMAC form (OWASP
+ * "Synchronizer Token Pattern", "HMAC based token"): the token is a keyed
+ * hash of the session id, so the service issues and checks it without
+ * storing it, and a token stolen from one session is useless in another.
+ * With `oneTime`, each token also carries a random nonce that is accepted once.
+ */
+
+/** The request header that carries the token (SPEC.md Path rules 10: no `X-` prefix). */
+export const CSRF_HEADER = 'CSRF-Token' as const;
+/** The form field that carries the token. */
+export const CSRF_FIELD = '_csrf' as const;
+/** Methods that never change state (RFC 9110 §9.2.1); every other method is checked. */
+export const CSRF_SAFE_METHODS = ['GET', 'HEAD', 'OPTIONS', 'TRACE'] as const;
+
+/** Issues and checks the CSRF tokens of sessions. */
+export interface CsrfTokens {
+  /** A token for the session; give it to the page (for example in the sign-in response). */
+  issue(sessionId: string): string;
+  /** Whether `token` is valid for the session; a one-time token is used up by a successful check. */
+  verify(sessionId: string, token: string): boolean;
+}
+
+/** Options of csrfTokens(). */
+export interface CsrfTokensOptions {
+  /**
+   * The HMAC key, at least 32 bytes. Give the same secret to every instance
+   * that serves the same sessions. Default: 32 random bytes drawn when
+   * csrfTokens() is called (tokens then die with the process).
+   */
+  secret?: string | Buffer;
+  /**
+   * Each issued token is accepted once (a fresh one is issued per form).
+   * Outstanding tokens are kept in this process's memory. Default: `false`
+   * (one token per session, valid as long as the session).
+   */
+  oneTime?: boolean;
+  /** With `oneTime`: how many unused tokens a session keeps; older ones expire. Default: `32`. */
+  maxOutstanding?: number;
+}
+
+const MAX_SESSIONS_TRACKED = 100_000;
+
+const sameText = (a: string, b: string): boolean => {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+/** Creates the token issuer and checker that csrfProtection() and the sign-in route share. */
+export function csrfTokens(options?: Readonly<CsrfTokensOptions>): CsrfTokens {
+  const given = readOptions<CsrfTokensOptions>('csrfTokens', options, ['secret', 'oneTime', 'maxOutstanding']);
+  const secret = given.secret ?? randomBytes(32);
+  if ((typeof secret !== 'string' && !Buffer.isBuffer(secret)) || Buffer.byteLength(secret) < 32) {
+    invalidOption(
+      'csrfTokens',
+      'secret',
+      typeof secret === 'string' ? `${secret.length} characters` : secret,
+      'a string or Buffer of at least 32 bytes',
+    );
+  }
+  const oneTime = checkBoolean('csrfTokens', 'oneTime', given.oneTime ?? false);
+  const maxOutstanding = checkInteger('csrfTokens', 'maxOutstanding', given.maxOutstanding ?? 32, { min: 1, max: 1000 });
+  const mac = (text: string): string => createHmac('sha256', secret).update(text).digest('base64url');
+
+  if (!oneTime) {
+    return {
+      issue: (sessionId) => mac(`csrf\0${sessionId}`),
+      verify: (sessionId, token) => sameText(token, mac(`csrf\0${sessionId}`)),
+    };
+  }
+
+  // sessionId -> unused nonces, oldest first. A Map keeps insertion order, so
+  // the oldest session is dropped first when too many are tracked.
+  const outstanding = new Map<string, string[]>();
+  return {
+    issue(sessionId) {
+      const nonce = randomBytes(16).toString('base64url');
+      const nonces = outstanding.get(sessionId) ?? [];
+      nonces.push(nonce);
+      if (nonces.length > maxOutstanding) nonces.shift();
+      outstanding.delete(sessionId);
+      outstanding.set(sessionId, nonces);
+      if (outstanding.size > MAX_SESSIONS_TRACKED) outstanding.delete(outstanding.keys().next().value as string);
+      return `${nonce}.${mac(`csrf\0${sessionId}\0${nonce}`)}`;
+    },
+    verify(sessionId, token) {
+      const dot = token.indexOf('.');
+      if (dot <= 0) return false;
+      const nonce = token.slice(0, dot);
+      if (!sameText(token.slice(dot + 1), mac(`csrf\0${sessionId}\0${nonce}`))) return false;
+      const nonces = outstanding.get(sessionId);
+      const index = nonces ? nonces.indexOf(nonce) : -1;
+      if (!nonces || index === -1) return false;
+      nonces.splice(index, 1);
+      return true;
+    },
+  };
+}
+
+/** Options of csrfProtection(). */
+export interface CsrfProtectionOptions {
+  /** The issuer and checker made by csrfTokens(). Required. */
+  tokens: CsrfTokens;
+  /**
+   * The session a request is authenticated by through an ambient credential
+   * (a cookie), or `undefined` when it has none. Only such requests are
+   * checked: a request that authenticates with a bearer token and carries no
+   * session cookie cannot be forged by another site. Required.
+   */
+  sessionOf: (req: Request) => string | undefined | Promise<string | undefined>;
+  /** The request header carrying the token. Default: `'CSRF-Token'`. */
+  header?: string;
+  /** The form field carrying the token (in an `application/x-www-form-urlencoded` body). Default: `'_csrf'`. */
+  field?: string;
+}
+
+const FACTORY = 'csrfProtection';
+
+/**
+ * Refuses (403 JSON, code 40302) a state-changing request made with a
+ * session cookie unless it carries the session's CSRF token in the
+ * `CSRF-Token` header or the `_csrf` form field. Mount it after
+ * parseBodies() and methodOverride(), so the field is parsed and an
+ * overridden POST is judged by its real method (every POST is checked anyway).
+ */
+export function csrfProtection(options: Readonly<CsrfProtectionOptions>): RequestHandler {
+  const given = readOptions<CsrfProtectionOptions>(FACTORY, options, ['tokens', 'sessionOf', 'header', 'field']);
+  const tokens = given.tokens;
+  if (
+    typeof tokens !== 'object' ||
+    tokens === null ||
+    typeof tokens.issue !== 'function' ||
+    typeof tokens.verify !== 'function'
+  ) {
+    invalidOption(FACTORY, 'tokens', tokens, 'the object returned by csrfTokens()');
+  }
+  const sessionOf = checkFunction<CsrfProtectionOptions['sessionOf']>(FACTORY, 'sessionOf', given.sessionOf);
+  const header = checkString(FACTORY, 'header', given.header ?? CSRF_HEADER).toLowerCase();
+  const field = checkString(FACTORY, 'field', given.field ?? CSRF_FIELD);
+  const safe = new Set<string>(CSRF_SAFE_METHODS);
+
+  const tokenOf = (req: Request): string | undefined => {
+    const fromHeader = req.headers[header];
+    if (typeof fromHeader === 'string' && fromHeader !== '') return fromHeader;
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object' || !Object.hasOwn(body, field) || !req.is('application/x-www-form-urlencoded')) {
+      return undefined;
+    }
+    const value = body[field];
+    // The field is ours, not the resource's: the route never sees it.
+    delete body[field];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+
+  const judge = (req: Request, sessionId: string | undefined): Error | undefined => {
+    if (sessionId === undefined) return undefined;
+    const token = tokenOf(req);
+    if (token === undefined)
+      return apiError('csrfTokenInvalid', { detail: 'no CSRF token in the CSRF-Token header or the _csrf field' });
+    if (!tokens.verify(sessionId, token))
+      return apiError('csrfTokenInvalid', { detail: 'the CSRF token does not belong to this session' });
+    return undefined;
+  };
+
+  return function csrfProtectionMiddleware(req, _res, next) {
+    if (safe.has(req.method)) {
+      next();
+      return;
+    }
+    let found: string | undefined | Promise<string | undefined>;
+    try {
+      found = sessionOf(req);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    if (found instanceof Promise) {
+      found.then((sessionId) => next(judge(req, sessionId)), next);
+      return;
+    }
+    next(judge(req, found));
+  };
+}

@@ -1,0 +1,18 @@
+export { CLEAR_SITE_DATA_TYPES, type ClearSiteDataOptions, clearSiteData } from './clear-site-data.js';
+export { COOKIE_DEFAULTS, cookieValue, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
+export {
+  CSRF_FIELD,
+  CSRF_HEADER,
+  CSRF_SAFE_METHODS,
+  type CsrfProtectionOptions,
+  type CsrfTokens,
+  type CsrfTokensOptions,
+  csrfProtection,
+  csrfTokens,
+} from './csrf.js';
+export {
+  SECURITY_HEADERS,
+  type SecurityHeadersOptions,
+  securityHeaders,
+  UNUSED_SECURITY_HEADERS,
+} from './security-headers.js';

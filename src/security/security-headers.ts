@@ -1,0 +1,164 @@
+import type { RequestHandler } from 'express';
+import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
+import { ConfigurationError } from '../config/configuration-error.js';
+import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+
+/**
+ * SPEC.md "Security response headers", value by value. Each is what the
+ * table writes; helmet's defaults differ for several (a long CSP, a one-year
+ * HSTS, `SAMEORIGIN`, `X-XSS-Protection: 0`, `Origin-Agent-Cluster`,
+ * `X-Download-Options`), so every one is configured here.
+ */
+export const SECURITY_HEADERS = {
+  /** "Force HTTPS". */
+  'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
+  /** "Restrict sources". */
+  'Content-Security-Policy': "script-src 'self'",
+  /** "No MIME sniffing". */
+  'X-Content-Type-Options': 'nosniff',
+  /** "Clickjacking". */
+  'X-Frame-Options': 'deny',
+  /** "Referrer". */
+  'Referrer-Policy': 'no-referrer',
+  /** "Cross-domain policies". */
+  'X-Permitted-Cross-Domain-Policies': 'none',
+  /** "DNS prefetch off". */
+  'X-DNS-Prefetch-Control': 'off',
+  /** "Browsing context isolation". */
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  /** "Resource protection". */
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  /** "Embedding restriction". */
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+} as const;
+
+/**
+ * SPEC.md: "Headers that are not used: `X-XSS-Protection` (if sent at all,
+ * value `0`), `Public-Key-Pins`, `Expect-CT`, `Feature-Policy` (replaced by
+ * `Permissions-Policy`), `Pragma`". Removed from every response that passes
+ * securityHeaders() (the token error response sets its `Pragma` later).
+ */
+export const UNUSED_SECURITY_HEADERS = ['Public-Key-Pins', 'Expect-CT', 'Feature-Policy', 'X-XSS-Protection'] as const;
+
+type Option<K extends keyof HelmetOptions> = Exclude<HelmetOptions[K], boolean | undefined> | false;
+
+/** Options of securityHeaders(). Each header takes helmet's own options for it, or `false` to leave it out. */
+export interface SecurityHeadersOptions {
+  /**
+   * Default: `{ useDefaults: false, directives: { defaultSrc: dangerouslyDisableDefaultSrc, scriptSrc: ["'self'"] } }`,
+   * written `script-src 'self'`.
+   */
+  contentSecurityPolicy?: Option<'contentSecurityPolicy'>;
+  /** Default: `{ maxAge: 63072000, includeSubDomains: true }`, written `max-age=63072000; includeSubDomains`. */
+  strictTransportSecurity?: Option<'strictTransportSecurity'>;
+  /** Default: `{ policy: 'no-referrer' }`. */
+  referrerPolicy?: Option<'referrerPolicy'>;
+  /** Default: `{ policy: 'same-origin' }`. */
+  crossOriginOpenerPolicy?: Option<'crossOriginOpenerPolicy'>;
+  /** Default: `{ policy: 'same-origin' }`. */
+  crossOriginResourcePolicy?: Option<'crossOriginResourcePolicy'>;
+  /** Default: `{ policy: 'require-corp' }`. */
+  crossOriginEmbedderPolicy?: Option<'crossOriginEmbedderPolicy'>;
+  /** Default: `{ permittedPolicies: 'none' }`. */
+  xPermittedCrossDomainPolicies?: Option<'xPermittedCrossDomainPolicies'>;
+  /** Default: `{ allow: false }`, written `off`. */
+  xDnsPrefetchControl?: Option<'xDnsPrefetchControl'>;
+  /** `X-Frame-Options`, written in SPEC.md's lower case. Default: `'deny'`. */
+  xFrameOptions?: 'deny' | 'sameorigin' | false;
+  /** `X-Content-Type-Options: nosniff`. Default: `true`. */
+  xContentTypeOptions?: boolean;
+  /** `Permissions-Policy`, written as given (for example `'camera=(), geolocation=()'`). Default: `false` (not sent). */
+  permissionsPolicy?: string | false;
+  /** helmet's `Origin-Agent-Cluster: ?1`; not in SPEC.md's table. Default: `false`. */
+  originAgentCluster?: boolean;
+}
+
+const FACTORY = 'securityHeaders';
+const OPTION_NAMES = [
+  'contentSecurityPolicy',
+  'strictTransportSecurity',
+  'referrerPolicy',
+  'crossOriginOpenerPolicy',
+  'crossOriginResourcePolicy',
+  'crossOriginEmbedderPolicy',
+  'xPermittedCrossDomainPolicies',
+  'xDnsPrefetchControl',
+  'xFrameOptions',
+  'xContentTypeOptions',
+  'permissionsPolicy',
+  'originAgentCluster',
+] as const;
+
+// helmet's options that reproduce SECURITY_HEADERS exactly.
+const DEFAULTS = {
+  // helmet insists on a default-src unless told explicitly that SPEC.md's
+  // policy has none.
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: contentSecurityPolicy.dangerouslyDisableDefaultSrc, scriptSrc: ["'self'"] },
+  },
+  strictTransportSecurity: { maxAge: 63072000, includeSubDomains: true, preload: false },
+  referrerPolicy: { policy: 'no-referrer' },
+  crossOriginOpenerPolicy: { policy: 'same-origin' },
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+  crossOriginEmbedderPolicy: { policy: 'require-corp' },
+  xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
+  xDnsPrefetchControl: { allow: false },
+} as const satisfies HelmetOptions;
+
+const HELMET_KEYS = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
+
+const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * SPEC.md's security response headers, on every response. helmet writes
+ * them (its values computed once, when this is called); this adds the
+ * settings SPEC.md needs, `X-Frame-Options` in SPEC.md's lower case,
+ * `Permissions-Policy`, and removes the headers SPEC.md lists as unused.
+ */
+export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
+  const given = readOptions<SecurityHeadersOptions>(FACTORY, options, OPTION_NAMES);
+  const helmetOptions: Record<string, unknown> = {
+    xFrameOptions: false,
+    xXssProtection: false,
+    xDownloadOptions: false,
+    xPoweredBy: true,
+    xContentTypeOptions: checkBoolean(FACTORY, 'xContentTypeOptions', given.xContentTypeOptions ?? true),
+    originAgentCluster: checkBoolean(FACTORY, 'originAgentCluster', given.originAgentCluster ?? false),
+  };
+  for (const key of HELMET_KEYS) {
+    const value = given[key] ?? DEFAULTS[key];
+    if (value !== false && !isPlainObject(value))
+      invalidOption(FACTORY, key, value, "helmet's options object for this header, or false");
+    helmetOptions[key] = value;
+  }
+  const frame = given.xFrameOptions ?? 'deny';
+  if (frame !== 'deny' && frame !== 'sameorigin' && frame !== false) {
+    invalidOption(FACTORY, 'xFrameOptions', frame, "'deny', 'sameorigin' or false");
+  }
+  const permissions = given.permissionsPolicy ?? false;
+  if (permissions !== false && (typeof permissions !== 'string' || permissions.trim() === '' || /[\r\n]/.test(permissions))) {
+    invalidOption(FACTORY, 'permissionsPolicy', permissions, 'a Permissions-Policy value or false');
+  }
+
+  let writeHelmetHeaders: ReturnType<typeof helmet>;
+  try {
+    writeHelmetHeaders = helmet(helmetOptions as HelmetOptions);
+  } catch (error) {
+    // helmet checks its values when it is called: report its finding as ours.
+    throw new ConfigurationError('EAC_OPTION_INVALID', `${FACTORY}(options): ${(error as Error).message}`);
+  }
+  const extra: [string, string][] = [];
+  if (frame !== false) extra.push(['X-Frame-Options', frame]);
+  if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
+
+  return function securityHeadersMiddleware(req, res, next) {
+    if (res.headersSent) {
+      next();
+      return;
+    }
+    for (const name of UNUSED_SECURITY_HEADERS) res.removeHeader(name);
+    for (const [name, value] of extra) res.setHeader(name, value);
+    writeHelmetHeaders(req, res, next);
+  };
+}

@@ -1,0 +1,203 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+import { compliantApp } from './fixtures/compliant-app.js';
+import { FIXTURE_OPTIONS } from './fixtures/options.js';
+import { plainExpressApp } from './fixtures/plain-express.js';
+import { freePort } from './support/services.js';
+
+/**
+ * The command as a user runs it: `node bin/express-api-conventions.mjs`,
+ * which loads dist/esm. The sources are transpiled (no type check) into a
+ * scratch folder laid out like the package, so this suite does not depend on
+ * `npm run build` having run; check-package.mjs runs the packed bin too.
+ */
+const root = join(__dirname, '..');
+let scratch: string;
+let bin: string;
+
+function transpileSources(from: string, to: string): void {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    if (entry.isDirectory()) transpileSources(source, join(to, entry.name));
+    else if (entry.name.endsWith('.ts')) {
+      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+        fileName: source,
+      });
+      const target = join(to, relative(from, source).replace(/\.ts$/, '.js'));
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, outputText);
+    }
+  }
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const run = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
+  });
+
+const serve = (app: ReturnType<typeof compliantApp>): Promise<{ server: Server; url: string }> =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => {
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    });
+  });
+
+const fixtureArgs = [
+  '--origin',
+  FIXTURE_OPTIONS.origin,
+  '--resource',
+  FIXTURE_OPTIONS.resource,
+  '--path',
+  '/v1/users',
+  '--protected',
+  FIXTURE_OPTIONS.protected,
+  '--token-endpoint',
+  FIXTURE_OPTIONS.tokenEndpoint,
+  '--reflect',
+  FIXTURE_OPTIONS.reflect,
+  '--allow-writes',
+];
+const credentials = { EAC_USERNAME: 'alice', EAC_PASSWORD: 'wonderland' };
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
+  // The command's whole import graph: the checker and the option helpers it shares.
+  for (const folder of ['conformance', 'config']) transpileSources(join(root, 'src', folder), join(scratch, 'dist/esm', folder));
+  writeFileSync(join(scratch, 'dist/esm/package.json'), '{ "type": "module" }\n');
+  mkdirSync(join(scratch, 'bin'));
+  bin = join(scratch, 'bin/express-api-conventions.mjs');
+  copyFileSync(join(root, 'bin/express-api-conventions.mjs'), bin);
+  symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'));
+});
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('express-api-conventions check <base-url>', () => {
+  describe('against an API that follows SPEC.md', () => {
+    let server: Server;
+    let result: Run;
+    beforeAll(async () => {
+      const started = await serve(compliantApp());
+      server = started.server;
+      result = await run(['check', started.url, ...fixtureArgs], credentials);
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('exits 0 and prints the table grouped by section', () => {
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(
+        /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to SPEC\.md\n\nCommon response behaviour\n {2}pass {2}common\.date /,
+      );
+      expect(result.stdout).toContain('\nSecurity response headers\n  pass  security.hsts ');
+      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 61 pass, 0 fail, 4 skip; 14 requests sent');
+    });
+
+    it('writes a progress line per request on stderr', () => {
+      expect(result.stderr.split('\n')[0]).toBe('checking [1/60] GET /v1/express-api-conventions-no-such-route');
+      expect(result.stderr).toContain('checking [14/60] ');
+    });
+
+    it('never prints the credentials it was given', () => {
+      expect(`${result.stdout}${result.stderr}`).not.toContain('wonderland');
+    });
+  });
+
+  describe('against a plain Express app', () => {
+    let server: Server;
+    let url: string;
+    beforeAll(async () => {
+      ({ server, url } = await serve(plainExpressApp()));
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('exits 1 and prints the evidence of each failure', async () => {
+      const result = await run(['check', url, '--resource', '/v1/users/1', '--quiet']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain(
+        [
+          '  FAIL  common.no-x-powered-by            No `X-Powered-By`: the implementation technology is not revealed',
+          '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 4 more of 5 responses)',
+          '        expected: no X-Powered-By',
+          '        seen:     X-Powered-By "Express"',
+          '        rule:     SPEC.md "Path rules" rule 8',
+        ].join('\n'),
+      );
+    });
+
+    it('writes the same report as JSON with --json', async () => {
+      const result = await run(['check', `${url}/`, '--resource', '/v1/users/1', '--json']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('');
+      const report = JSON.parse(result.stdout);
+      expect(report).toMatchObject({ ok: false, target: `${url}/`, requests: 5 });
+      expect(report.failures.find((failure: { id: string }) => failure.id === 'errors.method-not-allowed.status')).toEqual({
+        id: 'errors.method-not-allowed.status',
+        section: 'Errors',
+        title: 'A method no route answers on an existing path gets 405',
+        rule: 'SPEC.md "Errors", Status codes: 405',
+        status: 'fail',
+        evidence: { request: 'TRACE /v1/users/1 -> 404', expected: 'status 405', seen: 'status 404' },
+      });
+      expect(report.summary.fail).toBe(report.failures.length);
+    });
+
+    it('exits 0 when the failing checks are ignored', async () => {
+      const json = JSON.parse((await run(['check', url, '--json'])).stdout);
+      const failing = json.failures.map((failure: { id: string }) => failure.id).join(',');
+      const result = await run(['check', url, '--quiet', '--ignore', failing]);
+      expect(result.code).toBe(0);
+    });
+  });
+
+  describe('usage', () => {
+    it('prints the usage with --help and exits 0', async () => {
+      const result = await run(['--help']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: express-api-conventions check <base-url> \[options\]/);
+      expect(result.stdout).toContain('--max-requests <n>         request budget, 1 to 200 (default 60)');
+    });
+
+    it.each([
+      [['check'], 'expected "check <base-url>"'],
+      [['check', 'http://127.0.0.1:9', '--max-requests', '0'], '`maxRequests` must be an integer from 1 to 200; received 0.'],
+      [['check', 'http://127.0.0.1:9', '--max-requests', 'many'], '--max-requests must be an integer; received "many".'],
+      [['check', 'http://127.0.0.1:9', '--bogus'], "Unknown option '--bogus'"],
+      [['check', 'not a url'], '`target` must be an http(s) base URL or an app'],
+    ])('exits 2 on %j', async (args, message) => {
+      const result = await run(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(message);
+    });
+
+    it('exits 3 when the API cannot be reached', async () => {
+      const port = await freePort();
+      const result = await run(['check', `http://127.0.0.1:${port}`, '--quiet']);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain('express-api-conventions: the API could not be reached');
+      expect(result.stderr).toContain('ECONNREFUSED');
+    });
+  });
+});
