@@ -73,10 +73,12 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   const stack: RequestHandler[] = [];
   if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
   if (given.securityHeaders !== false) stack.push(securityHeaders(given.securityHeaders));
+  // Before CORS, whose preflight answer ends the request: it too must carry
+  // SPEC.md's default `Cache-Control: no-store, max-age=0`.
+  if (given.caching !== false) stack.push(caching(given.caching));
   // Before anything that can fail: an error answer must carry the CORS
   // headers too, or the calling script cannot read it.
   if (given.cors) stack.push(corsPolicy(given.cors));
-  if (given.caching !== false) stack.push(caching(given.caching));
   if (given.cookies !== false) stack.push(secureCookies(given.cookies));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
