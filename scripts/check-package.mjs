@@ -39,6 +39,13 @@ try {
   writeFileSync(join(consumer, 'check.mjs'), `${esm}\nif (typeof m0.conventions !== 'function') process.exit(1);\n`);
   run('node', ['check.mjs'], { cwd: consumer });
 
+  // The bcrypt worker pool from the installed package, as CommonJS and as ESM:
+  // the worker must find bcryptjs from either build.
+  const pool = `hashPassword('pw', { cost: 4 }).then((h) => verifyPassword('pw', h)).then((ok) => { if (!ok) process.exit(1); })`;
+  run('node', ['-e', `const { hashPassword, verifyPassword } = require('${pkg.name}/oauth2'); ${pool};`], { cwd: consumer });
+  writeFileSync(join(consumer, 'pool.mjs'), `import { hashPassword, verifyPassword } from '${pkg.name}/oauth2';\n${pool};\n`);
+  run('node', ['pool.mjs'], { cwd: consumer });
+
   // The command from the installed tarball (package.json `bin`), as `npx express-api-conventions` finds it.
   const usage = execFileSync(join(consumer, 'node_modules/.bin/express-api-conventions'), ['--help'], { encoding: 'utf8' });
   if (!usage.startsWith('Usage: express-api-conventions check <base-url>')) {

@@ -6,6 +6,7 @@ import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
+import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
@@ -46,6 +47,12 @@ export interface ConventionsOptions {
    * out (no cost) unless options are given here.
    */
   responseLinter?: ResponseLinterOptions | false;
+  /**
+   * Present (not `false`) mounts tokenRouter() with these options: the token
+   * endpoint, last, after every cross-cutting module. Absent or `false`
+   * leaves it out (it needs keys and a user store, so it has no default).
+   */
+  tokenEndpoint?: TokenRouterOptions | false;
 }
 
 const MODULES = [
@@ -61,6 +68,7 @@ const MODULES = [
   'methodOverride',
   'csrf',
   'responseLinter',
+  'tokenEndpoint',
 ] as const;
 
 /**
@@ -90,5 +98,6 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   // Development only by default: in production it is not in the stack at all.
   const linter = given.responseLinter;
   if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
+  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
   return stack;
 }

@@ -27,8 +27,16 @@ export const ERROR_CATALOGUE = {
   unknownField: { status: 400, code: 40004, message: 'The fields parameter names an unknown field.' },
   validationFailed: { status: 400, code: 40005, message: 'A value in the request is not valid.' },
   malformedUri: { status: 400, code: 40006, message: 'The request URI is not valid.' },
+  // RFC 6749 §5.2 token-endpoint errors; rendered with the RFC's own body.
+  oauthInvalidRequest: { status: 400, code: 40007, message: 'The token request is not valid.' },
+  oauthInvalidGrant: { status: 400, code: 40008, message: 'The grant or refresh token is not valid.' },
+  oauthUnauthorizedClient: { status: 400, code: 40009, message: 'The client may not use this grant.' },
+  oauthUnsupportedGrantType: { status: 400, code: 40010, message: 'The grant type is not supported.' },
+  oauthInvalidScope: { status: 400, code: 40011, message: 'The requested scope is not valid.' },
   // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
+  oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
+  invalidToken: { status: 401, code: 40102, message: 'The access token is not valid.' },
   forbidden: { status: 403, code: 40300, message: 'Access to this resource is not allowed.' },
   xhrRequired: {
     status: 403,
@@ -37,6 +45,7 @@ export const ERROR_CATALOGUE = {
   },
   csrfTokenInvalid: { status: 403, code: 40302, message: 'The CSRF token is missing or not valid.' },
   corsOriginRefused: { status: 403, code: 40303, message: 'The origin is not allowed.' },
+  insufficientScope: { status: 403, code: 40304, message: 'The access token lacks a required scope.' },
   // 404: SPEC.md Errors rule 4, a missing resource is told apart from a wrong URI.
   routeNotFound: { status: 404, code: 40401, message: 'No endpoint answers this URI.' },
   resourceNotFound: { status: 404, code: 40402, message: 'The resource does not exist.' },

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { ReadyKey } from './keys.js';
+
+/**
+ * JWT access tokens, signed and verified with jsonwebtoken. The header's
+ * `typ` is `at+jwt` (RFC 9068 §2.1), so no other JWT signed with the same key
+ * (an ID token, say) passes as an access token; refresh tokens are opaque and
+ * never parse as a JWT at all.
+ */
+
+/** RFC 9068 §2.1: the `typ` header of a JWT access token. */
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+/** The claims of an access token (RFC 9068 §2.2). */
+export interface AccessTokenClaims {
+  /** Issuer. */
+  readonly iss: string;
+  /** The user. */
+  readonly sub: string;
+  /** Audience: the API or APIs the token is for. */
+  readonly aud: string | string[];
+  /** Expiry, seconds since the epoch. */
+  readonly exp: number;
+  /** Issued at, seconds since the epoch. */
+  readonly iat: number;
+  /** Unique token id. */
+  readonly jti: string;
+  /** Granted scopes, space-separated; absent when none were granted. */
+  readonly scope?: string;
+  /** The application the token was issued to, when it authenticated. */
+  readonly client_id?: string;
+}
+
+export interface IssueInput {
+  readonly subject: string;
+  readonly clientId: string | undefined;
+  readonly scopes: readonly string[];
+}
+
+/** Signs access tokens with the first key; built once per token router. */
+export class AccessTokenSigner {
+  readonly #key: ReadyKey;
+  readonly #issuer: string;
+  readonly #audience: string | string[];
+  readonly #ttlSeconds: number;
+  readonly #header: jwt.JwtHeader;
+
+  constructor(key: ReadyKey, issuer: string, audience: string | readonly string[], ttlSeconds: number) {
+    this.#key = key;
+    this.#issuer = issuer;
+    this.#audience = typeof audience === 'string' ? audience : [...audience];
+    this.#ttlSeconds = ttlSeconds;
+    this.#header = { alg: key.algorithm, typ: ACCESS_TOKEN_TYPE, kid: key.kid };
+  }
+
+  /** A signed access token for `input`, valid for the configured lifetime. */
+  sign(input: IssueInput): string {
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: Record<string, unknown> = {
+      iss: this.#issuer,
+      sub: input.subject,
+      aud: this.#audience,
+      exp: iat + this.#ttlSeconds,
+      iat,
+      jti: randomUUID(),
+    };
+    if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
+    if (input.clientId !== undefined) claims.client_id = input.clientId;
+    // The key is checked at construction to be a secret or a private key.
+    return jwt.sign(claims, this.#key.signingKey as jwt.Secret, { algorithm: this.#key.algorithm, header: this.#header });
+  }
+}
+
+/** Why a token was refused; the text of `error_description`. */
+export class TokenRejected extends Error {}
+
+interface VerifyEntry {
+  readonly key: ReadyKey;
+  readonly options: jwt.VerifyOptions & { complete: false };
+}
+
+const HEADER_END = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Verifies access tokens against a key ring: the `kid` picks the key, and
+ * the header's `alg` must be that key's one algorithm (so neither `none` nor
+ * an HS256 token "signed" with a public RSA key can pass).
+ */
+export class AccessTokenVerifier {
+  readonly #byKid = new Map<string, VerifyEntry>();
+
+  constructor(keys: readonly ReadyKey[], issuer: string, audience: string | readonly string[], clockToleranceSeconds: number) {
+    for (const key of keys) {
+      this.#byKid.set(key.kid, {
+        key,
+        options: {
+          algorithms: [key.algorithm],
+          issuer,
+          audience: (typeof audience === 'string' ? audience : [...audience]) as jwt.VerifyOptions['audience'],
+          clockTolerance: clockToleranceSeconds,
+          complete: false,
+        },
+      });
+    }
+  }
+
+  /** The verified claims of `token`; throws TokenRejected with the reason otherwise. */
+  verify(token: string): AccessTokenClaims {
+    const dot = token.indexOf('.');
+    const encodedHeader = dot > 0 ? token.slice(0, dot) : '';
+    if (!HEADER_END.test(encodedHeader)) throw new TokenRejected('The access token is malformed.');
+    let header: { alg?: unknown; kid?: unknown; typ?: unknown };
+    try {
+      header = JSON.parse(Buffer.from(encodedHeader, 'base64url').toString('utf8'));
+    } catch {
+      throw new TokenRejected('The access token is malformed.');
+    }
+    if (typeof header !== 'object' || header === null) throw new TokenRejected('The access token is malformed.');
+    const entry = typeof header.kid === 'string' ? this.#byKid.get(header.kid) : undefined;
+    if (!entry) throw new TokenRejected('The access token was not signed by a known key.');
+    if (header.alg !== entry.key.algorithm) throw new TokenRejected('The access token algorithm is not allowed.');
+    if (header.typ !== ACCESS_TOKEN_TYPE) throw new TokenRejected('The token is not an access token.');
+    let payload: jwt.JwtPayload | string;
+    try {
+      payload = jwt.verify(token, entry.key.verifyingKey, entry.options);
+    } catch (error) {
+      if (error instanceof jwt.TokenExpiredError) throw new TokenRejected('The access token expired.');
+      if (error instanceof jwt.NotBeforeError) throw new TokenRejected('The access token is not valid yet.');
+      throw new TokenRejected('The access token is not valid.');
+    }
+    if (typeof payload !== 'object' || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') {
+      throw new TokenRejected('The access token lacks required claims.');
+    }
+    if (payload.scope !== undefined && typeof payload.scope !== 'string')
+      throw new TokenRejected('The access token scope is malformed.');
+    if (payload.client_id !== undefined && typeof payload.client_id !== 'string') {
+      throw new TokenRejected('The access token client_id is malformed.');
+    }
+    return payload as unknown as AccessTokenClaims;
+  }
+}

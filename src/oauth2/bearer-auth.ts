@@ -1,0 +1,152 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import '../auth-context.js';
+import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { apiError } from '../errors/api-error.js';
+import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { checkAudience, checkRealm } from './checks.js';
+import { type AccessTokenKey, readKeys } from './keys.js';
+import { SCOPE_TOKEN } from './scope.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The verified claims of the bearer access token, set by bearerAuth(). */
+    accessToken?: AccessTokenClaims;
+  }
+}
+
+/** SPEC.md "Token failure": "`Cache-Control: no-store`, `Pragma: no-cache`". */
+export const TOKEN_FAILURE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+/** Default leeway for `exp`, `nbf` and `iat`: a few seconds of clock skew between servers. */
+export const DEFAULT_CLOCK_TOLERANCE = 5;
+
+export interface BearerAuthOptions {
+  /** Keys that verify access tokens, as given to tokenRouter() (public keys suffice). Required. */
+  keys: readonly AccessTokenKey[];
+  /** The expected `iss`. Required. */
+  issuer: string;
+  /** The expected `aud` (one of them, when several). Required. */
+  audience: string | readonly string[];
+  /** Realm of the `WWW-Authenticate: Bearer` challenge. Default: `'api'`. */
+  realm?: string;
+  /** Seconds of clock skew allowed on `exp` and `nbf`. Default: 5. */
+  clockTolerance?: number;
+  /**
+   * Let a request without any `Authorization` header through unauthenticated
+   * (for routes that also accept a session). A header that is there must
+   * still be a valid bearer token. Default: `false`.
+   */
+  optional?: boolean;
+}
+
+const OPTION_NAMES = ['keys', 'issuer', 'audience', 'realm', 'clockTolerance', 'optional'] as const;
+const FACTORY = 'bearerAuth';
+
+// RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER_SCHEME = /^Bearer(?: |$)/i;
+
+const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
+
+/**
+ * Authenticates `Authorization: Bearer <access token>` (RFC 6750; SPEC.md
+ * "Using the token", "Token failure"). The token is verified with pinned
+ * algorithms, issuer, audience and expiry; `req.auth` (subject, clientId,
+ * scopes) and `req.accessToken` (the claims) are then set.
+ *
+ * No bearer credentials: 401 with `WWW-Authenticate: Bearer realm="…"`.
+ * A token that fails: 401 `{ "error": "invalid_token", "error_description" }`
+ * with `Cache-Control: no-store`, `Pragma: no-cache` and the challenge.
+ */
+export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler {
+  const given = readOptions<BearerAuthOptions>(FACTORY, options, OPTION_NAMES);
+  const keys = readKeys(FACTORY, given.keys, false);
+  const issuer = checkString(FACTORY, 'issuer', given.issuer);
+  const audience = checkAudience(FACTORY, given.audience);
+  const realm = given.realm === undefined ? 'api' : checkRealm(FACTORY, given.realm);
+  const tolerance =
+    given.clockTolerance === undefined
+      ? DEFAULT_CLOCK_TOLERANCE
+      : checkInteger(FACTORY, 'clockTolerance', given.clockTolerance, { min: 0, max: 300 });
+  const optional = given.optional === undefined ? false : checkBoolean(FACTORY, 'optional', given.optional);
+  const verifier = new AccessTokenVerifier(keys, issuer, audience, tolerance);
+  const challenge = `Bearer realm="${realm}"`;
+
+  const invalid = (description: string) =>
+    apiError('invalidToken', {
+      message: description,
+      body: { error: 'invalid_token', error_description: description },
+      headers: {
+        ...TOKEN_FAILURE_HEADERS,
+        'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"`,
+      },
+    });
+
+  return function bearerAuthMiddleware(req: Request, _res: Response, next: NextFunction) {
+    const header = req.headers.authorization;
+    if (header === undefined || !BEARER_SCHEME.test(header)) {
+      if (optional && header === undefined) return next();
+      // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
+      return next(
+        apiError('unauthenticated', {
+          message: 'A bearer access token is required.',
+          headers: { 'WWW-Authenticate': challenge },
+        }),
+      );
+    }
+    const match = BEARER.exec(header);
+    if (!match) return next(invalid('The Authorization header is not a valid bearer token.'));
+    let claims: AccessTokenClaims;
+    try {
+      claims = verifier.verify(match[1] as string);
+    } catch (error) {
+      return next(invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
+    }
+    req.accessToken = claims;
+    req.auth = {
+      subject: claims.sub,
+      clientId: claims.client_id,
+      scopes: claims.scope === undefined ? EMPTY_SCOPES : claims.scope.split(' '),
+    };
+    next();
+  };
+}
+
+/**
+ * Authorization by scope (RFC 6750 §3.1): after bearerAuth(), lets the
+ * request through only when the token holds every scope listed; otherwise
+ * 403 `insufficient_scope`, an authorization failure, distinct from 401
+ * (SPEC.md "401 is an authentication failure; 403 is an authorization failure").
+ */
+export function requireScope(...scopes: string[]): RequestHandler {
+  if (scopes.length === 0) invalidOption('requireScope', 'scopes', scopes, 'at least one scope');
+  for (const [index, scope] of scopes.entries()) {
+    if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope))
+      invalidOption('requireScope', `scopes[${index}]`, scope, 'an RFC 6749 §3.3 scope token');
+  }
+  const needed = scopes.join(' ');
+  const description = `The access token lacks the scope: ${needed}.`;
+  const headers = {
+    'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", error_description="${description}"`,
+  };
+
+  return function requireScopeMiddleware(req: Request, _res: Response, next: NextFunction) {
+    const auth = req.auth;
+    if (auth === undefined) {
+      return next(
+        apiError('unauthenticated', { message: 'A bearer access token is required.', headers: { 'WWW-Authenticate': 'Bearer' } }),
+      );
+    }
+    for (const scope of scopes) {
+      if (!auth.scopes.includes(scope)) {
+        return next(
+          apiError('insufficientScope', {
+            message: description,
+            body: { error: 'insufficient_scope', error_description: description },
+            headers,
+          }),
+        );
+      }
+    }
+    next();
+  };
+}

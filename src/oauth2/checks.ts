@@ -1,0 +1,19 @@
+import { invalidOption } from '../config/options.js';
+
+// RFC 9110 §11.2 quoted-string content, without the quote and backslash that would need escaping.
+const REALM_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** Checks the `audience` option shared by tokenRouter() and bearerAuth(). */
+export function checkAudience(factory: string, value: unknown): string | readonly string[] {
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item.length > 0))
+    return value;
+  return invalidOption(factory, 'audience', value, 'a non-empty string or a non-empty array of them');
+}
+
+/** Checks a `realm` option: it is written inside a quoted string of `WWW-Authenticate`. */
+export function checkRealm(factory: string, value: unknown): string {
+  if (typeof value !== 'string' || !REALM_SAFE.test(value))
+    invalidOption(factory, 'realm', value, 'printable ASCII without quotes or backslashes');
+  return value;
+}

@@ -1,0 +1,70 @@
+export { ACCESS_TOKEN_TYPE, type AccessTokenClaims } from './access-tokens.js';
+export {
+  type BearerAuthOptions,
+  bearerAuth,
+  DEFAULT_CLOCK_TOLERANCE,
+  requireScope,
+  TOKEN_FAILURE_HEADERS,
+} from './bearer-auth.js';
+export {
+  addressKey,
+  type BruteForceOptions,
+  DEFAULT_GUARD_WINDOW_SECONDS,
+  DEFAULT_MAX_ATTEMPTS_PER_ADDRESS,
+  DEFAULT_MAX_FAILURES_PER_USERNAME,
+  LOGIN_POLICIES,
+} from './brute-force.js';
+export {
+  ACCESS_TOKEN_ALGORITHMS,
+  type AccessTokenAlgorithm,
+  type AccessTokenKey,
+  type AsymmetricKey,
+  type HmacKey,
+  MIN_HMAC_SECRET_BYTES,
+  MIN_RSA_MODULUS_BITS,
+} from './keys.js';
+export {
+  BCRYPT_COST_RANGE,
+  DEFAULT_BCRYPT_COST,
+  defaultPasswordHasher,
+  hashPassword,
+  PasswordHasher,
+  type PasswordHasherOptions,
+  verifyPassword,
+} from './password-hasher.js';
+export {
+  RedisClientStore,
+  type RedisCommandClient,
+  RedisRefreshTokenStore,
+  type RedisStoreOptions,
+  RedisUserStore,
+} from './redis-stores.js';
+export {
+  type ClientRecord,
+  type ClientStore,
+  GRANT_TYPES,
+  type GrantType,
+  hashClientSecret,
+  hashRefreshToken,
+  MemoryClientStore,
+  MemoryRefreshTokenStore,
+  MemoryUserStore,
+  normalizeUsername,
+  REFRESH_TOKEN_BYTES,
+  type RefreshFamily,
+  type RefreshTokenStore,
+  type RotateResult,
+  type UserRecord,
+  type UserStore,
+} from './stores.js';
+export { TOKEN_CACHE_CONTROL, TOKEN_ERROR_PRAGMA, TOKEN_ERRORS, type TokenErrorCode, tokenError } from './token-errors.js';
+export {
+  DEFAULT_ACCESS_TOKEN_TTL,
+  DEFAULT_REFRESH_TOKEN_TTL,
+  revokeRefreshToken,
+  TOKEN_PATH,
+  TOKEN_REQUEST_TYPE,
+  TOKEN_TYPE,
+  type TokenRouterOptions,
+  tokenRouter,
+} from './token-router.js';

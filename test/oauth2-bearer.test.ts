@@ -1,0 +1,385 @@
+import { generateKeyPairSync } from 'node:crypto';
+import express, { type Express } from 'express';
+import jwt from 'jsonwebtoken';
+import request from 'supertest';
+import { errorHandler, notFound } from '../src/errors/index.js';
+import { type AccessTokenKey, type BearerAuthOptions, bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
+import { expectHeaders } from './helpers.js';
+import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, SECRET, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** An app that issues tokens and has protected routes, as the reference server wires them. */
+async function protectedApp(options: Partial<BearerAuthOptions> = {}, signingKeys: AccessTokenKey[] = KEYS): Promise<Express> {
+  const app = express();
+  app.use(
+    tokenRouter({
+      keys: signingKeys,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      scopes: ['users:read', 'users:write'],
+      passwordHasher: testHasher,
+      passwordCost: TEST_COST,
+      ...(await seedStores()),
+    }),
+  );
+  const auth = bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, ...options });
+  app.get('/v1/me', auth, (req, res) => {
+    res.json({ auth: req.auth, claims: req.accessToken ?? null });
+  });
+  app.post('/v1/users', auth, requireScope('users:write'), (_req, res) => {
+    res.status(201).json({ created: true });
+  });
+  app.get('/v1/unguarded-scope', requireScope('users:read'), (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.use(notFound(), errorHandler({ production: true, log: false }));
+  return app;
+}
+
+async function accessToken(
+  app: Express,
+  form: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const res = await postToken(app, { ...ALICE, ...form }, headers);
+  expect(res.status).toBe(200);
+  return res.body.access_token;
+}
+
+const sign = (claims: Record<string, unknown>, options: jwt.SignOptions = {}, key: jwt.Secret = SECRET): string =>
+  jwt.sign({ iss: ISSUER, aud: AUDIENCE, sub: 'u-1', scope: 'users:read', ...claims }, key, {
+    algorithm: 'HS256',
+    ...('exp' in claims ? {} : { expiresIn: 60 }),
+    header: { alg: options.algorithm ?? 'HS256', typ: 'at+jwt', kid: 'k1' },
+    ...options,
+  });
+
+/** SPEC.md "Token failure": 401, JSON, no-store, Pragma, `error: invalid_token`; RFC 6750 §3 challenge. */
+function expectInvalidToken(res: request.Response, description: string): void {
+  expect(res.status).toBe(401);
+  expectHeaders(res, {
+    'Content-Type': JSON_TYPE,
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"`,
+  });
+  expect(res.body).toEqual({ error: 'invalid_token', error_description: description });
+}
+
+describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', () => {
+  let app: Express;
+  beforeAll(async () => {
+    app = await protectedApp();
+  });
+
+  describe('with a valid access token', () => {
+    it('lets the request through with req.auth and the verified claims', async () => {
+      const token = await accessToken(
+        app,
+        {},
+        { Authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` },
+      );
+      const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        auth: { subject: 'u-1', clientId: 'demo-client', scopes: ['users:read', 'users:write'] },
+        claims: {
+          iss: ISSUER,
+          sub: 'u-1',
+          aud: AUDIENCE,
+          exp: expect.any(Number),
+          iat: expect.any(Number),
+          jti: expect.any(String),
+          scope: 'users:read users:write',
+          client_id: 'demo-client',
+        },
+      });
+    });
+
+    it('accepts the scheme name in any case', async () => {
+      const token = await accessToken(app);
+      const res = await request(app).get('/v1/me').set('Authorization', `bearer ${token}`);
+      expect(res.status).toBe(200);
+      expect(res.body.auth).toEqual({ subject: 'u-1', scopes: ['users:read', 'users:write'] });
+    });
+
+    it('reads a token without scope as no scopes', async () => {
+      const res = await request(app)
+        .get('/v1/me')
+        .set('Authorization', `Bearer ${sign({ scope: undefined })}`);
+      expect(res.status).toBe(200);
+      expect(res.body.auth).toEqual({ subject: 'u-1', scopes: [] });
+    });
+
+    it('tolerates a few seconds of clock skew on exp', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const res = await request(app)
+        .get('/v1/me')
+        .set('Authorization', `Bearer ${sign({ exp: now - 2, iat: now - 60 })}`);
+      expect(res.status).toBe(200);
+    });
+  });
+
+  describe('without bearer credentials (RFC 6750 §3.1: no error code)', () => {
+    it('answers 401 with the challenge WWW-Authenticate: Bearer realm="api"', async () => {
+      const res = await request(app).get('/v1/me');
+      expect(res.status).toBe(401);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE, 'WWW-Authenticate': 'Bearer realm="api"', Pragma: null });
+      expect(res.body).toEqual({ errors: [{ message: 'A bearer access token is required.', code: 40100 }] });
+    });
+
+    it('answers another scheme the same way', async () => {
+      const res = await request(app).get('/v1/me').set('Authorization', 'Basic YTpi');
+      expect(res.status).toBe(401);
+      expectHeaders(res, { 'WWW-Authenticate': 'Bearer realm="api"' });
+    });
+
+    it('uses the configured realm', async () => {
+      const other = await protectedApp({ realm: 'users' });
+      const res = await request(other).get('/v1/me');
+      expectHeaders(res, { 'WWW-Authenticate': 'Bearer realm="users"' });
+    });
+  });
+
+  describe('with a token that fails (SPEC.md "Token failure")', () => {
+    it.each([
+      ['an empty token', 'Bearer ', 'The Authorization header is not a valid bearer token.'],
+      ['a token with characters outside b64token', 'Bearer abc def', 'The Authorization header is not a valid bearer token.'],
+      ['garbage', 'Bearer not-a-jwt', 'The access token is malformed.'],
+      [
+        'a header that is not JSON',
+        `Bearer ${Buffer.from('{oops').toString('base64url')}.e30.sig`,
+        'The access token is malformed.',
+      ],
+    ])('refuses %s', async (_case, authorization, description) => {
+      const res = await request(app).get('/v1/me').set('Authorization', authorization);
+      expectInvalidToken(res, description);
+    });
+
+    it('refuses a tampered payload', async () => {
+      const token = await accessToken(app, { scope: 'users:read' });
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      const forged = Buffer.from(JSON.stringify({ ...claims, scope: 'users:read users:write' })).toString('base64url');
+      const res = await request(app).post('/v1/users').set('Authorization', `Bearer ${header}.${forged}.${signature}`);
+      expectInvalidToken(res, 'The access token is not valid.');
+    });
+
+    it('refuses an expired token', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const res = await request(app)
+        .get('/v1/me')
+        .set('Authorization', `Bearer ${sign({ exp: now - 30, iat: now - 90 })}`);
+      expectInvalidToken(res, 'The access token expired.');
+    });
+
+    it('refuses alg "none" (an unsigned token)', async () => {
+      const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: 'k1' })).toString('base64url');
+      const payload = Buffer.from(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'u-1', exp: 9999999999 })).toString(
+        'base64url',
+      );
+      const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${header}.${payload}.`);
+      expectInvalidToken(res, 'The access token algorithm is not allowed.');
+    });
+
+    it('refuses a token of another algorithm under a known kid', async () => {
+      const token = sign({}, { algorithm: 'HS512' });
+      const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+      expectInvalidToken(res, 'The access token algorithm is not allowed.');
+    });
+
+    it('refuses a token signed with another secret', async () => {
+      const token = sign({}, {}, 'another-secret-that-is-32-bytes-long!!');
+      expectInvalidToken(
+        await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`),
+        'The access token is not valid.',
+      );
+    });
+
+    it('refuses a token from an unknown key id', async () => {
+      const token = sign({}, { header: { alg: 'HS256', typ: 'at+jwt', kid: 'k9' } });
+      expectInvalidToken(
+        await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`),
+        'The access token was not signed by a known key.',
+      );
+    });
+
+    it('refuses a JWT that is not an access token (typ other than at+jwt)', async () => {
+      const token = sign({}, { header: { alg: 'HS256', typ: 'JWT', kid: 'k1' } });
+      expectInvalidToken(
+        await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`),
+        'The token is not an access token.',
+      );
+    });
+
+    it.each([
+      ['another issuer', { iss: 'https://evil.example' }],
+      ['another audience', { aud: 'https://other.example/v1' }],
+      ['no subject', { sub: undefined }],
+    ])('refuses a token with %s', async (_case, claims) => {
+      const token = sign(claims);
+      const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+    });
+
+    it('refuses a refresh token presented as an access token', async () => {
+      const res = await postToken(app, ALICE);
+      const me = await request(app).get('/v1/me').set('Authorization', `Bearer ${res.body.refresh_token}`);
+      expectInvalidToken(me, 'The access token is malformed.');
+    });
+  });
+
+  describe('with asymmetric keys, and no HS/RS confusion', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const rsaPem = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+    it.each([
+      ['RS256', rsa],
+      ['ES256', ec],
+    ] as const)('issues %s tokens that a verifier holding only the public key accepts', async (algorithm, pair) => {
+      const signer = [{ kid: 'a1', algorithm, privateKey: pair.privateKey }] as AccessTokenKey[];
+      const issuing = await protectedApp({}, signer);
+      const token = await accessToken(issuing);
+      const verifying = express();
+      verifying.get(
+        '/v1/me',
+        bearerAuth({ keys: [{ kid: 'a1', algorithm, publicKey: pair.publicKey }], issuer: ISSUER, audience: AUDIENCE }),
+        (req, res) => {
+          res.json({ auth: req.auth });
+        },
+      );
+      verifying.use(errorHandler({ production: true, log: false }));
+      const res = await request(verifying).get('/v1/me').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ auth: { subject: 'u-1', scopes: ['users:read', 'users:write'] } });
+    });
+
+    it('refuses an HS256 token "signed" with the RSA public key as a secret', async () => {
+      const verifying = express();
+      verifying.get(
+        '/v1/me',
+        bearerAuth({ keys: [{ kid: 'a1', algorithm: 'RS256', publicKey: rsaPem }], issuer: ISSUER, audience: AUDIENCE }),
+        (_req, res) => {
+          res.json({});
+        },
+      );
+      verifying.use(errorHandler({ production: true, log: false }));
+      const forged = sign({}, { header: { alg: 'HS256', typ: 'at+jwt', kid: 'a1' } }, rsaPem);
+      const res = await request(verifying).get('/v1/me').set('Authorization', `Bearer ${forged}`);
+      expectInvalidToken(res, 'The access token algorithm is not allowed.');
+    });
+  });
+
+  describe('key rotation by kid', () => {
+    it('keeps accepting tokens of a retired key that is still listed', async () => {
+      const old: AccessTokenKey = { kid: 'k0', algorithm: 'HS256', secret: 'the-previous-secret-also-32-bytes!!' };
+      const before = await protectedApp({ keys: [old] }, [old]);
+      const oldToken = await accessToken(before);
+      const after = await protectedApp({ keys: [...KEYS, old] }, [...KEYS, old]);
+      const newToken = await accessToken(after);
+      expect(JSON.parse(Buffer.from(newToken.split('.')[0] as string, 'base64url').toString()).kid).toBe('k1');
+      for (const token of [oldToken, newToken]) {
+        expect((await request(after).get('/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      }
+    });
+  });
+
+  describe('optional', () => {
+    it('lets a request without Authorization through unauthenticated, but not a bad token', async () => {
+      const optional = await protectedApp({ optional: true });
+      const bare = await request(optional).get('/v1/me');
+      expect(bare.status).toBe(200);
+      expect(bare.body).toEqual({ claims: null });
+      expect((await request(optional).get('/v1/me').set('Authorization', 'Bearer nope')).status).toBe(401);
+    });
+  });
+
+  describe('options, checked at construction', () => {
+    it.each([
+      [{ keys: undefined }, '`keys` must be a non-empty array'],
+      [{ issuer: 1 }, '`issuer` must be a non-empty string'],
+      [{ clockTolerance: -1 }, '`clockTolerance` must be an integer from 0 to 300'],
+      [{ optional: 'yes' }, '`optional` must be true or false'],
+      [
+        { keys: [{ kid: 'r', algorithm: 'RS256', publicKey: 'not a pem' }] },
+        '`keys[0].publicKey` must be a PEM-encoded public key',
+      ],
+      [
+        { keys: [{ kid: 'r', algorithm: 'ES256', publicKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey }] },
+        'an EC P-256 key for ES256',
+      ],
+      [
+        { keys: [{ kid: 'r', algorithm: 'RS256', publicKey: generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey }] },
+        'an RSA key of at least 2048 bits',
+      ],
+      [{ algorithms: ['HS256'] }, 'unsupported option `algorithms`'],
+    ])('refuses %j', (wrong, message) => {
+      expect(() => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, ...wrong } as never)).toThrow(message);
+    });
+  });
+});
+
+describe('requireScope() (RFC 6750 §3.1; SPEC.md: 403 is an authorization failure)', () => {
+  let app: Express;
+  beforeAll(async () => {
+    app = await protectedApp();
+  });
+
+  it('lets a token with the scope through', async () => {
+    const token = await accessToken(app, { scope: 'users:write' });
+    const res = await request(app).post('/v1/users').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(201);
+  });
+
+  it('answers a valid token without the scope with 403 insufficient_scope', async () => {
+    const token = await accessToken(app, { scope: 'users:read' });
+    const res = await request(app).post('/v1/users').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(403);
+    expectHeaders(res, {
+      'Content-Type': JSON_TYPE,
+      'WWW-Authenticate':
+        'Bearer error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
+    });
+    expect(res.body).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'The access token lacks the scope: users:write.',
+    });
+  });
+
+  it('keeps 401 for a missing token on the same route (authentication before authorization)', async () => {
+    const res = await request(app).post('/v1/users');
+    expect(res.status).toBe(401);
+  });
+
+  it('answers 401 when no authentication ran before it', async () => {
+    const res = await request(app).get('/v1/unguarded-scope');
+    expect(res.status).toBe(401);
+    expectHeaders(res, { 'WWW-Authenticate': 'Bearer' });
+  });
+
+  it('requires every scope listed', async () => {
+    const both = express();
+    both.get(
+      '/x',
+      (req, _res, next) => {
+        req.auth = { subject: 's', scopes: ['a'] };
+        next();
+      },
+      requireScope('a', 'b'),
+      (_req, res) => {
+        res.json({});
+      },
+    );
+    both.use(errorHandler({ production: true, log: false }));
+    const res = await request(both).get('/x');
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: 'insufficient_scope', error_description: 'The access token lacks the scope: a b.' });
+  });
+
+  it.each([[[]], [['has space']], [['']]])('refuses the scopes %j at construction', (scopes) => {
+    expect(() => requireScope(...(scopes as string[]))).toThrow('requireScope(options)');
+  });
+});
