@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
-import { DEMO } from './client.js';
+import { readSettings } from '../../examples/server/src/settings.js';
+import { DEMO, freshEmail, signIn } from './client.js';
 import { type RunningProcess, startFailure, startServer } from './harness.js';
 
 /**
@@ -10,12 +11,58 @@ import { type RunningProcess, startFailure, startServer } from './harness.js';
  */
 
 describe('settings', () => {
-  describe('a wrong value stops the start with a message naming the variable', () => {
+  it('has the defaults of the contract', () => {
+    expect(readSettings({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      demoUsername: 'alice',
+      demoPassword: 'wonderland-rabbit-hole',
+      demoClientId: 'demo-client',
+      demoClientSecret: 'demo-secret',
+      corsOrigins: ['http://localhost:5173'],
+      rateLimit: 100,
+      rateWindow: 60,
+      accessTokenTtl: 3600,
+      maintenance: false,
+      redisUrl: undefined,
+      production: false,
+      tokenSecret: undefined,
+      exportDelay: 2,
+      passwordCost: 12,
+    });
+  });
+
+  it('reads each variable', () => {
+    const settings = readSettings({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      CORS_ORIGINS: 'https://a.example, http://localhost:5173',
+      RATE_LIMIT: '10',
+      RATE_WINDOW: '5',
+      ACCESS_TOKEN_TTL: '60',
+      MAINTENANCE: '1',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      NODE_ENV: 'production',
+    });
+    expect(settings).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      corsOrigins: ['https://a.example', 'http://localhost:5173'],
+      rateLimit: 10,
+      rateWindow: 5,
+      accessTokenTtl: 60,
+      maintenance: true,
+      redisUrl: 'redis://127.0.0.1:6379',
+      production: true,
+    });
+  });
+
+  describe('a wrong value is refused with a message naming the variable', () => {
     it.each([
       ['PORT', 'abc', 'PORT="abc" is not valid: expected a whole number from 0 to 65535.'],
       ['RATE_LIMIT', '0', 'RATE_LIMIT="0" is not valid: expected a whole number from 1 to 1000000.'],
-      ['RATE_WINDOW', '1.5', 'RATE_WINDOW="1.5" is not valid'],
-      ['ACCESS_TOKEN_TTL', '-5', 'ACCESS_TOKEN_TTL="-5" is not valid'],
+      ['RATE_WINDOW', '1.5', 'RATE_WINDOW="1.5" is not valid: expected a whole number from 1 to 86400.'],
+      ['ACCESS_TOKEN_TTL', '-5', 'ACCESS_TOKEN_TTL="-5" is not valid: expected a whole number from 1 to 86400.'],
       ['CORS_ORIGINS', 'http://localhost:5173/', 'CORS_ORIGINS="http://localhost:5173/" is not valid'],
       ['CORS_ORIGINS', 'localhost:5173', 'CORS_ORIGINS="localhost:5173" is not valid'],
       ['MAINTENANCE', 'yes', 'MAINTENANCE="yes" is not valid: expected 1 (on), 0 or unset (off).'],
@@ -26,25 +73,23 @@ describe('settings', () => {
       ],
       ['NODE_ENV', 'staging', 'NODE_ENV="staging" is not valid: expected development, production or test.'],
       ['DEMO_PASSWORD', ' ', 'DEMO_PASSWORD=" " is not valid'],
-    ])('%s=%s', async (name, value, message) => {
+    ])('%s=%s', (name, value, message) => {
+      expect(() => readSettings({ [name]: value })).toThrow(message);
+    });
+
+    it.each([
+      ['PORT', 'abc', 'reference server: cannot start: PORT="abc" is not valid: expected a whole number from 0 to 65535.'],
+      [
+        'CORS_ORIGINS',
+        'http://a.example/path',
+        'reference server: cannot start: CORS_ORIGINS="http://a.example/path" is not valid',
+      ],
+    ])('stops the process: %s=%s exits 1 with the message', async (name, value, message) => {
       const { code, output } = await startFailure({ [name]: value });
       expect(code).toBe(1);
-      expect(output).toContain(`reference server: cannot start: ${message}`);
+      expect(output).toContain(message);
+      expect(output).not.toContain('    at ');
     });
-  });
-
-  it('prints the address once it listens, on HOST and PORT', async () => {
-    const server = await startServer({ HOST: '127.0.0.1' });
-    try {
-      const lines = server
-        .output()
-        .split('\n')
-        .filter((line) => line.includes('listening on'));
-      expect(lines).toEqual([`reference server listening on http://127.0.0.1:${server.port} (state in memory)`]);
-      expect((await request(server.url).get('/v1/users')).status).toBe(200);
-    } finally {
-      await server.stop();
-    }
   });
 
   describe('DEMO_USERNAME and DEMO_PASSWORD', () => {
@@ -66,6 +111,54 @@ describe('settings', () => {
         .send({ username: DEMO.username, password: DEMO.password });
       expect(old.status).toBe(401);
     });
+  });
+});
+
+describe('a started server, with the default settings', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ HOST: '127.0.0.1' });
+  });
+  afterAll(() => server?.stop());
+
+  it('prints the address once it listens, on HOST and PORT', async () => {
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('listening on'));
+    expect(lines).toEqual([`reference server listening on http://127.0.0.1:${server.port} (state in memory)`]);
+    expect((await request(server.url).get('/v1/users')).status).toBe(200);
+  });
+
+  it('checks its own routes against the path rules at start-up', () => {
+    expect(server.output()).toContain('route check: every route follows the SPEC.md path rules');
+  });
+
+  it('reports no response-shape finding on its own answers in development', async () => {
+    // conventions() runs the response-shape linter outside production; it logs each finding.
+    const api = () => request(server.url);
+    const session = await signIn(server.url);
+    const tokens = await api().post('/v1/oauth2/token').type('form').send({
+      grant_type: 'password',
+      username: DEMO.username,
+      password: DEMO.password,
+      client_id: DEMO.clientId,
+      client_secret: DEMO.clientSecret,
+    });
+    const bearer = `Bearer ${tokens.body.access_token}`;
+    const answers = [
+      tokens,
+      await api().get('/v1/users'),
+      await api().get('/v1/users/search?q=a&fields=summary'),
+      await api().get('/v1/users/4611686018427387911'),
+      await api().get('/v1/me').set('Authorization', bearer),
+      await api().post('/v1/exports').set('Authorization', bearer),
+      await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest'),
+      await api().post('/v1/users').set('Authorization', bearer).send({ name: 'Lin Ter', email: freshEmail(), gender: 'female' }),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 202, 200, 201]);
+    await new Promise((done) => setTimeout(done, 100));
+    expect(server.output()).not.toContain('The response breaks the API conventions.');
   });
 });
 

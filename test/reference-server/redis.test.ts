@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from '../support/services.js';
-import { freshEmail, signIn } from './client.js';
+import { DEMO, freshEmail, signIn } from './client.js';
 import { type RunningProcess, startFailure, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
@@ -111,6 +111,43 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
         .set('Cookie', session.cookie);
       expect(ready.status).toBe(200);
       expect(ready.body.id).toBe(asked.body.id);
+    });
+  });
+
+  describe('tokens', () => {
+    const basic = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
+    const token = (url: string, form: Record<string, string>) =>
+      request(url).post('/v1/oauth2/token').type('form').set('Authorization', basic).send(form);
+    const password = { grant_type: 'password', username: DEMO.username, password: DEMO.password };
+    const refresh = (refreshToken: string) => ({ grant_type: 'refresh_token', refresh_token: refreshToken });
+
+    it('an access token issued by one instance is accepted by the other', async () => {
+      const issued = await token(a.url, password);
+      expect(issued.status).toBe(200);
+      const me = await request(b.url).get('/v1/me').set('Authorization', `Bearer ${issued.body.access_token}`);
+      expect(me.status).toBe(200);
+      expect(me.body.id_str).toBe('4611686018427387911');
+    });
+
+    it('a refresh token rotated on one instance is refused on the other, and its reuse revokes the family on both', async () => {
+      const issued = await token(a.url, password);
+      const rotated = await token(b.url, refresh(issued.body.refresh_token));
+      expect(rotated.status).toBe(200);
+      // The old token again, on the instance that issued it: reuse.
+      const reused = await token(a.url, refresh(issued.body.refresh_token));
+      expect(reused.status).toBe(400);
+      expect(reused.body.error).toBe('invalid_grant');
+      // The whole family is revoked: the newest token fails on either instance.
+      expect((await token(b.url, refresh(rotated.body.refresh_token))).status).toBe(400);
+      expect((await token(a.url, refresh(rotated.body.refresh_token))).status).toBe(400);
+    });
+
+    it('lets one of two concurrent refreshes with one token win, across the instances', async () => {
+      const issued = await token(a.url, password);
+      const statuses = (
+        await Promise.all([token(a.url, refresh(issued.body.refresh_token)), token(b.url, refresh(issued.body.refresh_token))])
+      ).map((res) => res.status);
+      expect(statuses.sort()).toEqual([200, 400]);
     });
   });
 

@@ -27,7 +27,9 @@ describe('POST /v1/sessions', () => {
     expect(res.status).toBe(201);
     const cookies = res.headers['set-cookie'] as unknown as string[];
     expect(cookies).toHaveLength(1);
-    expect(cookies[0]).toMatch(/^__Host-session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=28800; Secure; HttpOnly; SameSite=Strict$/);
+    expect(cookies[0]).toMatch(
+      /^__Host-session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; Expires=[^;]+ GMT; HttpOnly; Secure; SameSite=Strict$/,
+    );
     expect(res.body).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(res.headers.location).toBe('/v1/sessions/current');
     expectDocumented(res);
@@ -136,7 +138,9 @@ describe('DELETE /v1/sessions/current (sign-out)', () => {
     const res = await api().delete('/v1/sessions/current').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken);
     expect(res.status).toBe(204);
     expect(res.headers['clear-site-data']).toBe('"cache", "cookies", "storage"');
-    expect(res.headers['set-cookie']).toEqual(['__Host-session=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict']);
+    expect(res.headers['set-cookie']).toEqual([
+      '__Host-session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict',
+    ]);
     expectDocumented(res);
     const after = await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest');
     expect(after.status).toBe(401);

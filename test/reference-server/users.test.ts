@@ -114,6 +114,42 @@ describe('GET /v1/users', () => {
   });
 });
 
+describe('GET /v1/users: the next page and field selection', () => {
+  it('sends the next page in a Link header while hasNext is true', async () => {
+    const first = await api().get('/v1/users?limit=5&fields=summary');
+    expect(first.body.hasNext).toBe(true);
+    expect(first.headers.link).toBe('</v1/users?limit=5&fields=summary&offset=5>; rel="next"');
+    const next = await api().get('/v1/users?limit=5&fields=summary&offset=5');
+    expect(next.status).toBe(200);
+    const all = await api().get('/v1/users?limit=100');
+    expect(all.body.hasNext).toBe(false);
+    expect(all.headers.link).toBeUndefined();
+  });
+
+  it('returns only the fields asked for, id with id_str, in every item', async () => {
+    const res = await api().get('/v1/users?fields=name,id&limit=3');
+    expect(res.status).toBe(200);
+    expect(res.body.hasNext).toBe(true);
+    for (const user of res.body.users as Record<string, unknown>[]) expect(Object.keys(user)).toEqual(['id', 'id_str', 'name']);
+    expect(res.text).toMatch(/^\{"users":\[\{"id":4611686018427387911,"id_str":"4611686018427387911","name":"Alice Liddell"\}/);
+    expectDocumented(res);
+  });
+
+  it('offers the named set summary', async () => {
+    const res = await api().get('/v1/users/4611686018427387911?fields=summary');
+    expect(res.text).toBe('{"id":4611686018427387911,"id_str":"4611686018427387911","name":"Alice Liddell"}');
+  });
+
+  it('answers 400 naming a field a user does not have', async () => {
+    const res = await api().get('/v1/users?fields=name,password');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0]).toMatchObject({ code: 40004 });
+    expect(res.body.errors[0].message).toContain('"password"');
+    expectDocumented(res);
+  });
+});
+
 describe('GET /v1/users/search', () => {
   it('answers the same shape, filtered by q', async () => {
     const res = await api().get('/v1/users/search?q=ALICE');
@@ -134,7 +170,7 @@ describe('GET /v1/users/search', () => {
   it('answers 400 without a search term', async () => {
     const res = await api().get('/v1/users/search');
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ errors: [{ message: 'Search needs a term in `q`.', code: 40003 }] });
+    expect(res.body).toEqual({ errors: [{ message: 'Query parameter "q" is required.', code: 40005, field: 'q' }] });
     expectDocumented(res);
   });
 });

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { commonHeaders, errorHandler, notFound } from 'express-api-conventions';
+import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { SettingsError } from './settings.js';
 
 /**
@@ -10,7 +11,8 @@ import { SettingsError } from './settings.js';
  * listing users from it are cross-origin requests, with credentials.
  *
  * Settings: BROWSER_PORT (5173), HOST (127.0.0.1), API_URL
- * (http://127.0.0.1:3000), DEMO_CLIENT_ID (demo-client).
+ * (http://127.0.0.1:3000). The page signs in as the public client
+ * `browser-page`, which the server registers.
  */
 
 const PAGE = fileURLToPath(new URL('../../browser/', import.meta.url));
@@ -31,7 +33,7 @@ function readPort(): number {
 try {
   const port = readPort();
   const host = setting('HOST', '127.0.0.1');
-  const config = { apiUrl: setting('API_URL', 'http://127.0.0.1:3000'), clientId: setting('DEMO_CLIENT_ID', 'demo-client') };
+  const config = { apiUrl: setting('API_URL', 'http://127.0.0.1:3000'), clientId: BROWSER_PAGE_CLIENT_ID };
 
   const app = express();
   app.disable('x-powered-by');

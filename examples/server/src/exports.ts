@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type RequestHandler, Router } from 'express';
-import { apiError } from 'express-api-conventions';
+import { Router } from 'express';
+import { apiError, requireScope } from 'express-api-conventions';
 import type { SharedState } from './state.js';
 import { type StoredUser, storedUser, type UserRepository, userFrom } from './users/repository.js';
 import { representUser } from './users/routes.js';
@@ -10,8 +10,6 @@ export interface ExportsRouterOptions {
   readonly users: UserRepository;
   /** Seconds an export takes to prepare. */
   readonly delaySeconds: number;
-  /** Run before every route: authentication (bearer or session) and its checks. */
-  readonly guards: readonly RequestHandler[];
 }
 
 interface StoredExport {
@@ -36,10 +34,12 @@ const retryAfter = (readyAt: number): string => String(Math.max(1, Math.ceil((re
  * latter carries Retry-After".
  */
 export function exportsRouter(options: ExportsRouterOptions): Router {
-  const { state, users, delaySeconds, guards } = options;
+  const { state, users, delaySeconds } = options;
   const router = Router();
+  // A bearer token with the `exports` scope, or a browser session.
+  const guards = requireScope('exports');
 
-  router.post('/v1/exports', ...guards, async (req, res) => {
+  router.post('/v1/exports', guards, async (req, res) => {
     const now = Date.now();
     const stored: StoredExport = {
       id: randomUUID(),
@@ -57,7 +57,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
       .json({ id: stored.id, createdAt: stored.createdAt, ready: false });
   });
 
-  router.get('/v1/exports/:id', ...guards, async (req, res) => {
+  router.get('/v1/exports/:id', guards, async (req, res) => {
     const text = await state.get(keyOf(String(req.params.id)));
     const stored = text === undefined ? undefined : (JSON.parse(text) as StoredExport);
     // Another user's export is as missing as one that never was.

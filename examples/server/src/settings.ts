@@ -32,6 +32,8 @@ export interface Settings {
   readonly tokenSecret: string | undefined;
   /** Seconds an export takes to prepare (not in the contract). */
   readonly exportDelay: number;
+  /** bcrypt cost of password hashes (not in the contract); tests lower it to run fast. */
+  readonly passwordCost: number;
 }
 
 /** A setting with a wrong value. The process prints it and exits with status 1. */
@@ -125,5 +127,6 @@ export function readSettings(env: Environment = process.env): Settings {
     production: environment(env),
     tokenSecret,
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
+    passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
   };
 }

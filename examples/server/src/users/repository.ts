@@ -21,11 +21,6 @@ export interface UserInput {
   readonly gender: Gender;
 }
 
-export interface Page {
-  readonly users: User[];
-  readonly hasNext: boolean;
-}
-
 /** The outcome of a write that can collide with another user's email. */
 export type WriteResult = { readonly user: User } | { readonly emailTaken: true };
 
@@ -85,11 +80,6 @@ export class UserRepository {
     return (await this.state.hashValues(USERS)).map(decode).sort(byId);
   }
 
-  async page(offset: number, limit: number, matches?: (user: User) => boolean): Promise<Page> {
-    const users = (await this.all()).filter((user) => !matches || matches(user));
-    return { users: users.slice(offset, offset + limit), hasNext: users.length > offset + limit };
-  }
-
   async create(input: UserInput, id: bigint = newId(), now = new Date()): Promise<WriteResult> {
     const user: User = { id, ...input, createdAt: now, updatedAt: now };
     if (!(await this.state.hashSetIfAbsent(EMAILS, emailKey(input.email), user.id.toString()))) return { emailTaken: true };
@@ -99,7 +89,9 @@ export class UserRepository {
 
   /** Writes `changes` over `current`; the email moves only when its new address is free. */
   async update(current: User, changes: Partial<UserInput>): Promise<WriteResult> {
-    const user: User = { ...current, ...changes, updatedAt: new Date() };
+    // Each change gets a later updatedAt, even within one millisecond: it is the entity tag.
+    const updatedAt = new Date(Math.max(Date.now(), current.updatedAt.getTime() + 1));
+    const user: User = { ...current, ...changes, updatedAt };
     const oldEmail = emailKey(current.email);
     const newEmail = emailKey(user.email);
     if (newEmail !== oldEmail) {

@@ -1,5 +1,22 @@
-import { type Request, type RequestHandler, Router } from 'express';
-import { apiError, idPair } from 'express-api-conventions';
+import { type Request, Router } from 'express';
+import {
+  apiError,
+  cacheControl,
+  checkPreconditions,
+  entityTag,
+  idPair,
+  type JsonSchema,
+  notModified,
+  pageOf,
+  paging,
+  requireScope,
+  selectFields,
+  sendItem,
+  sendList,
+  setValidators,
+  type Validators,
+  validate,
+} from 'express-api-conventions';
 import type { User, UserInput, UserRepository, WriteResult } from './repository.js';
 
 /** A user as clients see it: SPEC.md's `id` / `id_str` pair, `gender`, `*At` timestamps. */
@@ -12,11 +29,35 @@ export const representUser = (user: User) => ({
   updatedAt: user.updatedAt,
 });
 
-export interface UsersRouterOptions {
-  readonly users: UserRepository;
-  /** Run before every write: authentication (bearer or session) and its checks. */
-  readonly writeGuards: readonly RequestHandler[];
-}
+/** What `fields` may select, and a named set for compact lists (SPEC.md "Field selection"). */
+const USER_FIELDS = {
+  fields: 'id,id_str,name,email,gender,createdAt,updatedAt',
+  sets: { summary: 'id,name' },
+} as const;
+
+const PROPERTIES = {
+  name: { type: 'string', minLength: 1, maxLength: 100 },
+  email: { type: 'string', format: 'email', maxLength: 254 },
+  gender: { enum: ['male', 'female'] },
+} as const;
+
+/** POST and PUT: a whole user. */
+const WHOLE_USER: JsonSchema = {
+  type: 'object',
+  properties: PROPERTIES,
+  required: ['name', 'email', 'gender'],
+  additionalProperties: false,
+};
+/** PATCH: some of it. */
+const USER_CHANGES: JsonSchema = { type: 'object', properties: PROPERTIES, minProperties: 1, additionalProperties: false };
+const SEARCH: JsonSchema = { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'] };
+
+/**
+ * The validators of a user's representation: the entity tag is its version
+ * (updatedAt, in milliseconds), so a write can be checked against what the
+ * client read without building the body again.
+ */
+const validatorsOf = (user: User): Validators => ({ etag: entityTag(user.updatedAt), lastModified: user.updatedAt });
 
 const ID = /^[1-9][0-9]{0,19}$/;
 
@@ -35,110 +76,58 @@ const written = (result: WriteResult): User => {
 };
 
 /** The users resource: list, search, read, create, replace, change, delete. */
-export function usersRouter(options: UsersRouterOptions): Router {
-  const { users, writeGuards } = options;
+export function usersRouter(users: UserRepository): Router {
   const router = Router();
+  const fields = selectFields(USER_FIELDS);
+  const mayWrite = requireScope('users:write');
 
-  router.get('/v1/users', async (req, res) => {
-    const { offset, limit } = paging(req);
-    const page = await users.page(offset, limit);
-    res.json({ users: page.users.map(representUser), hasNext: page.hasNext });
+  router.get('/v1/users', paging(), fields, async (req, res) => {
+    sendList(res, 'users', pageOf((await users.all()).map(representUser), req.page));
   });
 
   // SPEC.md path rule 6: search lives under a `search` segment, not the listing.
-  router.get('/v1/users/search', async (req, res) => {
-    const { offset, limit } = paging(req);
-    const term = searchTerm(req);
-    const page = await users.page(offset, limit, (user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
-    res.json({ users: page.users.map(representUser), hasNext: page.hasNext });
+  router.get('/v1/users/search', validate({ query: SEARCH }), paging(), fields, async (req, res) => {
+    const term = String(req.query.q).trim().toLowerCase();
+    const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
+    sendList(res, 'users', pageOf(found.map(representUser), req.page));
   });
 
-  router.get('/v1/users/:id', async (req, res) => {
-    res.json(representUser(await findUser(users, req)));
+  // Clients may keep a copy, but check it first: ETag and Last-Modified make that a 304.
+  router.get('/v1/users/:id', fields, cacheControl('no-cache'), async (req, res) => {
+    const user = await findUser(users, req);
+    const { fields: selected } = req.query;
+    // A selection is another representation: another tag.
+    const etag =
+      selected === undefined ? entityTag(user.updatedAt) : entityTag(`${user.updatedAt.getTime()} ${String(selected)}`);
+    setValidators(res, { etag, lastModified: user.updatedAt });
+    if (notModified(req, res)) return;
+    sendItem(res, representUser(user));
   });
 
-  router.post('/v1/users', ...writeGuards, async (req, res) => {
-    const user = written(await users.create(userInput(req.body, 'all')));
+  router.post('/v1/users', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
+    const user = written(await users.create(req.body as UserInput));
     res.status(201).location(`/v1/users/${user.id}`).json(representUser(user));
   });
 
-  router.put('/v1/users/:id', ...writeGuards, async (req, res) => {
-    const input = userInput(req.body, 'all');
-    res.json(representUser(written(await users.update(await findUser(users, req), input))));
+  // Writes honour If-Match / If-Unmodified-Since: 412 when the user changed since the client read it.
+  router.put('/v1/users/:id', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    res.json(representUser(written(await users.update(user, req.body as UserInput))));
   });
 
-  router.patch('/v1/users/:id', ...writeGuards, async (req, res) => {
-    const changes = userInput(req.body, 'some');
-    res.json(representUser(written(await users.update(await findUser(users, req), changes))));
+  router.patch('/v1/users/:id', mayWrite, validate({ body: USER_CHANGES }), async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    res.json(representUser(written(await users.update(user, req.body as Partial<UserInput>))));
   });
 
-  router.delete('/v1/users/:id', ...writeGuards, async (req, res) => {
-    await users.delete(await findUser(users, req));
+  router.delete('/v1/users/:id', mayWrite, async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    await users.delete(user);
     res.status(204).end();
   });
 
   return router;
-}
-
-// --- request reading -------------------------------------------------------
-
-const DEFAULT_LIMIT = 20;
-const MAX_LIMIT = 100;
-const WHOLE = /^(0|[1-9][0-9]{0,8})$/;
-
-function paging(req: Request): { offset: number; limit: number } {
-  const query = req.query;
-  const read = (name: 'offset' | 'limit', fallback: number, max: number): number => {
-    const value = query[name];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'string' || !WHOLE.test(value) || Number(value) > max || (name === 'limit' && value === '0')) {
-      throw apiError('invalidQueryParameter', {
-        message: `\`${name}\` must be a whole number ${name === 'limit' ? `from 1 to ${max}` : 'of 0 or more'}.`,
-        items: [{ message: `\`${name}\` is not valid.`, code: 40003, field: name }],
-      });
-    }
-    return Number(value);
-  };
-  return { offset: read('offset', 0, 1_000_000_000), limit: read('limit', DEFAULT_LIMIT, MAX_LIMIT) };
-}
-
-function searchTerm(req: Request): string {
-  const q = req.query.q;
-  if (typeof q !== 'string' || q.trim() === '') {
-    throw apiError('invalidQueryParameter', { message: 'Search needs a term in `q`.' });
-  }
-  return q.trim().toLowerCase();
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const FIELDS = ['name', 'email', 'gender'] as const;
-
-function userInput(body: unknown, required: 'all'): UserInput;
-function userInput(body: unknown, required: 'some'): Partial<UserInput>;
-function userInput(body: unknown, required: 'all' | 'some'): Partial<UserInput> {
-  const given = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const problems: { message: string; code: number; field: string }[] = [];
-  const problem = (field: string, message: string) => problems.push({ message, code: 40005, field });
-  for (const key of Object.keys(given)) {
-    if (!(FIELDS as readonly string[]).includes(key)) problem(key, `\`${key}\` is not a field of a user.`);
-  }
-  const input: Record<string, string> = {};
-  for (const field of FIELDS) {
-    const value = given[field];
-    if (value === undefined) {
-      if (required === 'all') problem(field, `\`${field}\` is required.`);
-      continue;
-    }
-    if (typeof value !== 'string') problem(field, `\`${field}\` must be a string.`);
-    else input[field] = value.trim();
-  }
-  if (input.name !== undefined && (input.name.length === 0 || input.name.length > 100))
-    problem('name', '`name` must have 1 to 100 characters.');
-  if (input.email !== undefined && (!EMAIL.test(input.email) || input.email.length > 254))
-    problem('email', '`email` must be an email address.');
-  if (input.gender !== undefined && input.gender !== 'male' && input.gender !== 'female')
-    problem('gender', '`gender` must be `male` or `female`.');
-  if (required === 'some' && Object.keys(given).length === 0) problem('body', 'Send at least one of `name`, `email`, `gender`.');
-  if (problems.length > 0) throw apiError('validationFailed', { items: problems });
-  return input as Partial<UserInput>;
 }

@@ -1,0 +1,46 @@
+import type { RequestHandler } from 'express';
+import { type AccessTokenKey, bearerAuth, TOKEN_PATH } from 'express-api-conventions';
+
+/** The public client (no secret) the browser page signs in as. */
+export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
+
+/** Every scope the service knows: writing users, and asking for exports. */
+export const SCOPES = ['users:write', 'exports'] as const;
+
+/**
+ * Issuer and audience of the access tokens: one name for the service, the
+ * same on every instance whatever its address, so that a token issued by
+ * one instance is accepted by all.
+ */
+export const TOKEN_ISSUER = 'urn:express-api-conventions:reference-server';
+export const TOKEN_AUDIENCE = TOKEN_ISSUER;
+
+/** What tokenRouter() and bearerAuth() share: the keys, the issuer, the audience. */
+export interface TokenSettings {
+  readonly keys: readonly AccessTokenKey[];
+  readonly issuer: string;
+  readonly audience: string;
+}
+
+export const tokenSettings = (secret: string): TokenSettings => ({
+  keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
+  issuer: TOKEN_ISSUER,
+  audience: TOKEN_AUDIENCE,
+});
+
+/**
+ * Reads a bearer token when the request has one (filling `req.auth`), and
+ * lets a request without `Authorization` through for the session or as
+ * anonymous. The token endpoint is skipped: its `Authorization` header is
+ * the client's Basic credentials, which tokenRouter() reads itself.
+ */
+export function optionalBearer(tokens: TokenSettings): RequestHandler {
+  const bearer = bearerAuth({ ...tokens, optional: true, realm: 'reference-server' });
+  return function optionalBearerMiddleware(req, res, next) {
+    if (req.path === TOKEN_PATH) return next();
+    bearer(req, res, next);
+  };
+}
+
+/** A bearer token is required (`/v1/me`): a session cookie is not enough. */
+export const requireBearer = (tokens: TokenSettings): RequestHandler => bearerAuth({ ...tokens, realm: 'reference-server' });
