@@ -59,6 +59,24 @@ describe('POST /v1/sessions', () => {
     });
   });
 
+  describe('repeated failures', () => {
+    it('are throttled per username: after 10, even the right password gets 429 with Retry-After', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        const attempt = (password: string) =>
+          request(fresh.url).post('/v1/sessions').type('form').send({ username: 'dodo', password });
+        for (let i = 0; i < 10; i++) expect((await attempt('guess')).status).toBe(401);
+        const throttled = await attempt('caucus-race-winner');
+        expect(throttled.status).toBe(429);
+        expect(throttled.body.errors[0].code).toBe(42901);
+        expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
+        expect(throttled.headers['set-cookie']).toBeUndefined();
+      } finally {
+        await fresh.stop();
+      }
+    });
+  });
+
   it('answers 400 when a field is missing', async () => {
     const res = await api().post('/v1/sessions').type('form').send({ username: DEMO.username });
     expect(res.status).toBe(400);
