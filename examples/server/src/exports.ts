@@ -37,9 +37,9 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
   const { state, users, delaySeconds } = options;
   const router = Router();
   // A bearer token with the `exports` scope, or a browser session.
-  const guards = requireScope('exports');
+  const mayExport = requireScope('exports');
 
-  router.post('/v1/exports', guards, async (req, res) => {
+  router.post('/v1/exports', mayExport, async (req, res) => {
     const now = Date.now();
     const stored: StoredExport = {
       id: randomUUID(),
@@ -57,7 +57,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
       .json({ id: stored.id, createdAt: stored.createdAt, ready: false });
   });
 
-  router.get('/v1/exports/:id', guards, async (req, res) => {
+  router.get('/v1/exports/:id', mayExport, async (req, res) => {
     const text = await state.get(keyOf(String(req.params.id)));
     const stored = text === undefined ? undefined : (JSON.parse(text) as StoredExport);
     // Another user's export is as missing as one that never was.
