@@ -6,6 +6,7 @@ import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
+import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
 import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
@@ -31,6 +32,15 @@ export interface ConventionsOptions {
   json?: JsonResponsesOptions | false;
   /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
   maintenance?: MaintenanceOptions | false;
+  /**
+   * Present (not `false`) identifies bearer callers before the rate limiter,
+   * so that it counts per user and per application (SPEC.md "Limits" rule 4):
+   * bearerAuth() with these options in `optional` mode. A valid token sets
+   * `req.auth`; a request without bearer credentials goes on anonymous; a
+   * bad bearer token is refused with 401 `invalid_token`. Routes that need
+   * a user still mount bearerAuth() or requireScope() themselves.
+   */
+  authentication?: Omit<BearerAuthOptions, 'optional'> | false;
   /**
    * rateLimit(): per user and per application, memory store by default.
    * It runs before the body parsers, so a limited client's body is never
@@ -63,6 +73,7 @@ const MODULES = [
   'cookies',
   'json',
   'maintenance',
+  'authentication',
   'rateLimit',
   'bodies',
   'methodOverride',
@@ -90,6 +101,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   if (given.cookies !== false) stack.push(secureCookies(given.cookies));
   if (given.json !== false) stack.push(jsonResponses(given.json));
   if (given.maintenance) stack.push(maintenance(given.maintenance));
+  if (given.authentication) stack.push(bearerAuth({ ...given.authentication, optional: true }));
   if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
   if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
   if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));

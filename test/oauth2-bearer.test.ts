@@ -295,6 +295,13 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
       expect(bare.body).toEqual({ claims: null });
       expect((await request(optional).get('/v1/me').set('Authorization', 'Bearer nope')).status).toBe(401);
     });
+
+    it('lets a request with credentials of another scheme (Basic) through unauthenticated', async () => {
+      const optional = await protectedApp({ optional: true });
+      const basicCaller = await request(optional).get('/v1/me').set('Authorization', 'Basic ZGVtbzpzZWNyZXQ=');
+      expect(basicCaller.status).toBe(200);
+      expect(basicCaller.body).toEqual({ claims: null });
+    });
   });
 
   describe('options, checked at construction', () => {

@@ -1,4 +1,5 @@
 import express from 'express';
+import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { conventions, errorHandler, idPair, notFound } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
@@ -64,5 +65,59 @@ describe('conventions()', () => {
     expect(() => conventions({ rateLimiter: {} } as never)).toThrow(
       'conventions(options): received an unsupported option `rateLimiter`',
     );
+  });
+});
+
+describe('conventions() with authentication (SPEC.md "Limits" rule 4: per user and per application)', () => {
+  const secret = 'a-preset-test-secret-of-32-bytes-or-more';
+  const keys = [{ kid: 'p1', algorithm: 'HS256' as const, secret }];
+  const issuer = 'https://api.example.test';
+  const audience = 'https://api.example.test/v1';
+  const tokenFor = (sub: string, clientId: string): string =>
+    jwt.sign({ iss: issuer, aud: audience, sub, client_id: clientId, jti: sub }, secret, {
+      algorithm: 'HS256',
+      expiresIn: 60,
+      header: { alg: 'HS256', kid: 'p1', typ: 'at+jwt' },
+    });
+
+  const app = express();
+  app.use(conventions({ authentication: { keys, issuer, audience }, rateLimit: { limit: 2, windowSeconds: 60 } }));
+  app.get('/v1/users', (req, res) => {
+    res.json({ users: [], hasNext: false, caller: req.auth?.subject ?? null });
+  });
+  app.use(notFound(), errorHandler({ production: true, log: false }));
+
+  const remaining = (res: request.Response, policy: string): number => {
+    const item = String(res.headers.ratelimit)
+      .split(',')
+      .find((part) => part.trim().startsWith(`"${policy}"`));
+    return Number(/;r=(\d+)/.exec(item ?? '')?.[1]);
+  };
+
+  it('identifies the bearer caller before counting, so each user has a count of its own', async () => {
+    const ann = await request(app)
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${tokenFor('ann', 'app-1')}`);
+    expect(ann.body.caller).toBe('ann');
+    expect(remaining(ann, 'user')).toBe(1);
+    expect(remaining(ann, 'application')).toBe(1);
+    const bob = await request(app)
+      .get('/v1/users')
+      .set('Authorization', `Bearer ${tokenFor('bob', 'app-1')}`);
+    expect(bob.body.caller).toBe('bob');
+    expect(remaining(bob, 'user')).toBe(1);
+    expect(remaining(bob, 'application')).toBe(0);
+  });
+
+  it('lets a request without bearer credentials through anonymous', async () => {
+    const res = await request(app).get('/v1/users').set('Authorization', 'Basic ZGVtby1jbGllbnQ6ZGVtby1zZWNyZXQ=');
+    expect(res.status).toBe(200);
+    expect(res.body.caller).toBeNull();
+  });
+
+  it('refuses a bad bearer token with 401 invalid_token', async () => {
+    const res = await request(app).get('/v1/users').set('Authorization', 'Bearer not-a-token');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'invalid_token', error_description: 'The access token is malformed.' });
   });
 });

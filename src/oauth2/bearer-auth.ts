@@ -31,9 +31,12 @@ export interface BearerAuthOptions {
   /** Seconds of clock skew allowed on `exp` and `nbf`. Default: 5. */
   clockTolerance?: number;
   /**
-   * Let a request without any `Authorization` header through unauthenticated
-   * (for routes that also accept a session). A header that is there must
-   * still be a valid bearer token. Default: `false`.
+   * Let a request without bearer credentials (no `Authorization` header, or
+   * one of another scheme such as the token endpoint's `Basic`) through
+   * unauthenticated: for routes that also accept a session, and for the
+   * preset, which identifies bearer callers before counting rate limits.
+   * A `Bearer` header that is there must still hold a valid token.
+   * Default: `false`.
    */
   optional?: boolean;
 }
@@ -84,7 +87,7 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
   return function bearerAuthMiddleware(req: Request, _res: Response, next: NextFunction) {
     const header = req.headers.authorization;
     if (header === undefined || !BEARER_SCHEME.test(header)) {
-      if (optional && header === undefined) return next();
+      if (optional) return next();
       // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
       return next(
         apiError('unauthenticated', {
