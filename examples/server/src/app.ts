@@ -13,7 +13,7 @@ import {
   tokenRouter,
   type UserStore,
 } from 'express-api-conventions';
-import { optionalBearer, requireBearer, SCOPES, tokenSettings } from './auth.js';
+import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
 import { exportsRouter } from './exports.js';
 import { sessionAuth } from './sessions/auth.js';
 import { sessionsRouter } from './sessions/routes.js';
@@ -53,20 +53,22 @@ export function createApp(settings: Settings, services: Services): Express {
   // The preset: common and security headers, CORS with credentials for the
   // listed origins, no-store by default and strong ETags, secure cookies,
   // JSON output (checked by the response-shape linter outside production),
-  // the maintenance stop, bounded bodies, method override, and CSRF for
-  // whatever the session cookie authenticates. The rate limiter is mounted
-  // below instead, once the request's user is known.
+  // the maintenance stop, bearer callers identified (a bad token is a 401),
+  // bounded bodies, method override, and CSRF for whatever the session
+  // cookie authenticates. The rate limiter is mounted below instead, once a
+  // browser session is known too.
   app.use(
     conventions({
       cors: { origins: [...settings.corsOrigins] },
       maintenance: settings.maintenance ? { retryAfter: 300 } : false,
-      csrf: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
+      authentication: { ...tokens, realm: REALM },
       rateLimit: false,
+      csrf: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
     }),
   );
 
-  // Who is asking: a bearer token, else the browser session.
-  app.use(optionalBearer(tokens), sessionAuth(sessions));
+  // A request without a bearer token may come from a signed-in browser.
+  app.use(sessionAuth(sessions));
 
   // SPEC.md Limits rule 4: counted per user and per application, RateLimit headers on every answer.
   app.use(

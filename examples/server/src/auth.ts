@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type AccessTokenKey, bearerAuth, TOKEN_PATH } from 'express-api-conventions';
+import { type AccessTokenKey, bearerAuth } from 'express-api-conventions';
 
 /** The public client (no secret) the browser page signs in as. */
 export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
@@ -28,19 +28,8 @@ export const tokenSettings = (secret: string): TokenSettings => ({
   audience: TOKEN_AUDIENCE,
 });
 
-/**
- * Reads a bearer token when the request has one (filling `req.auth`), and
- * lets a request without `Authorization` through for the session or as
- * anonymous. The token endpoint is skipped: its `Authorization` header is
- * the client's Basic credentials, which tokenRouter() reads itself.
- */
-export function optionalBearer(tokens: TokenSettings): RequestHandler {
-  const bearer = bearerAuth({ ...tokens, optional: true, realm: 'reference-server' });
-  return function optionalBearerMiddleware(req, res, next) {
-    if (req.path === TOKEN_PATH) return next();
-    bearer(req, res, next);
-  };
-}
+/** Realm of the `WWW-Authenticate: Bearer` challenges. */
+export const REALM = 'reference-server';
 
 /** A bearer token is required (`/v1/me`): a session cookie is not enough. */
-export const requireBearer = (tokens: TokenSettings): RequestHandler => bearerAuth({ ...tokens, realm: 'reference-server' });
+export const requireBearer = (tokens: TokenSettings): RequestHandler => bearerAuth({ ...tokens, realm: REALM });
