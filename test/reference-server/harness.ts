@@ -42,6 +42,8 @@ export async function ensureBuilt(): Promise<void> {
     try {
       mkdirSync(LOCK);
     } catch {
+      // A lock left by a run that was killed mid-build is taken over after two minutes.
+      if (Date.now() - builtAt(LOCK) > 120_000) rmSync(LOCK, { recursive: true, force: true });
       if (waited > 180_000) throw new Error(`waited 3 minutes for another build (remove ${LOCK} if none runs)`);
       await sleep(200);
       continue;
