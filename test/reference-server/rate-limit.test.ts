@@ -1,6 +1,6 @@
 import { arrayBufferToBase64, parseList } from 'structured-headers';
 import request from 'supertest';
-import { signIn } from './client.js';
+import { DEMO, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
@@ -86,5 +86,34 @@ describe('counting per user and per application (SPEC.md Limits rule 4)', () => 
     expect(remaining(await asAlice())).toEqual([LIMIT - 2, LIMIT - 3]);
     // An anonymous request from the same address: its own user count, the shared application count.
     expect(remaining(await request(fresh.url).get('/v1/users?limit=1'))).toEqual([LIMIT - 2, LIMIT - 4]);
+  });
+});
+
+describe('an application known by its client id', () => {
+  let fresh: RunningProcess;
+  beforeAll(async () => {
+    fresh = await startServer({ RATE_LIMIT: String(LIMIT), RATE_WINDOW: '60' });
+  });
+  afterAll(() => fresh?.stop());
+
+  it('counts a token’s requests against its user and its client, apart from the caller’s address', async () => {
+    const basic = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
+    const issued = await request(fresh.url)
+      .post('/v1/oauth2/token')
+      .type('form')
+      .set('Authorization', basic)
+      .send({ grant_type: 'password', username: DEMO.username, password: DEMO.password });
+    expect(issued.status).toBe(200);
+    // The token request: anonymous user (the address), application demo-client (from Basic).
+    expect(items(issued.headers.ratelimit).map((item) => item.r)).toEqual([LIMIT - 1, LIMIT - 1]);
+    const withToken = () =>
+      request(fresh.url).get('/v1/users?limit=1').set('Authorization', `Bearer ${issued.body.access_token}`);
+    // alice's first request; demo-client's second.
+    expect(items((await withToken()).headers.ratelimit).map((item) => item.r)).toEqual([LIMIT - 1, LIMIT - 2]);
+    // An anonymous request from the same address: the address's second as user, its first as application.
+    expect(items((await request(fresh.url).get('/v1/users?limit=1')).headers.ratelimit).map((item) => item.r)).toEqual([
+      LIMIT - 2,
+      LIMIT - 1,
+    ]);
   });
 });
