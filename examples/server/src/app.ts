@@ -1,0 +1,118 @@
+import express, { type Express } from 'express';
+import {
+  apiError,
+  type ClientStore,
+  type CounterStore,
+  checkRoutes,
+  conventions,
+  csrfTokens,
+  errorHandler,
+  notFound,
+  type RefreshTokenStore,
+  rateLimit,
+  tokenRouter,
+  type UserStore,
+} from 'express-api-conventions';
+import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
+import { exportsRouter } from './exports.js';
+import { sessionAuth } from './sessions/auth.js';
+import { sessionsRouter } from './sessions/routes.js';
+import type { SessionStore } from './sessions/store.js';
+import type { Settings } from './settings.js';
+import type { SharedState } from './state.js';
+import type { UserRepository } from './users/repository.js';
+import { representUser, usersRouter } from './users/routes.js';
+
+/** What the app is made of, apart from its settings: each in memory, or in Redis for several instances. */
+export interface Services {
+  readonly state: SharedState;
+  readonly users: UserRepository;
+  readonly sessions: SessionStore;
+  /** Sign-in accounts (bcrypt hashes), read by the token endpoint and by browser sign-in. */
+  readonly accounts: UserStore;
+  readonly clients: ClientStore;
+  readonly refreshTokens: RefreshTokenStore;
+  /** Rate-limit and failed-sign-in counters. */
+  readonly counters: CounterStore;
+  /** A bcrypt hash of no one's password, for unknown usernames at browser sign-in. */
+  readonly dummyHash: string;
+  /** Secrets every instance shares (see secrets.ts). */
+  readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
+}
+
+/**
+ * The reference server: every rule of SPEC.md on one small users service,
+ * assembled from the library's public exports, in the order they must run.
+ */
+export function createApp(settings: Settings, services: Services): Express {
+  const { state, users, sessions, accounts, clients, refreshTokens, counters, dummyHash, secrets } = services;
+  const tokens = tokenSettings(secrets.token);
+  const csrf = csrfTokens({ secret: secrets.csrf });
+  const app = express();
+
+  // The preset: common and security headers, CORS with credentials for the
+  // listed origins, no-store by default and strong ETags, secure cookies,
+  // JSON output (checked by the response-shape linter outside production),
+  // the maintenance stop, bearer callers identified (a bad token is a 401),
+  // bounded bodies, method override, and CSRF for whatever the session
+  // cookie authenticates. The rate limiter is mounted below instead, once a
+  // browser session is known too.
+  app.use(
+    conventions({
+      cors: { origins: [...settings.corsOrigins] },
+      maintenance: settings.maintenance ? { retryAfter: 300 } : false,
+      authentication: { ...tokens, realm: REALM },
+      rateLimit: false,
+      csrf: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
+    }),
+  );
+
+  // A request without a bearer token may come from a signed-in browser.
+  app.use(sessionAuth(sessions));
+
+  // SPEC.md Limits rule 4: counted per user and per application, RateLimit headers on every answer.
+  app.use(
+    rateLimit({
+      limit: settings.rateLimit,
+      windowSeconds: settings.rateWindow,
+      store: counters,
+      partitionSecret: secrets.partition,
+    }),
+  );
+
+  // POST /v1/oauth2/token: password and refresh_token grants, rotation, brute-force guard.
+  app.use(
+    tokenRouter({
+      ...tokens,
+      users: accounts,
+      clients,
+      refreshTokens,
+      scopes: SCOPES,
+      accessTokenTtl: settings.accessTokenTtl,
+      // An unknown username is checked against a dummy hash of the same cost as real ones.
+      passwordCost: settings.passwordCost,
+      bruteForce: { store: counters },
+    }),
+  );
+
+  app.use(usersRouter(users));
+
+  // The token's own user: bearer only, and confidential (no-store, the default of caching()).
+  app.get('/v1/me', requireBearer(tokens), async (req, res) => {
+    const user = await users.get(BigInt(req.auth?.subject ?? '0'));
+    if (!user) throw apiError('resourceNotFound', { message: 'The user of this token no longer exists.' });
+    res.json(representUser(user));
+  });
+
+  app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay }));
+  app.use(sessionsRouter({ sessions, accounts, dummyHash, csrf, users, counters, partitionSecret: secrets.partition }));
+
+  // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
+  app.use(notFound(), errorHandler({ production: settings.production }));
+
+  // The server's own routes follow SPEC.md's path rules, or it does not start.
+  // `me` names the caller, not a collection.
+  checkRoutes(app, { exceptions: { plural: ['me'] } });
+  console.log('route check: every route follows the SPEC.md path rules');
+  return app;
+}

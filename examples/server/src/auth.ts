@@ -1,0 +1,35 @@
+import type { RequestHandler } from 'express';
+import { type AccessTokenKey, bearerAuth } from 'express-api-conventions';
+
+/** The public client (no secret) the browser page signs in as. */
+export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
+
+/** Every scope the service knows: writing users, and asking for exports. */
+export const SCOPES = ['users:write', 'exports'] as const;
+
+/**
+ * Issuer and audience of the access tokens: one name for the service, the
+ * same on every instance whatever its address, so that a token issued by
+ * one instance is accepted by all.
+ */
+export const TOKEN_ISSUER = 'urn:express-api-conventions:reference-server';
+export const TOKEN_AUDIENCE = TOKEN_ISSUER;
+
+/** What tokenRouter() and bearerAuth() share: the keys, the issuer, the audience. */
+export interface TokenSettings {
+  readonly keys: readonly AccessTokenKey[];
+  readonly issuer: string;
+  readonly audience: string;
+}
+
+export const tokenSettings = (secret: string): TokenSettings => ({
+  keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
+  issuer: TOKEN_ISSUER,
+  audience: TOKEN_AUDIENCE,
+});
+
+/** Realm of the `WWW-Authenticate: Bearer` challenges. */
+export const REALM = 'reference-server';
+
+/** A bearer token is required (`/v1/me`): a session cookie is not enough. */
+export const requireBearer = (tokens: TokenSettings): RequestHandler => bearerAuth({ ...tokens, realm: REALM });

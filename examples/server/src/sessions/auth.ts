@@ -1,0 +1,18 @@
+import type { RequestHandler } from 'express';
+import { SCOPES } from '../auth.js';
+import type { SessionStore } from './store.js';
+
+/**
+ * Authenticates by the session cookie when no bearer token did: fills
+ * `req.auth` for a live session, with every scope of the service. Never
+ * refuses by itself; requireScope() on a route does.
+ */
+export function sessionAuth(sessions: SessionStore): RequestHandler {
+  return async function sessionAuthMiddleware(req, _res, next) {
+    if (!req.auth) {
+      const session = await sessions.of(req);
+      if (session) req.auth = { subject: session.data.subject, scopes: SCOPES };
+    }
+    next();
+  };
+}

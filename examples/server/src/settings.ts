@@ -1,0 +1,132 @@
+/**
+ * The server's settings, read once from the environment at start-up.
+ * Names and defaults are the reference server's contract
+ * (shared/reference-server.md, "Settings"); a wrong value stops the start
+ * with a message naming the variable, the value and what is expected.
+ */
+
+export interface Settings {
+  readonly port: number;
+  readonly host: string;
+  readonly demoUsername: string;
+  readonly demoPassword: string;
+  readonly demoClientId: string;
+  readonly demoClientSecret: string;
+  /** Exact origins allowed cross-origin, with credentials. */
+  readonly corsOrigins: readonly string[];
+  /** Requests per window, per user and per application. */
+  readonly rateLimit: number;
+  /** The rate-limit window, in seconds. */
+  readonly rateWindow: number;
+  /** Access-token lifetime in seconds: the token response's `expires_in`. */
+  readonly accessTokenTtl: number;
+  readonly maintenance: boolean;
+  /** Shared state for several instances; `undefined` keeps everything in memory. */
+  readonly redisUrl: string | undefined;
+  readonly production: boolean;
+  /**
+   * Key that signs access tokens. Not in the contract: unset, each instance
+   * draws one at random, or, with Redis, the first instance draws it and the
+   * others read it, so that tokens from one instance work on all.
+   */
+  readonly tokenSecret: string | undefined;
+  /** Seconds an export takes to prepare (not in the contract). */
+  readonly exportDelay: number;
+  /** bcrypt cost of password hashes (not in the contract); tests lower it to run fast. */
+  readonly passwordCost: number;
+}
+
+/** A setting with a wrong value. The process prints it and exits with status 1. */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+const invalid = (name: string, value: string, expected: string): never => {
+  throw new SettingsError(`${name}=${JSON.stringify(value)} is not valid: expected ${expected}.`);
+};
+
+function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) {
+    invalid(name, value, `a whole number from ${min} to ${max}`);
+  }
+  return Number(value);
+}
+
+function text(env: Environment, name: string, fallback: string): string {
+  const value = env[name];
+  if (value === undefined) return fallback;
+  if (value.trim() === '') invalid(name, value, 'a non-empty value (or leave it unset for the default)');
+  return value;
+}
+
+function origins(env: Environment): string[] {
+  const value = text(env, 'CORS_ORIGINS', 'http://localhost:5173');
+  return value.split(',').map((item) => {
+    const origin = item.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    // An origin is scheme, host and port only: exactly what the browser sends in `Origin`.
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      invalid(
+        'CORS_ORIGINS',
+        value,
+        `a comma list of origins such as http://localhost:5173 (no path, no trailing slash); "${origin}" is not one`,
+      );
+    }
+    return origin;
+  });
+}
+
+function flag(env: Environment, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === '' || value === '0') return false;
+  if (value === '1') return true;
+  return invalid(name, value, '1 (on), 0 or unset (off)');
+}
+
+function redisUrl(env: Environment): string | undefined {
+  const value = env.REDIS_URL;
+  if (value === undefined || value === '') return undefined;
+  if (!/^rediss?:\/\/[^/]/.test(value)) invalid('REDIS_URL', value, 'a redis:// or rediss:// URL');
+  return value;
+}
+
+function environment(env: Environment): boolean {
+  const value = env.NODE_ENV ?? 'development';
+  if (!['development', 'production', 'test'].includes(value)) invalid('NODE_ENV', value, 'development, production or test');
+  return value === 'production';
+}
+
+/** Reads and checks every setting; throws a SettingsError for the first wrong one. */
+export function readSettings(env: Environment = process.env): Settings {
+  const tokenSecret = env.TOKEN_SECRET;
+  if (tokenSecret !== undefined && tokenSecret.length < 32) {
+    invalid('TOKEN_SECRET', '(hidden)', 'at least 32 characters');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: text(env, 'HOST', '127.0.0.1'),
+    demoUsername: text(env, 'DEMO_USERNAME', 'alice'),
+    demoPassword: text(env, 'DEMO_PASSWORD', 'wonderland-rabbit-hole'),
+    demoClientId: text(env, 'DEMO_CLIENT_ID', 'demo-client'),
+    demoClientSecret: text(env, 'DEMO_CLIENT_SECRET', 'demo-secret'),
+    corsOrigins: origins(env),
+    rateLimit: integer(env, 'RATE_LIMIT', 100, 1, 1_000_000),
+    rateWindow: integer(env, 'RATE_WINDOW', 60, 1, 86_400),
+    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
+    maintenance: flag(env, 'MAINTENANCE'),
+    redisUrl: redisUrl(env),
+    production: environment(env),
+    tokenSecret,
+    exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
+    passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
+  };
+}

@@ -1,0 +1,133 @@
+import { type Request, Router } from 'express';
+import {
+  apiError,
+  cacheControl,
+  checkPreconditions,
+  entityTag,
+  idPair,
+  type JsonSchema,
+  notModified,
+  pageOf,
+  paging,
+  requireScope,
+  selectFields,
+  sendItem,
+  sendList,
+  setValidators,
+  type Validators,
+  validate,
+} from 'express-api-conventions';
+import type { User, UserInput, UserRepository, WriteResult } from './repository.js';
+
+/** A user as clients see it: SPEC.md's `id` / `id_str` pair, `gender`, `*At` timestamps. */
+export const representUser = (user: User) => ({
+  ...idPair(user.id),
+  name: user.name,
+  email: user.email,
+  gender: user.gender,
+  createdAt: user.createdAt,
+  updatedAt: user.updatedAt,
+});
+
+/** What `fields` may select, and a named set for compact lists (SPEC.md "Field selection"). */
+const USER_FIELDS = {
+  fields: 'id,id_str,name,email,gender,createdAt,updatedAt',
+  sets: { summary: 'id,name' },
+} as const;
+
+const PROPERTIES = {
+  name: { type: 'string', minLength: 1, maxLength: 100 },
+  email: { type: 'string', format: 'email', maxLength: 254 },
+  gender: { enum: ['male', 'female'] },
+} as const;
+
+/** POST and PUT: a whole user. */
+const WHOLE_USER: JsonSchema = {
+  type: 'object',
+  properties: PROPERTIES,
+  required: ['name', 'email', 'gender'],
+  additionalProperties: false,
+};
+/** PATCH: some of it. */
+const USER_CHANGES: JsonSchema = { type: 'object', properties: PROPERTIES, minProperties: 1, additionalProperties: false };
+const SEARCH: JsonSchema = { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'] };
+
+/**
+ * The validators of a user's representation: the entity tag is its version
+ * (updatedAt, in milliseconds), so a write can be checked against what the
+ * client read without building the body again.
+ */
+const validatorsOf = (user: User): Validators => ({ etag: entityTag(user.updatedAt), lastModified: user.updatedAt });
+
+const ID = /^[1-9][0-9]{0,19}$/;
+
+async function findUser(users: UserRepository, req: Request): Promise<User> {
+  const raw = req.params.id;
+  const user = typeof raw === 'string' && ID.test(raw) ? await users.get(BigInt(raw)) : undefined;
+  // SPEC.md Errors rule 4: a missing record (40402) differs from a wrong URI (40401).
+  if (!user) throw apiError('resourceNotFound', { message: 'No user has this id.', detail: { id: raw } });
+  return user;
+}
+
+const written = (result: WriteResult): User => {
+  // SPEC.md status 409: "a create with a unique key that already exists".
+  if ('emailTaken' in result) throw apiError('uniqueKeyTaken', { message: 'A user with this email already exists.' });
+  return result.user;
+};
+
+/** The users resource: list, search, read, create, replace, change, delete. */
+export function usersRouter(users: UserRepository): Router {
+  const router = Router();
+  const fields = selectFields(USER_FIELDS);
+  const mayWrite = requireScope('users:write');
+
+  router.get('/v1/users', paging(), fields, async (req, res) => {
+    sendList(res, 'users', pageOf((await users.all()).map(representUser), req.page));
+  });
+
+  // SPEC.md path rule 6: search lives under a `search` segment, not the listing.
+  router.get('/v1/users/search', validate({ query: SEARCH }), paging(), fields, async (req, res) => {
+    const term = String(req.query.q).trim().toLowerCase();
+    const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
+    sendList(res, 'users', pageOf(found.map(representUser), req.page));
+  });
+
+  // Clients may keep a copy, but check it first: ETag and Last-Modified make that a 304.
+  router.get('/v1/users/:id', fields, cacheControl('no-cache'), async (req, res) => {
+    const user = await findUser(users, req);
+    const { fields: selected } = req.query;
+    // A selection is another representation: another tag.
+    const etag =
+      selected === undefined ? entityTag(user.updatedAt) : entityTag(`${user.updatedAt.getTime()} ${String(selected)}`);
+    setValidators(res, { etag, lastModified: user.updatedAt });
+    if (notModified(req, res)) return;
+    sendItem(res, representUser(user));
+  });
+
+  router.post('/v1/users', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
+    const user = written(await users.create(req.body as UserInput));
+    res.status(201).location(`/v1/users/${user.id}`).json(representUser(user));
+  });
+
+  // Writes honour If-Match / If-Unmodified-Since: 412 when the user changed since the client read it.
+  router.put('/v1/users/:id', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    res.json(representUser(written(await users.update(user, req.body as UserInput))));
+  });
+
+  router.patch('/v1/users/:id', mayWrite, validate({ body: USER_CHANGES }), async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    res.json(representUser(written(await users.update(user, req.body as Partial<UserInput>))));
+  });
+
+  router.delete('/v1/users/:id', mayWrite, async (req, res) => {
+    const user = await findUser(users, req);
+    checkPreconditions(req, validatorsOf(user));
+    await users.delete(user);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,35 @@
+import request from 'supertest';
+
+/** The demo credentials of the contract's defaults. */
+export const DEMO = {
+  username: 'alice',
+  password: 'wonderland-rabbit-hole',
+  clientId: 'demo-client',
+  clientSecret: 'demo-secret',
+} as const;
+
+/** A signed-in browser: its session cookie and the session's CSRF token. */
+export interface BrowserSession {
+  readonly cookie: string;
+  readonly csrfToken: string;
+}
+
+/** Signs in through `POST /v1/sessions` (a form, as a browser sends it). */
+export async function signIn(
+  url: string,
+  username: string = DEMO.username,
+  password: string = DEMO.password,
+): Promise<BrowserSession> {
+  const res = await request(url).post('/v1/sessions').type('form').send({ username, password });
+  if (res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
+  const setCookie = res.headers['set-cookie'] as unknown as string[];
+  const cookie = (setCookie[0] ?? '').split(';')[0] ?? '';
+  return { cookie, csrfToken: (res.body as { csrfToken: string }).csrfToken };
+}
+
+/** The 64-bit id of a JSON body, exactly, from its raw text (JSON.parse would round it). */
+export const exactId = (text: string): string => /"id":(\d+)/.exec(text)?.[1] ?? '';
+
+/** A fresh, unique email for a created user. */
+let made = 0;
+export const freshEmail = (): string => `new.person.${process.pid}.${Date.now()}.${++made}@example.com`;

@@ -1,0 +1,246 @@
+import { connect } from 'node:net';
+import request from 'supertest';
+import { readSettings } from '../../examples/server/src/settings.js';
+import { DEMO, freshEmail, signIn } from './client.js';
+import { type RunningProcess, startFailure, startServer } from './harness.js';
+
+/**
+ * The reference server as a process: its settings from the environment (the
+ * contract's "Settings"), maintenance mode, production error detail, and a
+ * graceful SIGTERM.
+ */
+
+describe('settings', () => {
+  it('has the defaults of the contract', () => {
+    expect(readSettings({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      demoUsername: 'alice',
+      demoPassword: 'wonderland-rabbit-hole',
+      demoClientId: 'demo-client',
+      demoClientSecret: 'demo-secret',
+      corsOrigins: ['http://localhost:5173'],
+      rateLimit: 100,
+      rateWindow: 60,
+      accessTokenTtl: 3600,
+      maintenance: false,
+      redisUrl: undefined,
+      production: false,
+      tokenSecret: undefined,
+      exportDelay: 2,
+      passwordCost: 12,
+    });
+  });
+
+  it('reads each variable', () => {
+    const settings = readSettings({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      CORS_ORIGINS: 'https://a.example, http://localhost:5173',
+      RATE_LIMIT: '10',
+      RATE_WINDOW: '5',
+      ACCESS_TOKEN_TTL: '60',
+      MAINTENANCE: '1',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      NODE_ENV: 'production',
+    });
+    expect(settings).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      corsOrigins: ['https://a.example', 'http://localhost:5173'],
+      rateLimit: 10,
+      rateWindow: 5,
+      accessTokenTtl: 60,
+      maintenance: true,
+      redisUrl: 'redis://127.0.0.1:6379',
+      production: true,
+    });
+  });
+
+  describe('a wrong value is refused with a message naming the variable', () => {
+    it.each([
+      ['PORT', 'abc', 'PORT="abc" is not valid: expected a whole number from 0 to 65535.'],
+      ['RATE_LIMIT', '0', 'RATE_LIMIT="0" is not valid: expected a whole number from 1 to 1000000.'],
+      ['RATE_WINDOW', '1.5', 'RATE_WINDOW="1.5" is not valid: expected a whole number from 1 to 86400.'],
+      ['ACCESS_TOKEN_TTL', '-5', 'ACCESS_TOKEN_TTL="-5" is not valid: expected a whole number from 1 to 86400.'],
+      ['CORS_ORIGINS', 'http://localhost:5173/', 'CORS_ORIGINS="http://localhost:5173/" is not valid'],
+      ['CORS_ORIGINS', 'localhost:5173', 'CORS_ORIGINS="localhost:5173" is not valid'],
+      ['MAINTENANCE', 'yes', 'MAINTENANCE="yes" is not valid: expected 1 (on), 0 or unset (off).'],
+      [
+        'REDIS_URL',
+        'http://127.0.0.1:6379',
+        'REDIS_URL="http://127.0.0.1:6379" is not valid: expected a redis:// or rediss:// URL.',
+      ],
+      ['NODE_ENV', 'staging', 'NODE_ENV="staging" is not valid: expected development, production or test.'],
+      ['DEMO_PASSWORD', ' ', 'DEMO_PASSWORD=" " is not valid'],
+    ])('%s=%s', (name, value, message) => {
+      expect(() => readSettings({ [name]: value })).toThrow(message);
+    });
+
+    it.each([
+      ['PORT', 'abc', 'reference server: cannot start: PORT="abc" is not valid: expected a whole number from 0 to 65535.'],
+      [
+        'CORS_ORIGINS',
+        'http://a.example/path',
+        'reference server: cannot start: CORS_ORIGINS="http://a.example/path" is not valid',
+      ],
+    ])('stops the process: %s=%s exits 1 with the message', async (name, value, message) => {
+      const { code, output } = await startFailure({ [name]: value });
+      expect(code).toBe(1);
+      expect(output).toContain(message);
+      expect(output).not.toContain('    at ');
+    });
+  });
+
+  describe('DEMO_USERNAME and DEMO_PASSWORD', () => {
+    let server: RunningProcess;
+    beforeAll(async () => {
+      server = await startServer({ DEMO_USERNAME: 'hatter', DEMO_PASSWORD: 'tea-party-at-six' });
+    });
+    afterAll(() => server?.stop());
+
+    it('seed the user that signs in', async () => {
+      const ok = await request(server.url)
+        .post('/v1/sessions')
+        .type('form')
+        .send({ username: 'hatter', password: 'tea-party-at-six' });
+      expect(ok.status).toBe(201);
+      const old = await request(server.url)
+        .post('/v1/sessions')
+        .type('form')
+        .send({ username: DEMO.username, password: DEMO.password });
+      expect(old.status).toBe(401);
+    });
+  });
+});
+
+describe('a started server, with the default settings', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ HOST: '127.0.0.1' });
+  });
+  afterAll(() => server?.stop());
+
+  it('prints the address once it listens, on HOST and PORT', async () => {
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('listening on'));
+    expect(lines).toEqual([`reference server listening on http://127.0.0.1:${server.port} (state in memory)`]);
+    expect((await request(server.url).get('/v1/users')).status).toBe(200);
+  });
+
+  it('checks its own routes against the path rules at start-up', () => {
+    expect(server.output()).toContain('route check: every route follows the SPEC.md path rules');
+  });
+
+  it('reports no response-shape finding on its own answers in development', async () => {
+    // conventions() runs the response-shape linter outside production; it logs each finding.
+    const api = () => request(server.url);
+    const session = await signIn(server.url);
+    const tokens = await api().post('/v1/oauth2/token').type('form').send({
+      grant_type: 'password',
+      username: DEMO.username,
+      password: DEMO.password,
+      client_id: DEMO.clientId,
+      client_secret: DEMO.clientSecret,
+    });
+    const bearer = `Bearer ${tokens.body.access_token}`;
+    const answers = [
+      tokens,
+      await api().get('/v1/users'),
+      await api().get('/v1/users/search?q=a&fields=summary'),
+      await api().get('/v1/users/4611686018427387911'),
+      await api().get('/v1/me').set('Authorization', bearer),
+      await api().post('/v1/exports').set('Authorization', bearer),
+      await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest'),
+      await api().post('/v1/users').set('Authorization', bearer).send({ name: 'Lin Ter', email: freshEmail(), gender: 'female' }),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 202, 200, 201]);
+    await new Promise((done) => setTimeout(done, 100));
+    expect(server.output()).not.toContain('The response breaks the API conventions.');
+  });
+});
+
+describe('MAINTENANCE=1', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ MAINTENANCE: '1' });
+  });
+  afterAll(() => server?.stop());
+
+  it.each([
+    ['GET', '/v1/users'],
+    ['POST', '/v1/oauth2/token'],
+    ['POST', '/v1/sessions'],
+    ['GET', '/v1/no-such-thing'],
+  ])('answers %s %s with 503 JSON and Retry-After', async (method, path) => {
+    const res = await request(server.url)[method === 'GET' ? 'get' : 'post'](path);
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('300');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({
+      errors: [{ message: 'The service is down for maintenance; retry after the time in Retry-After.', code: 50301 }],
+    });
+  });
+});
+
+describe('NODE_ENV (SPEC.md Errors rule 5: production detail may be less precise)', () => {
+  it('development: the error carries its detail', async () => {
+    const server = await startServer({ NODE_ENV: 'development' });
+    try {
+      const res = await request(server.url).get('/v1/users/123');
+      expect(res.body).toEqual({ errors: [{ message: 'No user has this id.', code: 40402, detail: { id: '123' } }] });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('production: the same error without detail', async () => {
+    const server = await startServer({ NODE_ENV: 'production' });
+    try {
+      const res = await request(server.url).get('/v1/users/123');
+      expect(res.body).toEqual({ errors: [{ message: 'No user has this id.', code: 40402 }] });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('SIGTERM', () => {
+  it('stops accepting, finishes the request in flight, and exits 0', async () => {
+    const server = await startServer();
+    const body = `username=${DEMO.username}&password=${DEMO.password}`;
+    const socket = connect(server.port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+    });
+    const closed = new Promise((done) => socket.once('close', done));
+    await new Promise((done) => socket.once('connect', done));
+    // Half a request: headers and part of the body. It is in flight when SIGTERM arrives.
+    socket.write(
+      `POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await new Promise((done) => setTimeout(done, 100));
+    server.child.kill('SIGTERM');
+    await new Promise((done) => setTimeout(done, 200));
+
+    // No new connection is accepted any more.
+    const refused = await new Promise<boolean>((done) => {
+      const probe = connect(server.port, '127.0.0.1');
+      probe.once('connect', () => {
+        probe.destroy();
+        done(false);
+      });
+      probe.once('error', () => done(true));
+    });
+    expect(refused).toBe(true);
+
+    socket.write(body.slice(10));
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n/);
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toContain('reference server: stopped');
+  });
+});

@@ -1,0 +1,209 @@
+import request from 'supertest';
+import { DEMO, signIn } from './client.js';
+import { type RunningProcess, startServer } from './harness.js';
+import { expectDocumented } from './openapi.js';
+
+/**
+ * Browser sessions, CSRF, browser-script-only endpoints, sign-out, and the
+ * asynchronous exports of the reference server, black box, state in memory.
+ */
+
+let server: RunningProcess;
+const api = () => request(server.url);
+
+beforeAll(async () => {
+  server = await startServer({ EXPORT_DELAY: '1', RATE_LIMIT: '100000' });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe('POST /v1/sessions', () => {
+  it('signs in from a form: 201, a Secure HttpOnly SameSite cookie, and { csrfToken }', async () => {
+    const res = await api().post('/v1/sessions').type('form').send({ username: DEMO.username, password: DEMO.password });
+    expect(res.status).toBe(201);
+    const cookies = res.headers['set-cookie'] as unknown as string[];
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatch(
+      /^__Host-session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; Expires=[^;]+ GMT; HttpOnly; Secure; SameSite=Strict$/,
+    );
+    expect(res.body).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(res.headers.location).toBe('/v1/sessions/current');
+    expectDocumented(res);
+  });
+
+  it('signs in from JSON as well', async () => {
+    const res = await api().post('/v1/sessions').send({ username: DEMO.username, password: DEMO.password });
+    expect(res.status).toBe(201);
+  });
+
+  it('gives each session its own CSRF token', async () => {
+    const [a, b] = await Promise.all([signIn(server.url), signIn(server.url)]);
+    expect(a.csrfToken).not.toBe(b.csrfToken);
+    expect(a.cookie).not.toBe(b.cookie);
+  });
+
+  describe('no user enumeration', () => {
+    it('answers a wrong password and an unknown user with the same 401 and no cookie', async () => {
+      const wrong = await api().post('/v1/sessions').type('form').send({ username: DEMO.username, password: 'guess' });
+      const unknown = await api().post('/v1/sessions').type('form').send({ username: 'mallory', password: 'guess' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body).toEqual({ errors: [{ message: 'The username or password is not right.', code: 40100 }] });
+      expect(unknown.status).toBe(401);
+      expect(unknown.body).toEqual(wrong.body);
+      expect(wrong.headers['set-cookie']).toBeUndefined();
+      expectDocumented(wrong);
+    });
+  });
+
+  describe('repeated failures', () => {
+    it('are throttled per username: after 10, even the right password gets 429 with Retry-After', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        const attempt = (password: string) =>
+          request(fresh.url).post('/v1/sessions').type('form').send({ username: 'dodo', password });
+        for (let i = 0; i < 10; i++) expect((await attempt('guess')).status).toBe(401);
+        const throttled = await attempt('caucus-race-winner');
+        expect(throttled.status).toBe(429);
+        expect(throttled.body.errors[0].code).toBe(42901);
+        expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
+        expect(throttled.headers['set-cookie']).toBeUndefined();
+      } finally {
+        await fresh.stop();
+      }
+    });
+  });
+
+  it('answers 400 when a field is missing', async () => {
+    const res = await api().post('/v1/sessions').type('form').send({ username: DEMO.username });
+    expect(res.status).toBe(400);
+    expectDocumented(res);
+  });
+});
+
+describe('GET /v1/sessions/current (browser-script-only)', () => {
+  it('answers the session user to a request with X-Requested-With: XMLHttpRequest', async () => {
+    const session = await signIn(server.url);
+    const res = await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'Alice Liddell', email: 'alice@example.com', csrfToken: session.csrfToken });
+    expectDocumented(res);
+  });
+
+  it('refuses a request without X-Requested-With with 403 JSON', async () => {
+    const session = await signIn(server.url);
+    const res = await api().get('/v1/sessions/current').set('Cookie', session.cookie);
+    expect(res.status).toBe(403);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body.errors[0].code).toBe(40301);
+    expectDocumented(res);
+  });
+
+  it('answers 401 without a session', async () => {
+    const res = await api().get('/v1/sessions/current').set('X-Requested-With', 'XMLHttpRequest');
+    expect(res.status).toBe(401);
+    expectDocumented(res);
+  });
+});
+
+describe('CSRF: a state-changing request authenticated by the session cookie', () => {
+  const newUser = { name: 'Cara Forged', email: 'cara.forged@example.com', gender: 'female' };
+
+  it('is refused with 403 JSON without the token', async () => {
+    const session = await signIn(server.url);
+    const res = await api().post('/v1/users').set('Cookie', session.cookie).send(newUser);
+    expect(res.status).toBe(403);
+    expect(res.body.errors[0].code).toBe(40302);
+    expectDocumented(res);
+  });
+
+  it('is refused with a token of another session', async () => {
+    const [mine, theirs] = await Promise.all([signIn(server.url), signIn(server.url)]);
+    const res = await api().post('/v1/users').set('Cookie', mine.cookie).set('CSRF-Token', theirs.csrfToken).send(newUser);
+    expect(res.status).toBe(403);
+  });
+
+  it('is refused through method override too', async () => {
+    const session = await signIn(server.url);
+    const res = await api()
+      .post('/v1/users/4611686018427387911')
+      .set('Cookie', session.cookie)
+      .type('form')
+      .send({ _method: 'DELETE' });
+    expect(res.status).toBe(403);
+    expect((await api().get('/v1/users/4611686018427387911')).status).toBe(200);
+  });
+
+  it('passes with the token in CSRF-Token', async () => {
+    const session = await signIn(server.url);
+    const res = await api().post('/v1/users').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken).send(newUser);
+    expect(res.status).toBe(201);
+  });
+});
+
+describe('DELETE /v1/sessions/current (sign-out)', () => {
+  it('needs the CSRF token', async () => {
+    const session = await signIn(server.url);
+    const res = await api().delete('/v1/sessions/current').set('Cookie', session.cookie);
+    expect(res.status).toBe(403);
+  });
+
+  it('answers 204 with Clear-Site-Data, expires the cookie, and ends the session', async () => {
+    const session = await signIn(server.url);
+    const res = await api().delete('/v1/sessions/current').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken);
+    expect(res.status).toBe(204);
+    expect(res.headers['clear-site-data']).toBe('"cache", "cookies", "storage"');
+    expect(res.headers['set-cookie']).toEqual([
+      '__Host-session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict',
+    ]);
+    expectDocumented(res);
+    const after = await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest');
+    expect(after.status).toBe(401);
+  });
+});
+
+describe('exports: POST /v1/exports and GET /v1/exports/{id}', () => {
+  it('accepts with 202, Location and Retry-After; answers 202 while preparing, then 200 with { id, createdAt, users }', async () => {
+    const session = await signIn(server.url);
+    const asked = await api().post('/v1/exports').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken);
+    expect(asked.status).toBe(202);
+    expect(asked.headers.location).toMatch(/^\/v1\/exports\/[0-9a-f-]{36}$/);
+    expect(asked.headers['retry-after']).toBe('1');
+    expectDocumented(asked);
+
+    const early = await api()
+      .get(asked.headers.location ?? '')
+      .set('Cookie', session.cookie);
+    expect(early.status).toBe(202);
+    expect(early.headers['retry-after']).toBe('1');
+    expect(early.body).toEqual({ id: asked.body.id, createdAt: asked.body.createdAt, ready: false });
+    expectDocumented(early);
+
+    await sleep(1100);
+    const ready = await api()
+      .get(asked.headers.location ?? '')
+      .set('Cookie', session.cookie);
+    expect(ready.status).toBe(200);
+    expect(Object.keys(ready.body)).toEqual(['id', 'createdAt', 'users']);
+    expect(ready.body.id).toBe(asked.body.id);
+    expect(ready.body.users.length).toBeGreaterThanOrEqual(25);
+    expect(ready.text).toContain('"id":4611686018427387911,"id_str":"4611686018427387911"');
+    expectDocumented(ready);
+  });
+
+  it('answers 404 for an export that does not exist', async () => {
+    const session = await signIn(server.url);
+    const res = await api().get('/v1/exports/0b6f2a52-3b8e-4d43-9a0e-41c1d5f7a7c1').set('Cookie', session.cookie);
+    expect(res.status).toBe(404);
+    expect(res.body.errors[0].code).toBe(40402);
+    expectDocumented(res);
+  });
+
+  it('answers 401 without credentials', async () => {
+    const res = await api().post('/v1/exports');
+    expect(res.status).toBe(401);
+  });
+});
