@@ -82,12 +82,52 @@ const MODULES = [
   'tokenEndpoint',
 ] as const;
 
+/** The preset's one middleware; `modules` lists what it runs, in order (for tests and router dumps). */
+export type ConventionsMiddleware = RequestHandler & { readonly modules: readonly RequestHandler[] };
+
+/**
+ * Runs middlewares one after the other as one middleware, the way Express's
+ * router runs its layers: a thrown error or a rejected promise goes to
+ * `next`, and so does an error or `'router'` passed to the inner `next`;
+ * `'route'` goes on to the next module, as it goes on to the next layer.
+ * One router layer instead of one per module: each layer costs its path
+ * match and dispatch on every request (docs/performance.md).
+ */
+function runInOrder(stack: readonly RequestHandler[]): ConventionsMiddleware {
+  const count = stack.length;
+  const middleware = function conventionsMiddleware(req, res, next) {
+    let index = 0;
+    const step = (signal?: unknown): void => {
+      // As Express's router: 'route' from a middleware means "go on", and
+      // anything else that is truthy (an error, 'router') leaves the stack.
+      if (signal && signal !== 'route') {
+        next(signal);
+        return;
+      }
+      if (index === count) {
+        next();
+        return;
+      }
+      const handler = stack[index++] as RequestHandler;
+      try {
+        const result: unknown = handler(req, res, step);
+        if (result instanceof Promise) result.then(undefined, (error: unknown) => step(error || new Error('Rejected promise')));
+      } catch (error) {
+        step(error);
+      }
+    };
+    step();
+  } as ConventionsMiddleware;
+  return Object.defineProperty(middleware, 'modules', { value: Object.freeze([...stack]), enumerable: true });
+}
+
 /**
  * The whole preset, in the order it must run. Use it as
  * `app.use(conventions())`, then the routes, then
- * `app.use(notFound(), errorHandler())`.
+ * `app.use(notFound(), errorHandler())`. It is one middleware (in an array,
+ * for `app.use(...conventions())` too) that runs the modules in this order.
  */
-export function conventions(options?: Readonly<ConventionsOptions>): RequestHandler[] {
+export function conventions(options?: Readonly<ConventionsOptions>): ConventionsMiddleware[] {
   const given = readOptions<ConventionsOptions>('conventions', options, MODULES);
   const stack: RequestHandler[] = [];
   if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
@@ -111,5 +151,5 @@ export function conventions(options?: Readonly<ConventionsOptions>): RequestHand
   const linter = given.responseLinter;
   if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
   if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
-  return stack;
+  return stack.length === 0 ? [] : [runInOrder(stack)];
 }

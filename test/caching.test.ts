@@ -57,6 +57,21 @@ describe('caching()', () => {
       expectHeaders(res, { ETag: USER_TAG, 'Content-Length': String(USER_TEXT.length) });
     });
 
+    it('gives Content-Length in bytes of the UTF-8 text, not in characters', async () => {
+      const utf8 = cachedApp((a) => {
+        a.get('/v1/users/2', (_req, res) => {
+          res.json({ name: 'Zoë Æthelflæd' });
+        });
+      });
+      const res = await request(utf8).get('/v1/users/2');
+      expect(res.text).toBe('{"name":"Zoë Æthelflæd"}');
+      expectHeaders(res, {
+        'Content-Length': String(Buffer.byteLength(res.text)),
+        'Content-Type': 'application/json; charset=utf-8',
+      });
+      expect(Buffer.byteLength(res.text)).toBeGreaterThan(res.text.length);
+    });
+
     describe('when If-None-Match names the current tag', () => {
       it('answers 304 with an empty body', async () => {
         const res = await request(app).get('/v1/users/1').set('If-None-Match', USER_TAG);

@@ -20,6 +20,12 @@ describe('stringifyJson', () => {
       expect(stringifyJson(value)).toBe(JSON.stringify(value));
     });
 
+    it('escapes every sign of a run that mixes and repeats them, leaving the text between as it was', () => {
+      expect(stringifyJson({ s: '>><<a<b>c>', t: 'x<' })).toBe(
+        '{"s":"\\u003E\\u003E\\u003C\\u003Ca\\u003Cb\\u003Ec\\u003E","t":"x\\u003C"}',
+      );
+    });
+
     it('parses back to the same value', () => {
       const value = { html: '<b>&</b>', nested: { list: ['<', '>'] } };
       expect(JSON.parse(stringifyJson(value))).toEqual(value);
@@ -71,6 +77,27 @@ describe('idPair', () => {
   it('accepts the digits as a string, and a safe number', () => {
     expect(stringifyJson(idPair('9223372036854775807'))).toBe('{"id":9223372036854775807,"id_str":"9223372036854775807"}');
     expect(stringifyJson(idPair(42))).toBe('{"id":42,"id_str":"42"}');
+  });
+
+  it('is written exactly even when a toJSON method calls stringifyJson() again', () => {
+    const value = { ...idPair(2n ** 63n), inner: { toJSON: () => stringifyJson({ a: 1 }) } };
+    expect(stringifyJson(value)).toBe('{"id":9223372036854775808,"id_str":"9223372036854775808","inner":"{\\"a\\":1}"}');
+  });
+
+  it('writes every id exactly, whether a body holds a few of them or many', () => {
+    const ids = (count: number) => Array.from({ length: count }, (_, i) => 2n ** 63n + BigInt(i));
+    for (const count of [2, 9, 40]) {
+      const digits = ids(count).map(String);
+      expect(stringifyJson({ ids: ids(count).map((id) => new JsonInteger(id)), last: '>' })).toBe(
+        `{"ids":[${digits.join(',')}],"last":"\\u003E"}`,
+      );
+    }
+  });
+
+  it('writes the digits it was given on both sides of 2^53, and keeps -0 as -0', () => {
+    expect(stringifyJson({ a: idPair(2 ** 53 - 1).id, b: new JsonInteger(2n ** 53n), c: new JsonInteger('-0') })).toBe(
+      '{"a":9007199254740991,"b":9007199254740992,"c":-0}',
+    );
   });
 
   it('refuses a number that has already lost precision', () => {

@@ -174,6 +174,36 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
       expectInvalidToken(res, 'The access token expired.');
     });
 
+    it('refuses a token it accepted before, once that token has expired', async () => {
+      const realNow = Date.now;
+      const issuedAt = Math.floor(realNow() / 1000);
+      const token = sign({ exp: issuedAt + 60, iat: issuedAt });
+      expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      // 60 s of lifetime and the 5 s of clock tolerance later:
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 66_000);
+      try {
+        expectInvalidToken(await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`), 'The access token expired.');
+      } finally {
+        clock.mockRestore();
+      }
+    });
+
+    it('hands the route the same frozen claims on every request with one token', async () => {
+      const token = sign({});
+      const routes: Express = express();
+      const auth = bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE });
+      const seen: unknown[] = [];
+      routes.get('/v1/me', auth, (req, res) => {
+        seen.push(req.accessToken);
+        res.json({ frozen: Object.isFrozen(req.accessToken) });
+      });
+      for (let i = 0; i < 2; i++) {
+        const res = await request(routes).get('/v1/me').set('Authorization', `Bearer ${token}`);
+        expect(res.body).toEqual({ frozen: true });
+      }
+      expect(seen[0]).toBe(seen[1]);
+    });
+
     it('refuses alg "none" (an unsigned token)', async () => {
       const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: 'k1' })).toString('base64url');
       const payload = Buffer.from(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'u-1', exp: 9999999999 })).toString(

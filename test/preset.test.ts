@@ -60,6 +60,42 @@ describe('conventions()', () => {
     expectHeaders(res, { 'Retry-After': '60' });
   });
 
+  describe('run as one middleware, in order, as Express runs its layers', () => {
+    const failing = (identify: () => { user?: string }) => {
+      const app = express();
+      app.use(conventions({ rateLimit: { identify } }));
+      app.get('/v1/x', (_req, res) => {
+        res.json({ reached: true });
+      });
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    };
+
+    it('is one middleware', () => {
+      expect(conventions()).toHaveLength(1);
+      expect(conventions()[0]?.name).toBe('conventionsMiddleware');
+    });
+
+    it('hands an error a module throws to the error handler, with the headers set before it', async () => {
+      const res = await request(
+        failing(() => {
+          throw new Error('identify failed');
+        }),
+      ).get('/v1/x');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ errors: [{ message: 'An internal error occurred.', code: 50000 }] });
+      expectHeaders(res, { 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'deny' });
+    });
+
+    it('hands an error a module passes to next() to the error handler', async () => {
+      const res = await request(failing(() => ({})))
+        .post('/v1/x')
+        .set('Content-Type', 'application/json')
+        .send('{"broken":');
+      expect(res.status).toBe(400);
+    });
+  });
+
   it('passes module options through, checked', () => {
     expect(() => conventions({ bodies: { limit: 0 } })).toThrow('parseBodies(options): `limit` must be');
     expect(() => conventions({ rateLimiter: {} } as never)).toThrow(

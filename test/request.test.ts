@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
@@ -103,6 +105,36 @@ describe('parseBodies()', () => {
     const res = await request(app).post('/v1/users/1').type('form').send('a[b]=1&__proto__[x]=2&name=%C3%A9');
     expect(res.body.body).toEqual({ 'a[b]': '1', '__proto__[x]': '2', name: 'é' });
     expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('parses a chunked JSON body, sent with Transfer-Encoding and no Content-Length', async () => {
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/users/1' }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve(text));
+        });
+        req.on('error', reject);
+        req.setHeader('Content-Type', 'application/json');
+        req.write('{"name":');
+        req.end('"Ada"}');
+      });
+      expect(JSON.parse(body)).toEqual({ method: 'POST', originalMethod: null, body: { name: 'Ada' } });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('leaves req.body undefined when the request has no body', async () => {
+    const res = await request(app).delete('/v1/users/1');
+    expect(res.body).toEqual({ method: 'DELETE', originalMethod: null, body: null });
   });
 
   it('refuses a body above the default limit of 100kb with 413', async () => {

@@ -1,11 +1,11 @@
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler } from '../src/errors/index.js';
 import { idPair, jsonResponses } from '../src/json/index.js';
 import { type ResponseLinterOptions, type ResponseLintReport, responseLinter } from '../src/lint/index.js';
-import { conventions } from '../src/preset.js';
+import { type ConventionsMiddleware, conventions } from '../src/preset.js';
 import { sendList } from '../src/request/index.js';
 
 type ExpressFactory = () => Express;
@@ -299,7 +299,9 @@ describe('responseLinter() in conventions()', () => {
   afterEach(() => {
     process.env.NODE_ENV = environment;
   });
-  const names = (stack: RequestHandler[]) => stack.map((handler) => handler.name);
+  // conventions() is one middleware; `modules` lists what it runs.
+  const names = (preset: ConventionsMiddleware[]) =>
+    preset.flatMap((middleware) => middleware.modules).map((handler) => handler.name);
 
   it('is in the preset by default outside production', () => {
     process.env.NODE_ENV = 'development';

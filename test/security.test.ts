@@ -72,6 +72,29 @@ describe('securityHeaders() (SPEC.md "Security response headers")', () => {
   });
 
   describe('options', () => {
+    it('take a CSP directive computed per request (a nonce) and write it fresh on each response', async () => {
+      let count = 0;
+      const perRequest = appWith(
+        securityHeaders({
+          contentSecurityPolicy: {
+            useDefaults: false,
+            directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'", () => `'nonce-n${++count}'`] },
+          },
+        }),
+        (a) => a.get('/v1/x', (_req, res) => res.json({})),
+      );
+      const first = await request(perRequest).get('/v1/x');
+      const second = await request(perRequest).get('/v1/x');
+      expectHeaders(first, {
+        'Content-Security-Policy': "default-src 'self';script-src 'self' 'nonce-n1'",
+        'X-Frame-Options': 'deny',
+      });
+      expectHeaders(second, {
+        'Content-Security-Policy': "default-src 'self';script-src 'self' 'nonce-n2'",
+        'X-Frame-Options': 'deny',
+      });
+    });
+
     it('change any value, leave a header out, and set Permissions-Policy', async () => {
       const custom = appWith(
         securityHeaders({

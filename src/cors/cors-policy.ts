@@ -164,6 +164,13 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
     preflightContinue: true,
   });
 
+  // What cors writes on an actual (not preflight) request from an allowed
+  // origin, besides the origin itself and `Vary: Origin` (written above):
+  // fixed for the policy, so written here without running cors per request.
+  const actualHeaders: [string, string][] = [];
+  if (credentials) actualHeaders.push(['Access-Control-Allow-Credentials', 'true']);
+  if (exposedHeaders.length > 0) actualHeaders.push(['Access-Control-Expose-Headers', exposedHeaders.join(', ')]);
+
   const isAllowed = (origin: string): boolean => {
     if (exact.has(origin)) return true;
     for (const pattern of patterns) if (pattern.test(origin)) return true;
@@ -185,13 +192,18 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
       else next();
       return;
     }
+    if (!preflight) {
+      if (!res.headersSent) {
+        res.setHeader('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
+        for (const [name, value] of actualHeaders) res.setHeader(name, value);
+      }
+      next();
+      return;
+    }
+    // A preflight: cors writes its answer's headers.
     writeHeaders(req, res, (error?: unknown) => {
       if (error) {
         next(error);
-        return;
-      }
-      if (!preflight) {
-        next();
         return;
       }
       res.statusCode = PREFLIGHT_STATUS;

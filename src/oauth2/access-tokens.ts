@@ -82,6 +82,9 @@ interface VerifyEntry {
 
 const HEADER_END = /^[A-Za-z0-9_-]+$/;
 
+/** How many accepted tokens a verifier remembers (each a few hundred bytes). */
+export const ACCEPTED_TOKENS_CACHE_SIZE = 10_000;
+
 /**
  * Verifies access tokens against a key ring: the `kid` picks the key, and
  * the header's `alg` must be that key's one algorithm (so neither `none` nor
@@ -89,8 +92,16 @@ const HEADER_END = /^[A-Za-z0-9_-]+$/;
  */
 export class AccessTokenVerifier {
   readonly #byKid = new Map<string, VerifyEntry>();
+  readonly #tolerance: number;
+  // Tokens this verifier accepted lately, by their exact text: a client sends
+  // the same token with every request for its lifetime, and checking its
+  // signature again (an HMAC or RSA operation, plus JSON parsing) costs far
+  // more than looking it up. A hit still has exp and nbf checked against the
+  // clock. Emptied when full: bounded memory, no per-entry bookkeeping.
+  readonly #accepted = new Map<string, AccessTokenClaims>();
 
   constructor(keys: readonly ReadyKey[], issuer: string, audience: string | readonly string[], clockToleranceSeconds: number) {
+    this.#tolerance = clockToleranceSeconds;
     for (const key of keys) {
       this.#byKid.set(key.kid, {
         key,
@@ -105,8 +116,24 @@ export class AccessTokenVerifier {
     }
   }
 
-  /** The verified claims of `token`; throws TokenRejected with the reason otherwise. */
+  /** The verified claims of `token` (frozen); throws TokenRejected with the reason otherwise. */
   verify(token: string): AccessTokenClaims {
+    const accepted = this.#accepted.get(token);
+    if (accepted !== undefined) {
+      // The same clock checks jsonwebtoken makes; when one fails, the full
+      // verification below rejects the token with the right reason.
+      const now = Math.floor(Date.now() / 1000);
+      const nbf = (accepted as { nbf?: unknown }).nbf;
+      if (now < accepted.exp + this.#tolerance && !(typeof nbf === 'number' && nbf > now + this.#tolerance)) return accepted;
+      this.#accepted.delete(token);
+    }
+    const claims = Object.freeze(this.#verifyFully(token));
+    if (this.#accepted.size >= ACCEPTED_TOKENS_CACHE_SIZE) this.#accepted.clear();
+    this.#accepted.set(token, claims);
+    return claims;
+  }
+
+  #verifyFully(token: string): AccessTokenClaims {
     const dot = token.indexOf('.');
     const encodedHeader = dot > 0 ? token.slice(0, dot) : '';
     if (!HEADER_END.test(encodedHeader)) throw new TokenRejected('The access token is malformed.');

@@ -1,14 +1,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit as expressRateLimit, ipKeyGenerator, type RateLimitInfo } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { checkFunction, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
-import type { CounterStore } from '../stores/counter-store.js';
+import type { CounterState, CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { appendRateLimitHeaders, policyItem, policyItemPrefix, quotedName, stateItem } from './headers.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
 import { checkPolicy, checkStore, secondsUntil } from './limiter.js';
 import { type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
-import { CounterStoreAdapter, StoreFailure } from './store-adapter.js';
 
 /**
  * Default quota: `RATE_LIMIT` of the reference server's contract ("`100`,
@@ -103,18 +102,23 @@ const logStoreError = (error: unknown): void => {
 
 const defaultAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? '');
 
-// express-rate-limit leaves its result on the request under this name; the
-// middleware reads it right after each policy ran.
-const INFO_PROPERTY = 'eacRateLimit';
-// The identities of the request, one per policy, read by each policy's key generator.
-const IDENTITIES = Symbol('eac.rateLimit.identities');
-
-type CountedRequest = Request & { [INFO_PROPERTY]?: RateLimitInfo; [IDENTITIES]?: string[] };
+// Partition keys and store keys of the identities seen lately, so that a
+// client's next request neither hashes nor HMACs again: a Map, emptied when
+// it holds this many identities (bounded memory, no per-entry bookkeeping).
+export const IDENTITY_CACHE_SIZE = 10_000;
 
 interface Policy {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
   readonly quoted: string;
   readonly prefix: string;
-  readonly counter: RequestHandler;
+}
+
+/** What is derived from one identity: its `pk`, its store key per policy, its policy items. */
+interface IdentityKeys {
+  readonly pk: string;
+  readonly storeKeys: (string | undefined)[];
 }
 
 /**
@@ -125,11 +129,14 @@ interface Policy {
  * `Retry-After` at the instant of that policy's `t` (rule 2). The older
  * `X-RateLimit-*` headers are never sent (rule 3).
  *
- * express-rate-limit does the counting: key generation, the store calls,
- * the over-limit decision. Its own header writer is off: its draft-8 items
- * have no `qu`, hash `pk` without a key (an IPv4 address could be recovered
- * from it by trying them all) and are rebuilt on each request, and several
- * policies of one request must be written as one list; headers.ts does that.
+ * Each request is counted straight in the CounterStore (the same contract
+ * limiter() counts with), one increment per policy; express-rate-limit's
+ * `ipKeyGenerator` gives the client address. express-rate-limit's middleware
+ * is not on the path: run twice per request (one run per policy) it cost
+ * several times what counting costs (bench/micro/rate-limit.mjs), and its
+ * header writer could not be used (its draft-8 items have no `qu`, hash `pk`
+ * without a key, and several policies of one request must be one list);
+ * headers.ts writes them.
  */
 export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler {
   const given = readOptions<RateLimitOptions>('rateLimit', options, OPTION_NAMES);
@@ -161,57 +168,67 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     if (policies.some((other) => other.quoted === quotedName(policy.name))) {
       invalidOption('rateLimit', `${kind}.name`, policy.name, 'a name no other policy of this limiter has');
     }
-    const index = policies.length;
-    const windowMs = policy.windowSeconds * 1000;
-    const counter = expressRateLimit({
-      windowMs,
-      limit: policy.limit,
-      store: new CounterStoreAdapter(store, windowMs, `${policy.name}:`),
-      keyGenerator: (req) => storeKeyOf(policy.name, (req as CountedRequest)[IDENTITIES]?.[index] ?? ''),
-      // Over the limit, the 429 is decided below, once every policy is counted.
-      handler: (_req, _res, next) => next(),
-      standardHeaders: false,
-      legacyHeaders: false,
-      passOnStoreError: false,
-      requestPropertyName: INFO_PROPERTY,
-    });
     kinds.push(kind);
-    policies.push({ quoted: quotedName(policy.name), prefix: policyItemPrefix(policy), counter });
+    policies.push({
+      name: policy.name,
+      limit: policy.limit,
+      windowMs: policy.windowSeconds * 1000,
+      quoted: quotedName(policy.name),
+      prefix: policyItemPrefix(policy),
+    });
   }
   if (policies.length === 0) {
     invalidOption('rateLimit', 'user', given.user, 'a policy when `application` is `false` (one policy at least)');
   }
   const count = policies.length;
 
+  const cache = new Map<string, IdentityKeys>();
+  const keysOf = (identity: string): IdentityKeys => {
+    let keys = cache.get(identity);
+    if (keys === undefined) {
+      if (cache.size >= IDENTITY_CACHE_SIZE) cache.clear();
+      keys = { pk: hash(identity), storeKeys: new Array(count) };
+      cache.set(identity, keys);
+    }
+    return keys;
+  };
+  const storeKey = (keys: IdentityKeys, index: number, identity: string): string => {
+    let key = keys.storeKeys[index];
+    if (key === undefined) {
+      key = storeKeyOf((policies[index] as Policy).name, identity);
+      keys.storeKeys[index] = key;
+    }
+    return key;
+  };
+
   // Writes both headers; then passes the request on, or answers 429, or 503
   // when the store failed and the limiter fails closed.
   function finish(
-    req: CountedRequest,
     res: Response,
     next: NextFunction,
-    infos: (RateLimitInfo | undefined)[],
-    failure: StoreFailure | undefined,
+    keys: IdentityKeys[],
+    states: (CounterState | undefined)[],
+    failure: unknown,
+    failed: boolean,
   ): void {
-    const identities = req[IDENTITIES] as string[];
     const now = Date.now();
     let policyHeader = '';
     let stateHeader = '';
     let retryAfter = -1;
-    let pk = '';
     for (let i = 0; i < count; i++) {
       const policy = policies[i] as Policy;
-      // Anonymous requests count both policies by one address: hash it once.
-      if (i === 0 || identities[i] !== identities[i - 1]) pk = hash(identities[i] as string);
+      const pk = (keys[i] as IdentityKeys).pk;
       policyHeader += (i === 0 ? '' : ', ') + policyItem(policy.prefix, pk);
-      const info = infos[i];
-      if (info === undefined) continue;
-      const t = info.resetTime === undefined ? 0 : secondsUntil(info.resetTime.getTime(), now);
-      stateHeader += (stateHeader === '' ? '' : ', ') + stateItem(policy.quoted, info.remaining, t, pk);
-      if (info.used > info.limit && t > retryAfter) retryAfter = t;
+      const state = states[i];
+      if (state === undefined) continue;
+      const t = secondsUntil(state.resetAt, now);
+      const remaining = state.count < policy.limit ? policy.limit - state.count : 0;
+      stateHeader += (stateHeader === '' ? '' : ', ') + stateItem(policy.quoted, remaining, t, pk);
+      if (state.count > policy.limit && t > retryAfter) retryAfter = t;
     }
     appendRateLimitHeaders(res, policyHeader, stateHeader);
-    if (failure !== undefined) {
-      next(apiError('stateStoreUnavailable', { cause: failure.cause }));
+    if (failed) {
+      next(apiError('stateStoreUnavailable', { cause: failure }));
       return;
     }
     if (retryAfter >= 0) {
@@ -222,45 +239,52 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
   }
 
   return function rateLimitMiddleware(req, res, next) {
-    const counted = req as CountedRequest;
     const who = identify(req);
     let fallback: string | undefined;
+    const keys: IdentityKeys[] = new Array(count);
     const identities: string[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const id = kinds[i] === 'user' ? who.user : who.application;
+      let identity: string;
       if (id !== undefined && id !== '') {
-        identities[i] = `${kinds[i]}:${id}`;
+        identity = `${kinds[i]}:${id}`;
       } else {
         fallback ??= `address:${address(req)}`;
-        identities[i] = fallback;
+        identity = fallback;
       }
+      identities[i] = identity;
+      // Anonymous requests count both policies by one address: one lookup.
+      keys[i] = i > 0 && identity === identities[i - 1] ? (keys[i - 1] as IdentityKeys) : keysOf(identity);
     }
-    counted[IDENTITIES] = identities;
-    const infos: (RateLimitInfo | undefined)[] = new Array(count);
-    let ran = 0;
-    const step = (error?: unknown): void => {
-      if (ran > 0) {
-        if (error instanceof StoreFailure) {
-          onStoreError(error.cause);
-          if (!failOpen) {
-            finish(counted, res, next, infos, error);
-            return;
-          }
-        } else if (error !== undefined) {
-          next(error);
-          return;
-        } else {
-          infos[ran - 1] = counted[INFO_PROPERTY];
-        }
-      }
-      if (ran < count) {
-        counted[INFO_PROPERTY] = undefined;
-        const policy = policies[ran++] as Policy;
-        policy.counter(req, res, step);
+    const states: (CounterState | undefined)[] = new Array(count);
+    // Policies are counted one after the other, as they are listed: when the
+    // store fails and the limiter fails closed, the later ones are not counted.
+    const step = (index: number): void => {
+      if (index === count) {
+        finish(res, next, keys, states, undefined, false);
         return;
       }
-      finish(counted, res, next, infos, undefined);
+      let pending: Promise<CounterState>;
+      try {
+        pending = store.increment(
+          storeKey(keys[index] as IdentityKeys, index, identities[index] as string),
+          (policies[index] as Policy).windowMs,
+        );
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (state) => {
+          states[index] = state;
+          step(index + 1);
+        },
+        (error: unknown) => {
+          onStoreError(error);
+          if (failOpen) step(index + 1);
+          else finish(res, next, keys, states, error, true);
+        },
+      );
     };
-    step();
+    step(0);
   };
 }

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
@@ -152,6 +152,23 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
   if (frame !== false) extra.push(['X-Frame-Options', frame]);
   if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
 
+  const recorded = hasDynamicDirective(helmetOptions.contentSecurityPolicy) ? undefined : record(writeHelmetHeaders);
+  if (recorded !== undefined) {
+    // Work once, at construction: helmet builds every value when it is
+    // called, and with no function among the CSP directives its middleware
+    // only writes those fixed values; what it wrote once is written again
+    // here, without running its chain of twelve middlewares per request.
+    const removed = [...UNUSED_SECURITY_HEADERS, ...recorded.removed];
+    const written = [...extra, ...recorded.written];
+    return function securityHeadersMiddleware(_req, res, next) {
+      if (!res.headersSent) {
+        for (const name of removed) res.removeHeader(name);
+        for (const [name, value] of written) res.setHeader(name, value);
+      }
+      next();
+    };
+  }
+
   return function securityHeadersMiddleware(req, res, next) {
     if (res.headersSent) {
       next();
@@ -161,4 +178,42 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     for (const [name, value] of extra) res.setHeader(name, value);
     writeHelmetHeaders(req, res, next);
   };
+}
+
+/** A CSP directive given as a function (a nonce per request) makes helmet's output differ per request. */
+function hasDynamicDirective(csp: unknown): boolean {
+  if (typeof csp !== 'object' || csp === null) return false;
+  const directives = (csp as { directives?: Record<string, unknown> }).directives;
+  if (typeof directives !== 'object' || directives === null) return false;
+  return Object.values(directives).some(
+    (value) => typeof value === 'function' || (Array.isArray(value) && value.some((item) => typeof item === 'function')),
+  );
+}
+
+/**
+ * What helmet's middleware writes, recorded from one run against a response
+ * that only takes notes (helmet calls nothing but setHeader and removeHeader).
+ * `undefined` when it did anything else or did not call `next` at once.
+ */
+function record(middleware: RequestHandler): { written: [string, string][]; removed: string[] } | undefined {
+  const written: [string, string][] = [];
+  const removed: string[] = [];
+  const notes = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string') throw new TypeError('not a fixed string value');
+      written.push([name, value]);
+    },
+    removeHeader(name: string) {
+      removed.push(name);
+    },
+  };
+  let passed = false;
+  try {
+    middleware({} as Request, notes as unknown as Response, (error?: unknown) => {
+      passed = error === undefined;
+    });
+  } catch {
+    return undefined;
+  }
+  return passed ? { written, removed } : undefined;
 }
