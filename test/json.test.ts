@@ -94,6 +94,44 @@ describe('stringifyJson', () => {
       });
     });
 
+    describe('bigints below the top level (a marked copy through JSON.stringify)', () => {
+      it('writes them in lists of objects, sharing nothing with the given value', () => {
+        const value = {
+          users: [
+            { id: 2n ** 63n, name: 'a' },
+            { id: 1, name: '<b>' },
+          ],
+          next: [[7n]],
+        };
+        expect(stringifyJson(value)).toBe(
+          '{"users":[{"id":9223372036854775808,"name":"a"},{"id":1,"name":"\\u003Cb\\u003E"}],"next":[[7]]}',
+        );
+        expect(value.users[0]).toEqual({ id: 2n ** 63n, name: 'a' });
+      });
+
+      it('writes holes as null, skips inherited keys, and calls nested toJSON methods', () => {
+        class Row {
+          constructor(readonly id: bigint) {}
+        }
+        Object.defineProperty(Row.prototype, 'extra', { value: 1n, enumerable: true });
+        // biome-ignore lint/suspicious/noSparseArray: a hole, as JSON.stringify writes it
+        const value = { list: [1n, , new Row(5n)], nested: { toJSON: () => ({ big: 2n ** 60n }) } };
+        expect(stringifyJson(value)).toBe('{"list":[1,null,{"id":5}],"nested":{"big":1152921504606846976}}');
+      });
+
+      it('writes a bigint deeper than the copy goes', () => {
+        let value: unknown = { id: 2n ** 63n };
+        for (let i = 0; i < 40; i++) value = { child: value };
+        expect(stringifyJson(value)).toBe(`${'{"child":'.repeat(40)}{"id":9223372036854775808}${'}'.repeat(40)}`);
+      });
+
+      it('still throws TypeError on a circular structure holding a bigint', () => {
+        const circular: Record<string, unknown> = { list: [{ id: 1n }] };
+        (circular.list as unknown[]).push(circular);
+        expect(() => stringifyJson({ wrapper: circular })).toThrow(TypeError);
+      });
+    });
+
     it('still throws on a circular structure', () => {
       const circular: Record<string, unknown> = {};
       circular.self = circular;
