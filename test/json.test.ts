@@ -51,6 +51,87 @@ describe('stringifyJson', () => {
       expect(stringifyJson({ id: 1n, note: '12345678901234567890' })).toBe('{"id":1,"note":"12345678901234567890"}');
     });
 
+    describe('a bigint among the top-level values (written without the replacer pass)', () => {
+      it('keeps the keys in their order, whatever the types around the bigint', () => {
+        const value = { a: '<x>', id: 2n ** 64n, n: 1.5, list: [3n], when: new Date(0), z: null };
+        expect(stringifyJson(value)).toBe(
+          '{"a":"\\u003Cx\\u003E","id":18446744073709551616,"n":1.5,"list":[3],"when":"1970-01-01T00:00:00.000Z","z":null}',
+        );
+      });
+
+      it('writes no inherited key and no symbol key, as JSON.stringify does', () => {
+        const value = Object.create({ inherited: 7n, other: 'x' }) as Record<string | symbol, unknown>;
+        value.id = 9007199254740993n;
+        value[Symbol('s')] = 1n;
+        expect(stringifyJson(value)).toBe('{"id":9007199254740993}');
+      });
+
+      it('writes what an own getter returns, and skips a non-enumerable key', () => {
+        const value = { id: 1n };
+        Object.defineProperty(value, 'big', { get: () => 2n ** 63n, enumerable: true });
+        Object.defineProperty(value, 'hidden', { value: 3n, enumerable: false });
+        expect(stringifyJson(value)).toBe('{"id":1,"big":9223372036854775808}');
+      });
+
+      it("calls the object's own toJSON instead of reading its keys", () => {
+        const value = { id: 1n, toJSON: () => ({ id: 2n ** 60n }) };
+        expect(stringifyJson(value)).toBe('{"id":1152921504606846976}');
+      });
+
+      it('writes many top-level bigints and idPair() ids together exactly', () => {
+        const value: Record<string, unknown> = { ...idPair(2n ** 63n) };
+        for (let i = 0; i < 10; i++) value[`k${i}`] = 2n ** 60n + BigInt(i);
+        const expected = Object.entries(value)
+          .map(([key, item]) => `"${key}":${key === 'id_str' ? `"${item}"` : String(item)}`)
+          .join(',');
+        expect(stringifyJson(value)).toBe(`{${expected}}`);
+      });
+
+      it('does not change the object it was given', () => {
+        const value = { id: 2n ** 60n };
+        stringifyJson(value);
+        expect(value).toEqual({ id: 2n ** 60n });
+      });
+    });
+
+    describe('bigints below the top level (a marked copy through JSON.stringify)', () => {
+      it('writes them in lists of objects, sharing nothing with the given value', () => {
+        const value = {
+          users: [
+            { id: 2n ** 63n, name: 'a' },
+            { id: 1, name: '<b>' },
+          ],
+          next: [[7n]],
+        };
+        expect(stringifyJson(value)).toBe(
+          '{"users":[{"id":9223372036854775808,"name":"a"},{"id":1,"name":"\\u003Cb\\u003E"}],"next":[[7]]}',
+        );
+        expect(value.users[0]).toEqual({ id: 2n ** 63n, name: 'a' });
+      });
+
+      it('writes holes as null, skips inherited keys, and calls nested toJSON methods', () => {
+        class Row {
+          constructor(readonly id: bigint) {}
+        }
+        Object.defineProperty(Row.prototype, 'extra', { value: 1n, enumerable: true });
+        // biome-ignore lint/suspicious/noSparseArray: a hole, as JSON.stringify writes it
+        const value = { list: [1n, , new Row(5n)], nested: { toJSON: () => ({ big: 2n ** 60n }) } };
+        expect(stringifyJson(value)).toBe('{"list":[1,null,{"id":5}],"nested":{"big":1152921504606846976}}');
+      });
+
+      it('writes a bigint deeper than the copy goes', () => {
+        let value: unknown = { id: 2n ** 63n };
+        for (let i = 0; i < 40; i++) value = { child: value };
+        expect(stringifyJson(value)).toBe(`${'{"child":'.repeat(40)}{"id":9223372036854775808}${'}'.repeat(40)}`);
+      });
+
+      it('still throws TypeError on a circular structure holding a bigint', () => {
+        const circular: Record<string, unknown> = { list: [{ id: 1n }] };
+        (circular.list as unknown[]).push(circular);
+        expect(() => stringifyJson({ wrapper: circular })).toThrow(TypeError);
+      });
+    });
+
     it('still throws on a circular structure', () => {
       const circular: Record<string, unknown> = {};
       circular.self = circular;
