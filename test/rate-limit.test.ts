@@ -288,43 +288,6 @@ describe('rateLimit()', () => {
     });
   });
 
-  describe('the in-memory store counted synchronously, and any other store through its Promise', () => {
-    /** The same MemoryCounterStore behind a plain object: rateLimit() cannot take its synchronous path. */
-    const wrapped = (store: MemoryCounterStore): CounterStore => ({
-      increment: (key, windowMs) => store.increment(key, windowMs),
-      get: (key) => store.get(key),
-      reset: (key) => store.reset(key),
-    });
-    class CountingStore extends MemoryCounterStore {
-      calls = 0;
-      override increment(key: string, windowMs: number) {
-        this.calls += 1;
-        return super.increment(key, windowMs);
-      }
-    }
-
-    it('gives the same statuses and headers on every request, up to and over the limits', async () => {
-      jest.spyOn(Date, 'now').mockImplementation(() => 1_800_000_000_000);
-      const options = { ...byAddress, user: { limit: 2 }, application: { limit: 3 } };
-      const direct = limitedApp({ ...options, store: new MemoryCounterStore() });
-      const throughPromise = limitedApp({ ...options, store: wrapped(new MemoryCounterStore()) });
-      for (let i = 0; i < 4; i++) {
-        const [a, b] = [await request(direct).get('/v1/things'), await request(throughPromise).get('/v1/things')];
-        expect(a.status).toBe(b.status);
-        expect(a.body).toEqual(b.body);
-        for (const name of ['ratelimit-policy', 'ratelimit', 'retry-after']) expect(a.headers[name]).toBe(b.headers[name]);
-      }
-    });
-
-    it('keeps calling the increment() of a subclass that overrides it', async () => {
-      const store = new CountingStore();
-      const res = await request(limitedApp({ ...byAddress, store })).get('/v1/things');
-      expect(res.status).toBe(200);
-      expect(store.calls).toBe(2);
-      store.close();
-    });
-  });
-
   describe('when the store fails', () => {
     const failing: CounterStore = {
       increment: () => Promise.reject(new Error('connection refused')),

@@ -3,7 +3,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import { checkFunction, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import type { CounterState, CounterStore } from '../stores/counter-store.js';
-import { INCREMENT_NOW, MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { appendRateLimitHeaders, policyItem, policyItemPrefix, quotedName, stateItem } from './headers.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
 import { checkPolicy, checkStore, secondsUntil } from './limiter.js';
@@ -181,10 +181,6 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     invalidOption('rateLimit', 'user', given.user, 'a policy when `application` is `false` (one policy at least)');
   }
   const count = policies.length;
-  // The synchronous path, when the store is the in-memory one as shipped (a
-  // subclass with its own increment() keeps the Promise path).
-  const memory =
-    store instanceof MemoryCounterStore && store.increment === MemoryCounterStore.prototype.increment ? store : undefined;
 
   const cache = new Map<string, IdentityKeys>();
   const keysOf = (identity: string): IdentityKeys => {
@@ -261,27 +257,6 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
       keys[i] = i > 0 && identity === identities[i - 1] ? (keys[i - 1] as IdentityKeys) : keysOf(identity);
     }
     const states: (CounterState | undefined)[] = new Array(count);
-    if (memory !== undefined) {
-      // The in-memory store counts at once: no Promise, no microtask per
-      // policy. It cannot be unreachable; an exception from it is a bug,
-      // handled as the asynchronous path handles a store failure.
-      for (let index = 0; index < count; index++) {
-        try {
-          states[index] = memory[INCREMENT_NOW](
-            storeKey(keys[index] as IdentityKeys, index, identities[index] as string),
-            (policies[index] as Policy).windowMs,
-          );
-        } catch (error) {
-          onStoreError(error);
-          if (!failOpen) {
-            finish(res, next, keys, states, error, true);
-            return;
-          }
-        }
-      }
-      finish(res, next, keys, states, undefined, false);
-      return;
-    }
     // Policies are counted one after the other, as they are listed: when the
     // store fails and the limiter fails closed, the later ones are not counted.
     const step = (index: number): void => {

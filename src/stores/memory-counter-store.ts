@@ -26,13 +26,6 @@ class Window {
 }
 
 /**
- * MemoryCounterStore's synchronous increment, for rateLimit() (not part of
- * the public API): the window itself, read at once, with no Promise and no
- * state object per call. A symbol, so that it is not a method users see.
- */
-export const INCREMENT_NOW: unique symbol = Symbol('MemoryCounterStore.incrementNow');
-
-/**
  * The in-memory CounterStore: the default, for one instance. Counts in fixed
  * windows that open at a key's first hit. Windows that have ended are
  * dropped by a periodic sweep (an unref'd timer, so it never keeps the
@@ -60,15 +53,6 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   increment(key: string, windowMs: number): Promise<CounterState> {
-    const window = this[INCREMENT_NOW](key, windowMs);
-    return Promise.resolve({ count: window.count, resetAt: window.resetAt });
-  }
-
-  /**
-   * Counts one hit as increment() does and returns the live window (its
-   * count changes with later hits: read it at once).
-   */
-  [INCREMENT_NOW](key: string, windowMs: number): CounterState {
     const now = this.#now();
     let window = this.#windows.get(key);
     if (window === undefined || window.resetAt <= now) {
@@ -76,7 +60,7 @@ export class MemoryCounterStore implements CounterStore {
       this.#windows.set(key, window);
     }
     window.count += 1;
-    return window;
+    return Promise.resolve({ count: window.count, resetAt: window.resetAt });
   }
 
   get(key: string): Promise<CounterState | undefined> {
