@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import { CACHE_CONTROL_SENSITIVE } from '../caching/cache-control.js';
 import { checkBoolean, checkFunction, isProductionEnvironment, readOptions } from '../config/options.js';
 import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
@@ -43,10 +44,6 @@ const REPRESENTATION_HEADERS = [
   'Last-Modified',
 ];
 
-// SPEC.md "Security response headers": "Prevent cache exposure". An error is
-// never stored, unless the error itself brings a Cache-Control value.
-const ERROR_CACHE_CONTROL = 'no-store, max-age=0';
-
 const logToStderr = (entry: ErrorLogEntry): void => {
   const { error, ...fields } = entry;
   const stack = error instanceof Error ? error.stack : String(error);
@@ -77,7 +74,9 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
 /** Writes an ApiError as the response: status, its headers, JSON body. */
 export function renderError(res: Response, error: ApiError, production: boolean): void {
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
-  res.setHeader('Cache-Control', ERROR_CACHE_CONTROL);
+  // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
+  // error itself brings a Cache-Control value.
+  res.setHeader('Cache-Control', CACHE_CONTROL_SENSITIVE);
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   // Written directly, not through res.send(): an error body gets no ETag
   // and no freshness check. Node drops the body of a HEAD answer itself.

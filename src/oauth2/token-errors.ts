@@ -1,3 +1,4 @@
+import { CACHE_CONTROL_SENSITIVE } from '../caching/cache-control.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
 
@@ -7,7 +8,7 @@ import type { ErrorName } from '../errors/catalogue.js';
  */
 
 /** SPEC.md "Security response headers", "Prevent cache exposure": every token-endpoint response. */
-export const TOKEN_CACHE_CONTROL = 'no-store, max-age=0';
+export const TOKEN_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
 /** SPEC.md: `Pragma` "appears only in the token error response". */
 export const TOKEN_ERROR_PRAGMA = 'no-cache';
 
