@@ -646,6 +646,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       const broken = {
         increment: () => Promise.reject(new Error('down')),
         get: () => Promise.reject(new Error('down')),
+        decrement: () => Promise.reject(new Error('down')),
         reset: () => Promise.reject(new Error('down')),
       };
       const app = await tokenApp({ bruteForce: { store: broken } });

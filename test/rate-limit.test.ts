@@ -292,6 +292,7 @@ describe('rateLimit()', () => {
     const failing: CounterStore = {
       increment: () => Promise.reject(new Error('connection refused')),
       get: () => Promise.reject(new Error('connection refused')),
+      decrement: () => Promise.reject(new Error('connection refused')),
       reset: () => Promise.reject(new Error('connection refused')),
     };
 
@@ -334,7 +335,7 @@ describe('rateLimit()', () => {
         'rateLimit(options): `user` must be a policy when `application` is `false` (one policy at least); received false.',
       ],
       [{ storeFailure: 'maybe' }, 'rateLimit(options): `storeFailure` must be one of "open", "closed"; received "maybe".'],
-      [{ store: {} }, 'rateLimit(options): `store` must be a CounterStore (increment, get and reset); received {}.'],
+      [{ store: {} }, 'rateLimit(options): `store` must be a CounterStore (increment, get, decrement and reset); received {}.'],
       [{ identify: 'auth' }, 'rateLimit(options): `identify` must be a function; received "auth".'],
     ])('refuses %j', (options, message) => {
       expect(() => rateLimit(options as RateLimitOptions)).toThrow(message);
@@ -466,6 +467,7 @@ describe('limiter(): one policy outside a middleware', () => {
     const broken: CounterStore = {
       increment: () => Promise.reject(new Error('down')),
       get: () => Promise.reject(new Error('down')),
+      decrement: () => Promise.reject(new Error('down')),
       reset: () => Promise.reject(new Error('down')),
     };
     const error = await make(broken)

@@ -100,9 +100,10 @@ export function checkStore(factory: string, store: unknown): CounterStore {
     candidate === null ||
     typeof candidate.increment !== 'function' ||
     typeof candidate.get !== 'function' ||
+    typeof candidate.decrement !== 'function' ||
     typeof candidate.reset !== 'function'
   ) {
-    invalidOption(factory, 'store', store, 'a CounterStore (increment, get and reset)');
+    invalidOption(factory, 'store', store, 'a CounterStore (increment, get, decrement and reset)');
   }
   return candidate as CounterStore;
 }

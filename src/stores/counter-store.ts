@@ -19,6 +19,12 @@ export interface CounterStore {
   increment(key: string, windowMs: number): Promise<CounterState>;
   /** The current window of `key` without counting, or `undefined` when none is open. */
   get(key: string): Promise<CounterState | undefined>;
+  /**
+   * Takes back one hit of the current window of `key` (never below 0; no-op
+   * when no window is open): a request refused by one policy gives back what
+   * another policy counted, a successful sign-in gives back its attempt.
+   */
+  decrement(key: string): Promise<void>;
   /** Forgets `key` (a successful sign-in clears its failures). */
   reset(key: string): Promise<void>;
 }

@@ -69,6 +69,12 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve({ count: window.count, resetAt: window.resetAt });
   }
 
+  decrement(key: string): Promise<void> {
+    const window = this.#windows.get(key);
+    if (window !== undefined && window.resetAt > this.#now() && window.count > 0) window.count -= 1;
+    return Promise.resolve();
+  }
+
   reset(key: string): Promise<void> {
     this.#windows.delete(key);
     return Promise.resolve();

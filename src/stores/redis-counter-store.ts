@@ -51,9 +51,15 @@ const GET_SCRIPT = `local count = redis.call('GET', KEYS[1])
 if not count then return nil end
 return {tonumber(count), redis.call('PTTL', KEYS[1])}`;
 
+// Gives back one hit of an open window; DECR keeps the key's TTL.
+const DECREMENT_SCRIPT = `local count = tonumber(redis.call('GET', KEYS[1]))
+if count and count > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`;
+
 const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
 const INCREMENT_SHA = sha1(INCREMENT_SCRIPT);
 const GET_SHA = sha1(GET_SCRIPT);
+const DECREMENT_SHA = sha1(DECREMENT_SCRIPT);
 
 const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith('NOSCRIPT');
 
@@ -100,6 +106,10 @@ export class RedisCounterStore implements CounterStore {
     const [count, ttl] = reply as [number, number];
     if (ttl < 0) return undefined;
     return { count, resetAt: Date.now() + ttl };
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.#script(DECREMENT_SHA, DECREMENT_SCRIPT, this.prefix + key, []);
   }
 
   async reset(key: string): Promise<void> {
