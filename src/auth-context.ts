@@ -16,5 +16,11 @@ declare module 'express-serve-static-core' {
   interface Request {
     /** Set by bearerAuth() (or a session) when the request is authenticated. */
     auth?: AuthContext;
+    /**
+     * The application whose client credentials (HTTP Basic) were verified
+     * against the client store, when no token named one. An unverified
+     * claim is never set here (the rate limiter then counts the address).
+     */
+    client?: { readonly id: string };
   }
 }

@@ -5,6 +5,7 @@ import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
 import { stringifyJson } from '../json/serialize.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
+import { shapeError } from './error-shape.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -72,7 +73,8 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
 }
 
 /** Writes an ApiError as the response: status, its headers, JSON body. */
-export function renderError(res: Response, error: ApiError, production: boolean): void {
+export function renderError(res: Response, raised: ApiError, production: boolean): void {
+  const error = shapeError(res, raised);
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
   // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
   // error itself brings a Cache-Control value.

@@ -4,3 +4,4 @@ export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, 
 export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
 export { toApiError } from './to-api-error.js';
+export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
