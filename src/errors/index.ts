@@ -1,7 +1,7 @@
 export { ApiError, type ApiErrorInit, apiError, type ErrorItem, isApiError } from './api-error.js';
 export { type CatalogueEntry, ERROR_CATALOGUE, type ErrorName, entryForStatus } from './catalogue.js';
 export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, renderError } from './error-handler.js';
+export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
 export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
 export { toApiError } from './to-api-error.js';
-export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
