@@ -8,7 +8,8 @@ import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
 import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
-import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
+import type { RateLimitOptions } from './rate-limit/options.js';
+import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
