@@ -210,6 +210,16 @@ describe('rateLimit()', () => {
       expect(other.status).toBe(200);
     });
 
+    it('gives back what a refused request counted: refusals spend no quota of any policy', async () => {
+      const app = limitedApp({ ...byAddress, user: { limit: 1 }, application: { limit: 5 } }, [fakeAuth]);
+      const as = (user: string) => request(app).get('/v1/things').set({ 'test-user': user, 'test-client': 'mobile' });
+      expect((await as('ann')).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await as('ann')).status).toBe(429);
+      // Only ann's first request and this one count against the application.
+      const bob = await as('bob');
+      expect(parsed(bob.headers.ratelimit)[1]).toEqual({ name: 'application', r: 3, t: 60, pk: pk('application:mobile') });
+    });
+
     it('refuses a user over its limit whatever application it uses', async () => {
       const app = limitedApp(options, [fakeAuth]);
       await request(app).get('/v1/things').set({ 'test-user': 'alice', 'test-client': 'one' });
@@ -274,6 +284,34 @@ describe('rateLimit()', () => {
         { name: 'user', r: 1, t: 60, pk: pk('user:from-session') },
         { name: 'application', r: 2, t: 60, pk: pk('application:from-api-key') },
       ]);
+    });
+
+    it('waits for an identify that returns a promise (a session lookup)', async () => {
+      const identify = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { user: 'from-session' };
+      };
+      const res = await request(limitedApp({ ...options, identify })).get('/v1/things');
+      expect(res.status).toBe(200);
+      expect(parsed(res.headers.ratelimit)[0]).toEqual({ name: 'user', r: 1, t: 60, pk: pk('user:from-session') });
+    });
+
+    it('hands a rejected identify to the error handler', async () => {
+      const identify = () => Promise.reject(new Error('session store down'));
+      const res = await request(limitedApp({ ...options, identify })).get('/v1/things');
+      expect(res.status).toBe(500);
+      expectHeaders(res, { RateLimit: null });
+    });
+
+    it('counts a synchronous identity at once, without waiting for a promise', () => {
+      const store = new MemoryCounterStore();
+      const increment = jest.spyOn(store, 'increment');
+      const middleware = rateLimit({ store, identify: () => ({ user: 'ann', application: 'app' }) });
+      const res = { headersSent: false, append: () => undefined } as unknown as express.Response;
+      middleware({} as express.Request, res, () => undefined);
+      // Called before the middleware returned: no promise between identify and the store.
+      expect(increment).toHaveBeenCalledTimes(1);
+      store.close();
     });
 
     it('never shows the raw user, client id or address in pk', async () => {
