@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
@@ -51,6 +52,27 @@ describe('PRESET_STAGES', () => {
     expect(PRESET_STAGES.filter((stage) => stage.default === 'outside production').map((stage) => stage.name)).toEqual([
       'responseLinter',
     ]);
+  });
+});
+
+describe('docs/preset.md', () => {
+  it('shows the table: every stage, in order, with its default and what runs before it', () => {
+    const rows = readFileSync('docs/preset.md', 'utf8')
+      .split('\n')
+      .filter((line) => /^\|\s*\d+\s*\|/.test(line))
+      .map((line) =>
+        line
+          .split('|')
+          .slice(2, 5)
+          .map((cell) => cell.trim()),
+      );
+    expect(rows).toEqual(
+      PRESET_STAGES.map((stage) => [
+        `\`${stage.name}\``,
+        stage.default,
+        stage.runsAfter.map((name) => `\`${name}\``).join(', ') || '–',
+      ]),
+    );
   });
 });
 
