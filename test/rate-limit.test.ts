@@ -363,6 +363,26 @@ describe('rateLimit()', () => {
       expect(onStoreError).toHaveBeenCalledWith(new Error('connection refused'));
     });
 
+    it('gives back the hits of the policies counted before the one that failed', async () => {
+      const inner = new MemoryCounterStore();
+      let down = true;
+      const halfBroken: CounterStore = {
+        increment: (key, windowMs) =>
+          down && key.startsWith('application:') ? Promise.reject(new Error('timeout')) : inner.increment(key, windowMs),
+        get: (key) => inner.get(key),
+        decrement: (key) => inner.decrement(key),
+        reset: (key) => inner.reset(key),
+      };
+      const app = limitedApp({ ...byAddress, store: halfBroken, onStoreError: () => undefined, limit: 10 });
+      const failed = await request(app).get('/v1/things');
+      expect(failed.status).toBe(503);
+      expectHeaders(failed, { RateLimit: `"user";r=10;t=60;pk=:${pk(ADDRESS)}:` });
+      down = false;
+      const next = await request(app).get('/v1/things');
+      expect(parsed(next.headers.ratelimit).map((item) => item.r)).toEqual([9, 9]);
+      inner.close();
+    });
+
     it('fails open when configured: the request passes uncounted', async () => {
       const onStoreError = jest.fn();
       const app = limitedApp({ ...byAddress, store: failing, onStoreError, storeFailure: 'open' });

@@ -109,11 +109,12 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
         );
       }
     }
-    Promise.all(pending).then(() =>
+    // Answered whatever happened to the refunds (even an onStoreError that throws).
+    const done = (): void =>
       failure === undefined
         ? answer(res, next, keys, states, 'refused')
-        : answer(res, next, keys, states, 'failed', failure.error),
-    );
+        : answer(res, next, keys, states, 'failed', failure.error);
+    Promise.all(pending).then(done, done);
   }
 
   function countRequest(req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
