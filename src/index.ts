@@ -14,7 +14,19 @@ export * from './headers/index.js';
 export * from './json/index.js';
 export * from './lint/index.js';
 export * from './oauth2/index.js';
-export { type ConventionsMiddleware, type ConventionsOptions, conventions } from './preset.js';
+export {
+  type ConventionsMiddleware,
+  type ConventionsOptions,
+  conventions,
+  DEPRECATED_STAGE_KEYS,
+  type Insertion,
+  type Insertions,
+  PRESET_STAGES,
+  type PresetStage,
+  STAGE_NAMES,
+  type StageDefault,
+  type StageName,
+} from './preset.js';
 export * from './rate-limit/index.js';
 export * from './request/index.js';
 export * from './security/index.js';

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { type CachingOptions, caching } from './caching/cache-control.js';
-import { isProductionEnvironment, readOptions } from './config/options.js';
+import { ConfigurationError } from './config/configuration-error.js';
+import { didYouMean, invalidOption, isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
@@ -8,7 +9,8 @@ import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
 import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
-import { type RateLimitOptions, rateLimit } from './rate-limit/rate-limit.js';
+import type { RateLimitOptions } from './rate-limit/options.js';
+import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
@@ -16,74 +18,186 @@ import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 
 /**
- * Options of conventions(): one key per module, holding that module's
- * options, or `false` to leave the module out.
+ * When a stage runs if its option is not given: `on` (with the factory's
+ * defaults), `off` (it needs configuration: give its options to turn it
+ * on), or `outside production` (on unless `NODE_ENV` is `production`).
  */
-export interface ConventionsOptions {
-  commonHeaders?: CommonHeadersOptions | false;
-  /** SPEC.md's security response headers (helmet). On unless `false`. */
-  securityHeaders?: SecurityHeadersOptions | false;
-  /** Present (not `false`) turns corsPolicy() on; it needs `origins`. */
-  cors?: CorsPolicyOptions | false;
-  /** `no-store` by default, strong ETags, 304s. On unless `false`. */
-  caching?: CachingOptions | false;
-  /** `Secure`, `HttpOnly` and `SameSite` on every cookie. On unless `false`. */
-  cookies?: SecureCookiesOptions | false;
-  json?: JsonResponsesOptions | false;
-  /** Present (not `false`) turns maintenance() on; absent or `false` leaves it out. */
-  maintenance?: MaintenanceOptions | false;
-  /**
-   * Present (not `false`) identifies bearer callers before the rate limiter,
-   * so that it counts per user and per application (SPEC.md "Limits" rule 4):
-   * bearerAuth() with these options in `optional` mode. A valid token sets
-   * `req.auth`; a request without bearer credentials goes on anonymous; a
-   * bad bearer token is refused with 401 `invalid_token`. Routes that need
-   * a user still mount bearerAuth() or requireScope() themselves.
-   */
-  authentication?: Omit<BearerAuthOptions, 'optional'> | false;
-  /**
-   * rateLimit(): per user and per application, memory store by default.
-   * It runs before the body parsers, so a limited client's body is never
-   * parsed; it counts per user only when `req.auth` is set before it runs.
-   */
-  rateLimit?: RateLimitOptions | false;
-  bodies?: ParseBodiesOptions | false;
-  methodOverride?: MethodOverrideOptions | false;
-  /** Present (not `false`) turns csrfProtection() on; it needs `tokens` and `sessionOf`. */
-  csrf?: CsrfProtectionOptions | false;
-  /**
-   * The development-time response-shape check. Default: on, with its
-   * defaults, unless `NODE_ENV` is `production`; in production it is left
-   * out (no cost) unless options are given here.
-   */
-  responseLinter?: ResponseLinterOptions | false;
-  /**
-   * Present (not `false`) mounts tokenRouter() with these options: the token
-   * endpoint, last, after every cross-cutting module. Absent or `false`
-   * leaves it out (it needs keys and a user store, so it has no default).
-   */
-  tokenEndpoint?: TokenRouterOptions | false;
+export type StageDefault = 'on' | 'off' | 'outside production';
+
+/** One stage of the preset: a factory of the library, where it runs and why there. */
+export interface PresetStage<Name extends string = string, Options = never> {
+  /** The factory the stage calls; also its option key in conventions(). */
+  readonly name: Name;
+  /** Makes the stage's middleware from its options (`undefined`: not configured, on by default). */
+  readonly factory: (options: Options | undefined) => RequestHandler | readonly RequestHandler[];
+  /** Whether it runs when its option is not given. */
+  readonly default: StageDefault;
+  /** Stages that must run before this one (when they are on): checked against the table's order. */
+  readonly runsAfter: readonly string[];
+  /** Why it is where it is. */
+  readonly why: string;
 }
 
-const MODULES = [
-  'commonHeaders',
-  'securityHeaders',
-  'cors',
-  'caching',
-  'cookies',
-  'json',
-  'maintenance',
-  'authentication',
-  'rateLimit',
-  'bodies',
-  'methodOverride',
-  'csrf',
-  'responseLinter',
-  'tokenEndpoint',
+const stage = <const Name extends string, Options>(
+  name: Name,
+  factory: (options: Options | undefined) => RequestHandler | readonly RequestHandler[],
+  defaultState: StageDefault,
+  runsAfter: readonly string[],
+  why: string,
+): PresetStage<Name, Options> => ({ name, factory, default: defaultState, runsAfter, why });
+
+/** A factory whose options are required: a stage that is off by default is only built with them. */
+const configured =
+  <Options>(factory: (options: Options) => RequestHandler | readonly RequestHandler[]) =>
+  (options: Options | undefined) =>
+    factory(options as Options);
+
+/**
+ * The preset, in the order its stages run: the one place that order is
+ * written. conventions() is built from it; docs/preset.md shows it.
+ */
+export const PRESET_STAGES = [
+  stage('commonHeaders', (o: CommonHeadersOptions | undefined) => commonHeaders(o), 'on', [], 'Every answer, errors too.'),
+  stage(
+    'securityHeaders',
+    (o: SecurityHeadersOptions | undefined) => securityHeaders(o),
+    'on',
+    [],
+    'Every answer, errors and preflights too.',
+  ),
+  stage(
+    'caching',
+    (o: CachingOptions | undefined) => caching(o),
+    'on',
+    [],
+    'Before CORS, whose preflight answer ends the request: it too carries `Cache-Control: no-store, max-age=0`.',
+  ),
+  stage(
+    'corsPolicy',
+    configured((o: CorsPolicyOptions) => corsPolicy(o)),
+    'off',
+    ['caching'],
+    'Before anything that can fail: an error answer carries the CORS headers, or the calling script cannot read it. Needs `origins`.',
+  ),
+  stage('secureCookies', (o: SecureCookiesOptions | undefined) => secureCookies(o), 'on', [], 'Before any route sets a cookie.'),
+  stage('jsonResponses', (o: JsonResponsesOptions | undefined) => jsonResponses(o), 'on', [], 'Before any route writes JSON.'),
+  stage(
+    'maintenance',
+    configured((o: MaintenanceOptions) => maintenance(o)),
+    'off',
+    ['corsPolicy'],
+    'Stops every request with 503 before it is counted or parsed.',
+  ),
+  stage(
+    'bearerAuth',
+    configured((o: Omit<BearerAuthOptions, 'optional'>) => bearerAuth({ ...o, optional: true })),
+    'off',
+    ['corsPolicy'],
+    'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `keys`, `issuer`, `audience`.',
+  ),
+  stage(
+    'rateLimit',
+    (o: RateLimitOptions | undefined) => rateLimit(o),
+    'on',
+    ['bearerAuth'],
+    'After the identification stage (`req.auth`, `req.client`); before the body parsers, so a refused body is never parsed.',
+  ),
+  stage(
+    'parseBodies',
+    (o: ParseBodiesOptions | undefined) => parseBodies(o),
+    'on',
+    ['rateLimit'],
+    'Bounded JSON and form bodies.',
+  ),
+  stage(
+    'methodOverride',
+    (o: MethodOverrideOptions | undefined) => methodOverride(o),
+    'on',
+    ['parseBodies'],
+    'After the body parsers: reads a form body’s `_method`.',
+  ),
+  stage(
+    'csrfProtection',
+    configured((o: CsrfProtectionOptions) => csrfProtection(o)),
+    'off',
+    ['parseBodies', 'methodOverride'],
+    'After the body parsers (the `_csrf` field) and method override (the method it checks). Needs `tokens` and `sessionOf`.',
+  ),
+  stage(
+    'responseLinter',
+    (o: ResponseLinterOptions | undefined) => responseLinter(o),
+    'outside production',
+    ['jsonResponses'],
+    'Development only by default: in production it is not in the stack at all unless configured.',
+  ),
+  stage(
+    'tokenRouter',
+    configured((o: TokenRouterOptions) => tokenRouter(o)),
+    'off',
+    ['rateLimit', 'parseBodies'],
+    'The token endpoint, last, after every cross-cutting stage. Needs keys and a user store.',
+  ),
 ] as const;
 
-/** The preset's one middleware; `modules` lists what it runs, in order (for tests and router dumps). */
-export type ConventionsMiddleware = RequestHandler & { readonly modules: readonly RequestHandler[] };
+type Stages = (typeof PRESET_STAGES)[number];
+/** The name of a stage: the factory it calls and its option key. */
+export type StageName = Stages['name'];
+/** The stage names, in the order they run. */
+export const STAGE_NAMES: readonly StageName[] = Object.freeze(PRESET_STAGES.map((entry) => entry.name));
+
+type OptionsOf<Name extends StageName> =
+  Extract<Stages, { name: Name }> extends PresetStage<Name, infer O> ? Exclude<O, undefined> : never;
+
+/** Middleware a service puts at a named point of the preset: one handler or several, in order. */
+export type Insertion = RequestHandler | readonly RequestHandler[];
+/** Insertion points by stage name; the point exists whether that stage is on or off. */
+export type Insertions = { readonly [Name in StageName]?: Insertion };
+
+/** Old option keys (before they were named after their factory), accepted for one version with a warning. */
+export const DEPRECATED_STAGE_KEYS = {
+  cors: 'corsPolicy',
+  cookies: 'secureCookies',
+  json: 'jsonResponses',
+  authentication: 'bearerAuth',
+  bodies: 'parseBodies',
+  csrf: 'csrfProtection',
+  tokenEndpoint: 'tokenRouter',
+} as const satisfies Record<string, StageName>;
+type DeprecatedKey = keyof typeof DEPRECATED_STAGE_KEYS;
+
+/**
+ * Options of conventions(): one key per stage, named after the factory it
+ * configures. Absent: the stage's default (PRESET_STAGES). `false`: off.
+ * An object: on, with these options.
+ */
+export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false } & {
+  /** Middleware to run just before a stage, e.g. `{ rateLimit: [sessionLookup] }`. Default: none. */
+  before?: Insertions;
+  /** Middleware to run just after a stage. Default: none. */
+  after?: Insertions;
+} & {
+  /** @deprecated Since 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
+  [Key in DeprecatedKey]?: OptionsOf<(typeof DEPRECATED_STAGE_KEYS)[Key]> | false;
+};
+
+const FACTORY = 'conventions';
+const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', ...Object.keys(DEPRECATED_STAGE_KEYS)] as (keyof ConventionsOptions &
+  string)[];
+
+// Each `runsAfter` names a stage earlier in the table: the order is checked
+// where it is written, when the module loads.
+for (const [index, entry] of PRESET_STAGES.entries()) {
+  for (const earlier of entry.runsAfter) {
+    const at = STAGE_NAMES.indexOf(earlier as StageName);
+    if (at < 0 || at >= index) throw new Error(`PRESET_STAGES: ${entry.name} must run after ${earlier}, which is not before it.`);
+  }
+}
+
+/** The preset's one middleware. `modules` lists what it runs, in order; `stages` names the stages that are on, in order. */
+export type ConventionsMiddleware = RequestHandler & {
+  readonly modules: readonly RequestHandler[];
+  readonly stages: readonly StageName[];
+};
 
 /**
  * Runs middlewares one after the other as one middleware, the way Express's
@@ -93,7 +207,7 @@ export type ConventionsMiddleware = RequestHandler & { readonly modules: readonl
  * One router layer instead of one per module: each layer costs its path
  * match and dispatch on every request (docs/performance.md).
  */
-function runInOrder(stack: readonly RequestHandler[]): ConventionsMiddleware {
+function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[]): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
     let index = 0;
@@ -118,38 +232,94 @@ function runInOrder(stack: readonly RequestHandler[]): ConventionsMiddleware {
     };
     step();
   } as ConventionsMiddleware;
-  return Object.defineProperty(middleware, 'modules', { value: Object.freeze([...stack]), enumerable: true });
+  Object.defineProperty(middleware, 'modules', { value: Object.freeze([...stack]), enumerable: true });
+  return Object.defineProperty(middleware, 'stages', { value: Object.freeze([...stages]), enumerable: true });
+}
+
+const warned = new Set<string>();
+
+/** The options with the deprecated keys moved to their new names (one warning per key and process). */
+function renamed(given: Partial<ConventionsOptions>): Partial<Record<string, unknown>> {
+  const options: Partial<Record<string, unknown>> = { ...given };
+  for (const [old, name] of Object.entries(DEPRECATED_STAGE_KEYS)) {
+    if (!(old in options)) continue;
+    if (name in options) {
+      throw new ConfigurationError(
+        'EAC_OPTIONS_CONFLICT',
+        `${FACTORY}(options): \`${old}\` and \`${name}\` configure the same stage; keep \`${name}\` (\`${old}\` is its old name).`,
+      );
+    }
+    if (!warned.has(old)) {
+      warned.add(old);
+      process.emitWarning(`conventions(options): \`${old}\` is now \`${name}\`, the factory it configures.`, {
+        type: 'DeprecationWarning',
+        code: 'EAC_DEP_PRESET_KEY',
+      });
+    }
+    options[name] = options[old];
+    delete options[old];
+  }
+  return options;
+}
+
+/** Checks `before` or `after`: stage names (a typo is refused with the closest name) to handlers. */
+function readInsertions(key: 'before' | 'after', value: unknown): Map<StageName, readonly RequestHandler[]> {
+  const points = new Map<StageName, readonly RequestHandler[]>();
+  if (value === undefined) return points;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    invalidOption(FACTORY, key, value, 'an object of stage names to middleware');
+  }
+  for (const [name, handlers] of Object.entries(value)) {
+    if (!(STAGE_NAMES as readonly string[]).includes(name)) {
+      throw new ConfigurationError(
+        'EAC_OPTION_UNKNOWN',
+        `${FACTORY}(options): \`${key}\` names no stage \`${name}\`.${didYouMean(name, STAGE_NAMES, 'Stages')}`,
+      );
+    }
+    const list: unknown[] = Array.isArray(handlers) ? handlers : [handlers];
+    list.forEach((handler, index) => {
+      if (typeof handler !== 'function') invalidOption(FACTORY, `${key}.${name}[${index}]`, handler, 'a middleware function');
+    });
+    points.set(name as StageName, list as RequestHandler[]);
+  }
+  return points;
+}
+
+/** Whether a stage runs: `false` switches it off, an object configures it (on), absent is its default. */
+function isOn(entry: Stages, option: unknown): boolean {
+  if (option === false) return false;
+  if (option !== undefined) {
+    if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+      invalidOption(FACTORY, entry.name, option, 'an object of its options, or false');
+    }
+    return true;
+  }
+  return entry.default === 'on' || (entry.default === 'outside production' && !isProductionEnvironment());
 }
 
 /**
- * The whole preset, in the order it must run. Use it as
+ * The whole preset, in the order of PRESET_STAGES. Use it as
  * `app.use(conventions())`, then the routes, then
  * `app.use(notFound(), errorHandler())`. It is one middleware (in an array,
- * for `app.use(...conventions())` too) that runs the modules in this order.
+ * for `app.use(...conventions())` too) that runs the stages in order, with
+ * the service's own middleware at the points named in `before` and `after`.
  */
 export function conventions(options?: Readonly<ConventionsOptions>): ConventionsMiddleware[] {
-  const given = readOptions<ConventionsOptions>('conventions', options, MODULES);
+  const given = renamed(readOptions<ConventionsOptions>(FACTORY, options, OPTION_NAMES));
+  const before = readInsertions('before', given.before);
+  const after = readInsertions('after', given.after);
   const stack: RequestHandler[] = [];
-  if (given.commonHeaders !== false) stack.push(commonHeaders(given.commonHeaders));
-  if (given.securityHeaders !== false) stack.push(securityHeaders(given.securityHeaders));
-  // Before CORS, whose preflight answer ends the request: it too must carry
-  // SPEC.md's default `Cache-Control: no-store, max-age=0`.
-  if (given.caching !== false) stack.push(caching(given.caching));
-  // Before anything that can fail: an error answer must carry the CORS
-  // headers too, or the calling script cannot read it.
-  if (given.cors) stack.push(corsPolicy(given.cors));
-  if (given.cookies !== false) stack.push(secureCookies(given.cookies));
-  if (given.json !== false) stack.push(jsonResponses(given.json));
-  if (given.maintenance) stack.push(maintenance(given.maintenance));
-  if (given.authentication) stack.push(bearerAuth({ ...given.authentication, optional: true }));
-  if (given.rateLimit !== false) stack.push(rateLimit(given.rateLimit));
-  if (given.bodies !== false) stack.push(...parseBodies(given.bodies));
-  if (given.methodOverride !== false) stack.push(methodOverride(given.methodOverride));
-  // After the body parsers (the `_csrf` field) and method override.
-  if (given.csrf) stack.push(csrfProtection(given.csrf));
-  // Development only by default: in production it is not in the stack at all.
-  const linter = given.responseLinter;
-  if (linter !== false && (linter !== undefined || !isProductionEnvironment())) stack.push(responseLinter(linter));
-  if (given.tokenEndpoint) stack.push(tokenRouter(given.tokenEndpoint));
-  return stack.length === 0 ? [] : [runInOrder(stack)];
+  const stages: StageName[] = [];
+  for (const entry of PRESET_STAGES) {
+    stack.push(...(before.get(entry.name) ?? []));
+    const option = given[entry.name];
+    if (isOn(entry, option)) {
+      const made = (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
+      if (typeof made === 'function') stack.push(made);
+      else stack.push(...made);
+      stages.push(entry.name);
+    }
+    stack.push(...(after.get(entry.name) ?? []));
+  }
+  return stack.length === 0 ? [] : [runInOrder(stack, stages)];
 }

@@ -71,6 +71,50 @@ describe('conventions()', () => {
       return app;
     };
 
+    it('runs its stages in the order of PRESET_STAGES', () => {
+      const [preset] = conventions({ corsPolicy: { origins: ['http://localhost:5173'] }, responseLinter: {} });
+      expect(preset?.stages).toEqual([
+        'commonHeaders',
+        'securityHeaders',
+        'caching',
+        'corsPolicy',
+        'secureCookies',
+        'jsonResponses',
+        'rateLimit',
+        'parseBodies',
+        'methodOverride',
+        'responseLinter',
+      ]);
+      // What it runs, handler by handler: each stage's named middleware (two body parsers).
+      expect(preset?.modules.map((module) => module.name)).toEqual([
+        'commonHeadersMiddleware',
+        'securityHeadersMiddleware',
+        'cachingMiddleware',
+        'corsPolicyMiddleware',
+        'secureCookiesMiddleware',
+        'jsonResponsesMiddleware',
+        'rateLimitMiddleware',
+        'parseBodyMiddleware',
+        'parseBodyMiddleware',
+        'methodOverrideMiddleware',
+        'responseLinterMiddleware',
+      ]);
+    });
+
+    it('runs the rate limiter before the body parsers: a refusal comes before a body is read', async () => {
+      const res = await request(
+        failing(() => {
+          throw new Error('identify failed');
+        }),
+      )
+        .post('/v1/x')
+        .set('Content-Type', 'application/json')
+        .send('{"broken":');
+      // The limiter's error (500), not the parser's (400): the body was never parsed.
+      expect(res.status).toBe(500);
+      expectHeaders(res, { RateLimit: null, 'X-Content-Type-Options': 'nosniff' });
+    });
+
     it('is one middleware', () => {
       expect(conventions()).toHaveLength(1);
       expect(conventions()[0]?.name).toBe('conventionsMiddleware');
@@ -97,14 +141,14 @@ describe('conventions()', () => {
   });
 
   it('passes module options through, checked', () => {
-    expect(() => conventions({ bodies: { limit: 0 } })).toThrow('parseBodies(options): `limit` must be');
+    expect(() => conventions({ parseBodies: { limit: 0 } })).toThrow('parseBodies(options): `limit` must be');
     expect(() => conventions({ rateLimiter: {} } as never)).toThrow(
       'conventions(options): received an unsupported option `rateLimiter`',
     );
   });
 });
 
-describe('conventions() with authentication (SPEC.md "Limits" rule 4: per user and per application)', () => {
+describe('conventions() with bearerAuth (SPEC.md "Limits" rule 4: per user and per application)', () => {
   const secret = 'a-preset-test-secret-of-32-bytes-or-more';
   const keys = [{ kid: 'p1', algorithm: 'HS256' as const, secret }];
   const issuer = 'https://api.example.test';
@@ -117,7 +161,7 @@ describe('conventions() with authentication (SPEC.md "Limits" rule 4: per user a
     });
 
   const app = express();
-  app.use(conventions({ authentication: { keys, issuer, audience }, rateLimit: { limit: 2, windowSeconds: 60 } }));
+  app.use(conventions({ bearerAuth: { keys, issuer, audience }, rateLimit: { limit: 2, windowSeconds: 60 } }));
   app.get('/v1/users', (req, res) => {
     res.json({ users: [], hasNext: false, caller: req.auth?.subject ?? null });
   });

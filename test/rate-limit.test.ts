@@ -8,7 +8,7 @@ import { ApiError, errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import {
   type CounterStore,
-  claimedClientId,
+  identifyRequest,
   limiter,
   MemoryCounterStore,
   policyItem,
@@ -147,7 +147,8 @@ describe('rateLimit()', () => {
       expectHeaders(res, {
         'Retry-After': '48',
         'Content-Type': 'application/json; charset=utf-8',
-        RateLimit: `"user";r=0;t=48;pk=:${pk(ADDRESS)}:, "application";r=97;t=48;pk=:${pk(ADDRESS)}:`,
+        // The refused request spends nothing: the application policy shows the two that passed.
+        RateLimit: `"user";r=0;t=48;pk=:${pk(ADDRESS)}:, "application";r=98;t=48;pk=:${pk(ADDRESS)}:`,
       });
     });
 
@@ -201,11 +202,22 @@ describe('rateLimit()', () => {
       const refused = await request(app).get('/v1/things').set({ 'test-user': 'dave', 'test-client': 'mobile' });
       expect(refused.status).toBe(429);
       expect(parsed(refused.headers.ratelimit)).toEqual([
-        { name: 'user', r: 1, t: 60, pk: pk('user:dave') },
+        // Refused by the application policy: the hit dave's user policy counted is given back.
+        { name: 'user', r: 2, t: 60, pk: pk('user:dave') },
         { name: 'application', r: 0, t: 60, pk: pk('application:mobile') },
       ]);
       const other = await request(app).get('/v1/things').set({ 'test-user': 'dave', 'test-client': 'desktop' });
       expect(other.status).toBe(200);
+    });
+
+    it('gives back what a refused request counted: refusals spend no quota of any policy', async () => {
+      const app = limitedApp({ ...byAddress, user: { limit: 1 }, application: { limit: 5 } }, [fakeAuth]);
+      const as = (user: string) => request(app).get('/v1/things').set({ 'test-user': user, 'test-client': 'mobile' });
+      expect((await as('ann')).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await as('ann')).status).toBe(429);
+      // Only ann's first request and this one count against the application.
+      const bob = await as('bob');
+      expect(parsed(bob.headers.ratelimit)[1]).toEqual({ name: 'application', r: 3, t: 60, pk: pk('application:mobile') });
     });
 
     it('refuses a user over its limit whatever application it uses', async () => {
@@ -217,20 +229,38 @@ describe('rateLimit()', () => {
       expectHeaders(res, { 'Retry-After': '60' });
     });
 
-    it('takes the application from HTTP Basic client authentication', async () => {
-      const app = limitedApp(options);
-      const basic = `Basic ${Buffer.from('demo%20client:secret').toString('base64')}`;
-      const res = await request(app).get('/v1/things').set('Authorization', basic);
-      expectHeaders(res, {
-        RateLimit: `"user";r=1;t=60;pk=:${pk(ADDRESS)}:, "application";r=2;t=60;pk=:${pk('application:demo client')}:`,
+    it('counts a forged Basic client id by the address, never against that application (issue 12 part 3)', async () => {
+      // An unverified `Authorization: Basic demo-client:<wrong secret>` only claims the application.
+      const app = limitedApp(options, [fakeAuth]);
+      const forged = `Basic ${Buffer.from('demo-client:wrong-secret').toString('base64')}`;
+      for (let i = 0; i < 3; i++) await request(app).get('/v1/things').set('Authorization', forged);
+      const refused = await request(app).get('/v1/things').set('Authorization', forged);
+      expect(refused.status).toBe(429);
+      expectHeaders(refused, {
+        'RateLimit-Policy': `"user";q=2;w=60;pk=:${pk(ADDRESS)}:, "application";q=3;w=60;pk=:${pk(ADDRESS)}:`,
       });
+      // The real application's users are untouched by the forgeries.
+      const real = await request(app).get('/v1/things').set({ 'test-user': 'alice', 'test-client': 'demo-client' });
+      expect(real.status).toBe(200);
+      expect(parsed(real.headers.ratelimit)[1]).toEqual({ name: 'application', r: 2, t: 60, pk: pk('application:demo-client') });
     });
 
-    it('takes the application from client_id of a parsed form body', async () => {
+    it('counts a client_id of a parsed form body by the address', async () => {
       const app = limitedApp(options, [express.urlencoded({ extended: false })]);
-      const res = await request(app).post('/v1/things').type('form').send('client_id=demo+client&client_secret=x');
+      const res = await request(app).post('/v1/things').type('form').send('client_id=demo-client&client_secret=x');
       expect(res.status).toBe(201);
-      expect(parsed(res.headers.ratelimit)[1]).toEqual({ name: 'application', r: 2, t: 60, pk: pk('application:demo client') });
+      expect(parsed(res.headers.ratelimit)[1]).toEqual({ name: 'application', r: 2, t: 60, pk: pk(ADDRESS) });
+    });
+
+    it('takes the application from verified client credentials (req.client)', async () => {
+      const verified: RequestHandler = (req, _res, next) => {
+        req.client = { id: 'demo-client' };
+        next();
+      };
+      const res = await request(limitedApp(options, [verified])).get('/v1/things');
+      expectHeaders(res, {
+        RateLimit: `"user";r=1;t=60;pk=:${pk(ADDRESS)}:, "application";r=2;t=60;pk=:${pk('application:demo-client')}:`,
+      });
     });
 
     it('counts an anonymous request by its client address in both policies', async () => {
@@ -254,6 +284,34 @@ describe('rateLimit()', () => {
         { name: 'user', r: 1, t: 60, pk: pk('user:from-session') },
         { name: 'application', r: 2, t: 60, pk: pk('application:from-api-key') },
       ]);
+    });
+
+    it('waits for an identify that returns a promise (a session lookup)', async () => {
+      const identify = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { user: 'from-session' };
+      };
+      const res = await request(limitedApp({ ...options, identify })).get('/v1/things');
+      expect(res.status).toBe(200);
+      expect(parsed(res.headers.ratelimit)[0]).toEqual({ name: 'user', r: 1, t: 60, pk: pk('user:from-session') });
+    });
+
+    it('hands a rejected identify to the error handler', async () => {
+      const identify = () => Promise.reject(new Error('session store down'));
+      const res = await request(limitedApp({ ...options, identify })).get('/v1/things');
+      expect(res.status).toBe(500);
+      expectHeaders(res, { RateLimit: null });
+    });
+
+    it('counts a synchronous identity at once, without waiting for a promise', () => {
+      const store = new MemoryCounterStore();
+      const increment = jest.spyOn(store, 'increment');
+      const middleware = rateLimit({ store, identify: () => ({ user: 'ann', application: 'app' }) });
+      const res = { headersSent: false, append: () => undefined } as unknown as express.Response;
+      middleware({} as express.Request, res, () => undefined);
+      // Called before the middleware returned: no promise between identify and the store.
+      expect(increment).toHaveBeenCalledTimes(1);
+      store.close();
     });
 
     it('never shows the raw user, client id or address in pk', async () => {
@@ -303,6 +361,26 @@ describe('rateLimit()', () => {
       expect(res.body).toEqual(STORE_DOWN);
       expectHeaders(res, { 'RateLimit-Policy': `"user";q=100;w=60;pk=:${pk(ADDRESS)}:`, RateLimit: null });
       expect(onStoreError).toHaveBeenCalledWith(new Error('connection refused'));
+    });
+
+    it('gives back the hits of the policies counted before the one that failed', async () => {
+      const inner = new MemoryCounterStore();
+      let down = true;
+      const halfBroken: CounterStore = {
+        increment: (key, windowMs) =>
+          down && key.startsWith('application:') ? Promise.reject(new Error('timeout')) : inner.increment(key, windowMs),
+        get: (key) => inner.get(key),
+        decrement: (key) => inner.decrement(key),
+        reset: (key) => inner.reset(key),
+      };
+      const app = limitedApp({ ...byAddress, store: halfBroken, onStoreError: () => undefined, limit: 10 });
+      const failed = await request(app).get('/v1/things');
+      expect(failed.status).toBe(503);
+      expectHeaders(failed, { RateLimit: `"user";r=10;t=60;pk=:${pk(ADDRESS)}:` });
+      down = false;
+      const next = await request(app).get('/v1/things');
+      expect(parsed(next.headers.ratelimit).map((item) => item.r)).toEqual([9, 9]);
+      inner.close();
     });
 
     it('fails open when configured: the request passes uncounted', async () => {
@@ -395,25 +473,23 @@ describe('the header items (headers.ts)', () => {
   });
 });
 
-describe('claimedClientId()', () => {
-  const req = (headers: Record<string, string>, body?: unknown) => ({ headers, body }) as unknown as express.Request;
+describe('identifyRequest()', () => {
+  const req = (fields: Record<string, unknown>) => ({ headers: {}, ...fields }) as unknown as express.Request;
+  const basic = { authorization: `Basic ${Buffer.from('app:secret').toString('base64')}` };
 
   it.each([
+    ['a verified token', { auth: { subject: 'ann', clientId: 'app', scopes: [] } }, { user: 'ann', application: 'app' }],
+    ['a token without client_id', { auth: { subject: 'ann', scopes: [] } }, { user: 'ann', application: undefined }],
+    ['verified client credentials', { client: { id: 'app' } }, { user: undefined, application: 'app' }],
     [
-      'Basic with a form-encoded id',
-      { authorization: `Basic ${Buffer.from('a%3Ab+c:s').toString('base64')}` },
-      undefined,
-      'a:b c',
+      'a token and verified credentials: the token’s client',
+      { auth: { subject: 'ann', clientId: 'tok', scopes: [] }, client: { id: 'app' } },
+      { user: 'ann', application: 'tok' },
     ],
-    ['a lower-case scheme', { authorization: `basic ${Buffer.from('app:s').toString('base64')}` }, undefined, 'app'],
-    ['Basic without a colon', { authorization: `Basic ${Buffer.from('app').toString('base64')}` }, undefined, undefined],
-    ['Basic with an empty id', { authorization: `Basic ${Buffer.from(':s').toString('base64')}` }, undefined, undefined],
-    ['a bearer token', { authorization: 'Bearer abc' }, undefined, undefined],
-    ['a form body', {}, { client_id: 'app' }, 'app'],
-    ['a form body with a non-string id', {}, { client_id: ['a', 'b'] }, undefined],
-    ['nothing', {}, undefined, undefined],
-  ])('reads %s', (_title, headers, body, expected) => {
-    expect(claimedClientId(req(headers, body))).toBe(expected);
+    ['an unchecked Basic header', { headers: basic }, { user: undefined, application: undefined }],
+    ['a body client_id', { body: { client_id: 'app' } }, { user: undefined, application: undefined }],
+  ])('reads %s', (_title, fields, expected) => {
+    expect(identifyRequest(req(fields))).toEqual(expected);
   });
 });
 

@@ -33,6 +33,15 @@ const distance = (a: string, b: string): number => {
   return previous[b.length] as number;
 };
 
+/**
+ * The hint after an unknown name: the closest known one (` Did you mean
+ * \`rateLimit\`?`), else the list of known names under `listTitle`.
+ */
+export function didYouMean(name: string, known: readonly string[], listTitle: string): string {
+  const near = known.filter((candidate) => distance(name, candidate) <= 2);
+  return near.length > 0 ? ` Did you mean \`${near[0]}\`?` : ` ${listTitle}: ${known.join(', ')}.`;
+}
+
 const looksLikeRequest = (value: unknown): boolean =>
   typeof value === 'object' &&
   value !== null &&
@@ -69,8 +78,7 @@ export function readOptions<T extends object>(
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
     if (!(known as readonly string[]).includes(key)) {
-      const near = known.filter((name) => distance(key, name) <= 2);
-      const hint = near.length > 0 ? ` Did you mean \`${near[0]}\`?` : ` Known options: ${known.join(', ')}.`;
+      const hint = didYouMean(key, known, 'Known options');
       throw new ConfigurationError(
         'EAC_OPTION_UNKNOWN',
         `${factory}(options): received an unsupported option \`${key}\`.${hint}`,

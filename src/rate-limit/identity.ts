@@ -12,50 +12,22 @@ export interface RequestIdentity {
   readonly application?: string | undefined;
 }
 
-/** The hook that tells the limiter who a request acts for. */
-export type IdentifyRequest = (req: Request) => RequestIdentity;
-
-const BASIC_SCHEME = 'basic ';
-
-// RFC 6749 §2.3.1: the client id in HTTP Basic is form-urlencoded first, so
-// `a%20b` there is the `a b` a form body would carry. Both count as one.
-const formDecode = (text: string): string => {
-  if (!text.includes('%') && !text.includes('+')) return text;
-  try {
-    return decodeURIComponent(text.replaceAll('+', ' '));
-  } catch {
-    return text;
-  }
-};
-
 /**
- * The client id a request claims through client authentication (SPEC.md
- * Authentication, "Client authentication"): the user part of
- * `Authorization: Basic`, else `client_id` of a parsed form body. It is a
- * claim, not yet verified: it only picks the application's counter, while an
- * anonymous request stays counted by its address in the user policy too.
+ * The hook that tells the limiter who a request acts for. It may return a
+ * promise, so that a session store lookup can feed the limiter.
  */
-export function claimedClientId(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (header !== undefined && header.length > BASIC_SCHEME.length && header.slice(0, 6).toLowerCase() === BASIC_SCHEME) {
-    const decoded = Buffer.from(header.slice(BASIC_SCHEME.length).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon > 0) return formDecode(decoded.slice(0, colon));
-  }
-  const body: unknown = req.body;
-  if (typeof body === 'object' && body !== null) {
-    const clientId = (body as { client_id?: unknown }).client_id;
-    if (typeof clientId === 'string' && clientId.length > 0) return clientId;
-  }
-  return undefined;
-}
+export type IdentifyRequest = (req: Request) => RequestIdentity | PromiseLike<RequestIdentity>;
 
 /**
- * The default identity: the user and application of `req.auth` (set by
- * bearerAuth(), see src/auth-context.ts), the application otherwise from the
- * client's credentials.
+ * The default identity (issue 12 part 3: identities cannot be forged): the
+ * user of `req.auth` (a verified access token, set by bearerAuth(), see
+ * src/auth-context.ts); the application of a verified token
+ * (`req.auth.clientId`), else of verified client credentials
+ * (`req.client.id`). Nothing a client merely claims (the id of an
+ * unchecked `Authorization: Basic`, a body's `client_id`) picks a counter:
+ * such a request is counted by its address.
  */
 export function identifyRequest(req: Request): RequestIdentity {
   const auth = req.auth;
-  return { user: auth?.subject, application: auth?.clientId ?? claimedClientId(req) };
+  return { user: auth?.subject, application: auth?.clientId ?? req.client?.id };
 }

@@ -12,7 +12,7 @@ export {
   RATELIMIT_POLICY_HEADER,
   stateItem,
 } from './headers.js';
-export { claimedClientId, type IdentifyRequest, identifyRequest, type RequestIdentity } from './identity.js';
+export { type IdentifyRequest, identifyRequest, type RequestIdentity } from './identity.js';
 export {
   type Limiter,
   type LimiterOptions,
@@ -23,7 +23,6 @@ export {
   type TooManyRequestsName,
   tooManyRequests,
 } from './limiter.js';
-export { PARTITION_KEY_BYTES, type PartitionSecret } from './partition.js';
 export {
   DEFAULT_APPLICATION_POLICY,
   DEFAULT_RATE_LIMIT,
@@ -31,7 +30,8 @@ export {
   DEFAULT_USER_POLICY,
   type RateLimitOptions,
   type RateLimitPolicyOptions,
-  rateLimit,
   STORE_FAILURE_MODES,
   type StoreFailureMode,
-} from './rate-limit.js';
+} from './options.js';
+export { PARTITION_KEY_BYTES, type PartitionSecret } from './partition.js';
+export { rateLimit } from './rate-limit.js';

@@ -12,7 +12,7 @@ import {
   quotedName,
   stateItem,
 } from './headers.js';
-import { type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
+import { type PartitionHasher, type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
 
 /** Options of limiter(): one named policy, usable outside a middleware. */
 export interface LimiterOptions {
@@ -68,8 +68,40 @@ export interface Limiter {
   consume(identity: string): Promise<LimitState>;
   /** Where the identity stands, without counting. `limited` is true when the next hit would be refused. */
   peek(identity: string): Promise<LimitState>;
+  /**
+   * Gives one hit of the identity's current window back (never below 0): a
+   * hit that another policy refused, or an attempt that turned out fine.
+   */
+  refund(identity: string): Promise<void>;
   /** Forgets the identity's window (for example after a successful sign-in). */
   reset(identity: string): Promise<void>;
+}
+
+/** What one identity is counted under in one policy: computed once, kept by callers that see it again. */
+export interface PolicyKey {
+  /** `pk`: the keyed hash of the identity. */
+  readonly partitionKey: string;
+  /** The key in the CounterStore: `<policy>:<digest>`. */
+  readonly storeKey: string;
+  /** The whole `RateLimit-Policy` item of this identity. */
+  readonly policyItem: string;
+}
+
+/**
+ * The entry points under limiter()'s, for a caller that keeps the keys of
+ * the identities it sees (rateLimit() does, so that a client's next request
+ * neither hashes nor HMACs again). A store failure rejects with the store's
+ * own error, not yet the 503 ApiError: the caller decides (fail open or
+ * closed) and logs it. Internal to the library.
+ */
+export interface KeyedLimiter extends Limiter {
+  /** The keys of an identity; `partitionKey` when the caller already holds the identity's `pk`. */
+  keyOf(identity: string, partitionKey?: string): PolicyKey;
+  consumeKey(key: PolicyKey): Promise<LimitState>;
+  peekKey(key: PolicyKey): Promise<LimitState>;
+  refundKey(key: PolicyKey): Promise<void>;
+  /** The state once a consumed hit was given back: one fewer used; `limited` still says whether that hit was over. */
+  givenBack(state: LimitState): LimitState;
 }
 
 /** Seconds from `now` to `resetAt`, rounded up: the `t` of a state item and the `Retry-After` of a 429. */
@@ -111,25 +143,52 @@ export function checkStore(factory: string, store: unknown): CounterStore {
 /**
  * One rate-limit policy as an object, for limits that are not a middleware:
  * the oauth2 brute-force guard counts failures per user name and per client
- * address with it. A store failure rejects with the `stateStoreUnavailable`
- * ApiError (503); the caller decides whether to fail open.
+ * address with it, and rateLimit() counts its policies with it. A store
+ * failure rejects with the `stateStoreUnavailable` ApiError (503); the
+ * caller decides whether to fail open.
  */
 export function limiter(options: Readonly<LimiterOptions>): Limiter {
   const given = readOptions<LimiterOptions>('limiter', options, OPTION_NAMES);
   const policy = checkPolicy('limiter', '', given);
   const store = given.store === undefined ? new MemoryCounterStore() : checkStore('limiter', given.store);
-  const hashPartition = partitionHasher(given.partitionSecret);
+  return keyedLimiter(policy, store, partitionHasher(given.partitionSecret));
+}
+
+/** A store call that may throw instead of rejecting, as a promise. */
+const attempt = <T>(operation: () => Promise<T>): Promise<T> => {
+  try {
+    return operation();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+};
+
+const unavailable = (cause: unknown): never => {
+  throw apiError('stateStoreUnavailable', { cause });
+};
+
+/**
+ * A checked policy on a store: what limiter() returns, with the keyed entry
+ * points rateLimit() uses. The one place where a counter becomes a
+ * LimitState, and so where `r`, `t` and the state item are computed.
+ */
+export function keyedLimiter(
+  policy: { readonly name: string; readonly limit: number; readonly windowSeconds: number; readonly quotaUnit: QuotaUnit },
+  store: CounterStore,
+  hashPartition: PartitionHasher,
+): KeyedLimiter {
   const windowMs = policy.windowSeconds * 1000;
   const prefix = policyItemPrefix(policy);
   const quoted = quotedName(policy.name);
 
-  const stateOf = (counter: CounterState | undefined, identity: string, counted: boolean): LimitState => {
-    const now = Date.now();
-    const used = counter?.count ?? 0;
-    const resetAt = counter?.resetAt ?? now + windowMs;
-    const resetSeconds = counter === undefined ? policy.windowSeconds : secondsUntil(resetAt, now);
-    const remaining = Math.max(policy.limit - used, 0);
-    const partitionKey = hashPartition(identity);
+  const state = (
+    key: Pick<PolicyKey, 'partitionKey' | 'policyItem'>,
+    used: number,
+    resetAt: number,
+    resetSeconds: number,
+    limited: boolean,
+  ): LimitState => {
+    const remaining = used < policy.limit ? policy.limit - used : 0;
     return {
       policy: policy.name,
       limit: policy.limit,
@@ -137,29 +196,43 @@ export function limiter(options: Readonly<LimiterOptions>): Limiter {
       remaining,
       resetAt,
       resetSeconds,
-      limited: counted ? used > policy.limit : used >= policy.limit,
-      partitionKey,
-      policyItem: policyItem(prefix, partitionKey),
-      stateItem: stateItem(quoted, remaining, resetSeconds, partitionKey),
+      limited,
+      partitionKey: key.partitionKey,
+      policyItem: key.policyItem,
+      stateItem: stateItem(quoted, remaining, resetSeconds, key.partitionKey),
     };
   };
+  const counted = (key: PolicyKey, counter: CounterState): LimitState =>
+    state(key, counter.count, counter.resetAt, secondsUntil(counter.resetAt, Date.now()), counter.count > policy.limit);
+  const peeked = (key: PolicyKey, counter: CounterState | undefined): LimitState =>
+    counter === undefined
+      ? state(key, 0, Date.now() + windowMs, policy.windowSeconds, false)
+      : state(key, counter.count, counter.resetAt, secondsUntil(counter.resetAt, Date.now()), counter.count >= policy.limit);
 
-  const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
-    try {
-      return await operation();
-    } catch (cause) {
-      throw apiError('stateStoreUnavailable', { cause });
-    }
-  };
+  const keyOf = (identity: string, partitionKey = hashPartition(identity)): PolicyKey => ({
+    partitionKey,
+    storeKey: storeKeyOf(policy.name, identity),
+    policyItem: policyItem(prefix, partitionKey),
+  });
+  const consumeKey = (key: PolicyKey): Promise<LimitState> =>
+    attempt(() => store.increment(key.storeKey, windowMs)).then((counter) => counted(key, counter));
+  const peekKey = (key: PolicyKey): Promise<LimitState> =>
+    attempt(() => store.get(key.storeKey)).then((counter) => peeked(key, counter));
+  const refundKey = (key: PolicyKey): Promise<void> => attempt(() => store.decrement(key.storeKey));
 
   return {
     name: policy.name,
     limit: policy.limit,
     windowSeconds: policy.windowSeconds,
-    consume: async (identity) =>
-      stateOf(await guarded(() => store.increment(storeKeyOf(policy.name, identity), windowMs)), identity, true),
-    peek: async (identity) => stateOf(await guarded(() => store.get(storeKeyOf(policy.name, identity))), identity, false),
-    reset: (identity) => guarded(() => store.reset(storeKeyOf(policy.name, identity))),
+    consume: (identity) => consumeKey(keyOf(identity)).catch(unavailable),
+    peek: (identity) => peekKey(keyOf(identity)).catch(unavailable),
+    refund: (identity) => refundKey(keyOf(identity)).catch(unavailable),
+    reset: (identity) => attempt(() => store.reset(storeKeyOf(policy.name, identity))).catch(unavailable),
+    keyOf,
+    consumeKey,
+    peekKey,
+    refundKey,
+    givenBack: (given) => state(given, given.used > 0 ? given.used - 1 : 0, given.resetAt, given.resetSeconds, given.limited),
   };
 }
 

@@ -9,8 +9,6 @@ import {
   errorHandler,
   notFound,
   type RefreshTokenStore,
-  rateLimit,
-  tokenRouter,
   type UserStore,
 } from 'express-api-conventions';
 import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
@@ -50,48 +48,41 @@ export function createApp(settings: Settings, services: Services): Express {
   const csrf = csrfTokens({ secret: secrets.csrf });
   const app = express();
 
-  // The preset: common and security headers, CORS with credentials for the
-  // listed origins, no-store by default and strong ETags, secure cookies,
-  // JSON output (checked by the response-shape linter outside production),
-  // the maintenance stop, bearer callers identified (a bad token is a 401),
-  // bounded bodies, method override, and CSRF for whatever the session
-  // cookie authenticates. The rate limiter is mounted below instead, once a
-  // browser session is known too.
+  // The preset, whole (docs/preset.md): common and security headers,
+  // no-store by default and strong ETags, CORS with credentials for the
+  // listed origins, secure cookies, JSON output (checked by the
+  // response-shape linter outside production), the maintenance stop, bearer
+  // callers identified (a bad token is a 401), the rate limit (SPEC.md Limits
+  // rule 4: per user and per application, RateLimit headers on every answer),
+  // bounded bodies, method override, CSRF for whatever the session cookie
+  // authenticates, and POST /v1/oauth2/token (password and refresh_token
+  // grants, rotation, brute-force guard).
   app.use(
     conventions({
-      cors: { origins: [...settings.corsOrigins] },
+      corsPolicy: { origins: [...settings.corsOrigins] },
       maintenance: settings.maintenance ? { retryAfter: 300 } : false,
-      authentication: { ...tokens, realm: REALM },
-      rateLimit: false,
-      csrf: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
-    }),
-  );
-
-  // A request without a bearer token may come from a signed-in browser.
-  app.use(sessionAuth(sessions));
-
-  // SPEC.md Limits rule 4: counted per user and per application, RateLimit headers on every answer.
-  app.use(
-    rateLimit({
-      limit: settings.rateLimit,
-      windowSeconds: settings.rateWindow,
-      store: counters,
-      partitionSecret: secrets.partition,
-    }),
-  );
-
-  // POST /v1/oauth2/token: password and refresh_token grants, rotation, brute-force guard.
-  app.use(
-    tokenRouter({
-      ...tokens,
-      users: accounts,
-      clients,
-      refreshTokens,
-      scopes: SCOPES,
-      accessTokenTtl: settings.accessTokenTtl,
-      // An unknown username is checked against a dummy hash of the same cost as real ones.
-      passwordCost: settings.passwordCost,
-      bruteForce: { store: counters },
+      bearerAuth: { ...tokens, realm: REALM },
+      // A request without a bearer token may come from a signed-in browser:
+      // its session is looked up before the rate limiter counts its user.
+      before: { rateLimit: [sessionAuth(sessions)] },
+      rateLimit: {
+        limit: settings.rateLimit,
+        windowSeconds: settings.rateWindow,
+        store: counters,
+        partitionSecret: secrets.partition,
+      },
+      csrfProtection: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
+      tokenRouter: {
+        ...tokens,
+        users: accounts,
+        clients,
+        refreshTokens,
+        scopes: SCOPES,
+        accessTokenTtl: settings.accessTokenTtl,
+        // An unknown username is checked against a dummy hash of the same cost as real ones.
+        passwordCost: settings.passwordCost,
+        bruteForce: { store: counters },
+      },
     }),
   );
 

@@ -1,0 +1,165 @@
+import type { Request } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { checkFunction, checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import type { CounterStore } from '../stores/counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { type IdentifyRequest, identifyRequest } from './identity.js';
+import { checkPolicy, checkStore, type KeyedLimiter, keyedLimiter } from './limiter.js';
+import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
+
+/**
+ * Default quota: `RATE_LIMIT` of the reference server's contract ("`100`,
+ * `60`: requests per window (seconds), counted per user and per
+ * application"). SPEC.md: "Quota values, windows and which endpoints they
+ * apply to: not shown."
+ */
+export const DEFAULT_RATE_LIMIT = 100;
+/** Default window in seconds: `RATE_WINDOW` of the reference server's contract. */
+export const DEFAULT_RATE_WINDOW_SECONDS = 60;
+/** Default policy names, one per counted party (SPEC.md Limits rule 4). */
+export const DEFAULT_USER_POLICY = 'user';
+export const DEFAULT_APPLICATION_POLICY = 'application';
+
+/** What to do when the store cannot be reached. */
+export const STORE_FAILURE_MODES = ['open', 'closed'] as const;
+export type StoreFailureMode = (typeof STORE_FAILURE_MODES)[number];
+
+/** One policy of rateLimit(). */
+export interface RateLimitPolicyOptions {
+  /** Name shown in the headers. Default: `"user"` for `user`, `"application"` for `application`. */
+  name?: string;
+  /** The quota `q`. Default: the limiter's `limit`. */
+  limit?: number;
+  /** The window `w`, in seconds. Default: the limiter's `windowSeconds`. */
+  windowSeconds?: number;
+}
+
+export interface RateLimitOptions {
+  /** Requests allowed per window, for each policy that does not set its own. Default: `100`. */
+  limit?: number;
+  /** The window, in seconds, for each policy that does not set its own. Default: `60`. */
+  windowSeconds?: number;
+  /**
+   * The per-user policy: counts the request's user, or its client address
+   * when anonymous. `false` leaves it out. Default: `{ name: "user" }`.
+   */
+  user?: RateLimitPolicyOptions | false;
+  /**
+   * The per-application policy: counts the request's authenticated client,
+   * or its client address when no client is authenticated. `false` leaves
+   * it out. Default: `{ name: "application" }`.
+   */
+  application?: RateLimitPolicyOptions | false;
+  /** Where counts live; a RedisCounterStore shares them between instances. Default: a new `MemoryCounterStore`. */
+  store?: CounterStore;
+  /**
+   * Who a request acts for; it may return a promise (a session lookup).
+   * Default: `identifyRequest`: `req.auth.subject` as the user, and
+   * `req.auth.clientId` or `req.client.id` (verified client credentials)
+   * as the application. Nothing the client merely claims is trusted.
+   */
+  identify?: IdentifyRequest;
+  /**
+   * The client address an anonymous request is counted by. Default:
+   * `req.ip` through express-rate-limit's `ipKeyGenerator` (an IPv6 address
+   * counts by its /56 subnet). Set Express's `trust proxy` behind a proxy.
+   */
+  address?: (req: Request) => string;
+  /**
+   * When the store fails (Redis unreachable or too slow): `"closed"` answers
+   * 503 `stateStoreUnavailable`; `"open"` lets the request through uncounted.
+   * Default: `"closed"`.
+   */
+  storeFailure?: StoreFailureMode;
+  /** Told of every store failure. Default: one JSON line on stderr. */
+  onStoreError?: (error: unknown) => void;
+  /**
+   * Secret of the keyed hash written as `pk`. Default: a random secret of
+   * this process; give every instance the same one so that their `pk` agree.
+   */
+  partitionSecret?: PartitionSecret;
+}
+
+const OPTION_NAMES = [
+  'limit',
+  'windowSeconds',
+  'user',
+  'application',
+  'store',
+  'identify',
+  'address',
+  'storeFailure',
+  'onStoreError',
+  'partitionSecret',
+] as const;
+const POLICY_OPTION_NAMES = ['name', 'limit', 'windowSeconds'] as const;
+const FACTORY = 'rateLimit';
+
+/** The counted parties, in the order their policies are counted and listed. */
+export type PolicyKind = 'user' | 'application';
+
+/** rateLimit()'s options, checked, with their defaults. */
+export interface RateLimitConfiguration {
+  /** The policies, in order, each a limiter() over the one store. */
+  readonly policies: readonly KeyedLimiter[];
+  /** Which party each policy counts (same index as `policies`). */
+  readonly kinds: readonly PolicyKind[];
+  readonly identify: IdentifyRequest;
+  readonly address: (req: Request) => string;
+  readonly failOpen: boolean;
+  readonly onStoreError: (error: unknown) => void;
+  /** `pk` of an identity; one secret for every policy of the limiter. */
+  readonly partitionKeyOf: PartitionHasher;
+}
+
+const logStoreError = (error: unknown): void => {
+  const cause = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`${JSON.stringify({ level: 'error', message: 'rate-limit store failed', cause })}\n`);
+};
+
+const defaultAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? '');
+
+/** Turns rateLimit()'s options into its configuration, or throws a ConfigurationError at start-up. */
+export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
+  const given = readOptions<RateLimitOptions>(FACTORY, options, OPTION_NAMES);
+  const defaults = {
+    limit: given.limit ?? DEFAULT_RATE_LIMIT,
+    windowSeconds: given.windowSeconds ?? DEFAULT_RATE_WINDOW_SECONDS,
+  };
+  checkPolicy(FACTORY, '', { name: DEFAULT_USER_POLICY, ...defaults });
+  const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
+  const partitionKeyOf = partitionHasher(given.partitionSecret);
+
+  const kinds: PolicyKind[] = [];
+  const policies: KeyedLimiter[] = [];
+  for (const kind of ['user', 'application'] as const) {
+    const option = given[kind] ?? {};
+    if (option === false) continue;
+    const policyOptions = readOptions<RateLimitPolicyOptions>(`${FACTORY}.${kind}`, option, POLICY_OPTION_NAMES);
+    const defaultName = kind === 'user' ? DEFAULT_USER_POLICY : DEFAULT_APPLICATION_POLICY;
+    const policy = checkPolicy(FACTORY, `${kind}.`, { name: defaultName, ...defaults, ...policyOptions });
+    if (policies.some((other) => other.name === policy.name)) {
+      invalidOption(FACTORY, `${kind}.name`, policy.name, 'a name no other policy of this limiter has');
+    }
+    kinds.push(kind);
+    policies.push(keyedLimiter(policy, store, partitionKeyOf));
+  }
+  if (policies.length === 0) {
+    invalidOption(FACTORY, 'user', given.user, 'a policy when `application` is `false` (one policy at least)');
+  }
+
+  return {
+    policies,
+    kinds,
+    identify:
+      given.identify === undefined ? identifyRequest : checkFunction<IdentifyRequest>(FACTORY, 'identify', given.identify),
+    address:
+      given.address === undefined ? defaultAddress : checkFunction<(req: Request) => string>(FACTORY, 'address', given.address),
+    failOpen: checkOneOf(FACTORY, 'storeFailure', given.storeFailure ?? 'closed', STORE_FAILURE_MODES) === 'open',
+    onStoreError:
+      given.onStoreError === undefined
+        ? logStoreError
+        : checkFunction<(error: unknown) => void>(FACTORY, 'onStoreError', given.onStoreError),
+    partitionKeyOf,
+  };
+}

@@ -1,0 +1,231 @@
+import { readFileSync } from 'node:fs';
+import express, { type RequestHandler } from 'express';
+import request from 'supertest';
+import { errorHandler, notFound } from '../src/errors/index.js';
+import { conventions, PRESET_STAGES, STAGE_NAMES } from '../src/index.js';
+import { expectHeaders } from './helpers.js';
+
+/** Issue 13 "The preset": one ordered table of stages, one on/off rule, named insertion points. */
+
+const ORIGIN = 'http://localhost:5173';
+
+describe('PRESET_STAGES', () => {
+  it('lists the stages in the order they run', () => {
+    expect(STAGE_NAMES).toEqual([
+      'commonHeaders',
+      'securityHeaders',
+      'caching',
+      'corsPolicy',
+      'secureCookies',
+      'jsonResponses',
+      'maintenance',
+      'bearerAuth',
+      'rateLimit',
+      'parseBodies',
+      'methodOverride',
+      'csrfProtection',
+      'responseLinter',
+      'tokenRouter',
+    ]);
+    expect(PRESET_STAGES.map((stage) => stage.name)).toEqual(STAGE_NAMES);
+  });
+
+  it('runs every stage after the stages it needs', () => {
+    for (const [index, stage] of PRESET_STAGES.entries()) {
+      for (const earlier of stage.runsAfter) {
+        expect([stage.name, STAGE_NAMES.indexOf(earlier as never)]).toEqual([stage.name, expect.any(Number)]);
+        expect(STAGE_NAMES.indexOf(earlier as never)).toBeGreaterThanOrEqual(0);
+        expect(STAGE_NAMES.indexOf(earlier as never)).toBeLessThan(index);
+      }
+    }
+    expect(PRESET_STAGES.find((stage) => stage.name === 'rateLimit')?.runsAfter).toEqual(['bearerAuth']);
+  });
+
+  it('says which stages need configuration', () => {
+    expect(PRESET_STAGES.filter((stage) => stage.default === 'off').map((stage) => stage.name)).toEqual([
+      'corsPolicy',
+      'maintenance',
+      'bearerAuth',
+      'csrfProtection',
+      'tokenRouter',
+    ]);
+    expect(PRESET_STAGES.filter((stage) => stage.default === 'outside production').map((stage) => stage.name)).toEqual([
+      'responseLinter',
+    ]);
+  });
+});
+
+describe('docs/preset.md', () => {
+  it('shows the table: every stage, in order, with its default and what runs before it', () => {
+    const rows = readFileSync('docs/preset.md', 'utf8')
+      .split('\n')
+      .filter((line) => /^\|\s*\d+\s*\|/.test(line))
+      .map((line) =>
+        line
+          .split('|')
+          .slice(2, 5)
+          .map((cell) => cell.trim()),
+      );
+    expect(rows).toEqual(
+      PRESET_STAGES.map((stage) => [
+        `\`${stage.name}\``,
+        stage.default,
+        stage.runsAfter.map((name) => `\`${name}\``).join(', ') || '–',
+      ]),
+    );
+  });
+});
+
+describe('conventions() runs the table in order', () => {
+  it('names the stages that are on, in the table’s order', () => {
+    const [preset] = conventions({ corsPolicy: { origins: [ORIGIN] }, methodOverride: false });
+    expect(preset?.stages).toEqual(
+      STAGE_NAMES.filter(
+        (name) => !['maintenance', 'bearerAuth', 'methodOverride', 'csrfProtection', 'tokenRouter'].includes(name),
+      ),
+    );
+  });
+
+  it('runs caching before CORS: the preflight that CORS answers carries no-store', async () => {
+    const app = express();
+    app.use(conventions({ corsPolicy: { origins: [ORIGIN] } }));
+    app.get('/v1/things', (_req, res) => res.json({}));
+    const res = await request(app).options('/v1/things').set('Origin', ORIGIN).set('Access-Control-Request-Method', 'GET');
+    expect(res.status).toBe(200);
+    expectHeaders(res, { 'Access-Control-Allow-Origin': ORIGIN, 'Cache-Control': 'no-store, max-age=0' });
+  });
+
+  it('runs the stages and the insertion points around them in the table’s order', async () => {
+    const seen: string[] = [];
+    // What a probe sees tells which stages ran before it.
+    const probe =
+      (point: string): RequestHandler =>
+      (req, res, next) => {
+        const facts = [
+          res.getHeader('x-content-type-options') === undefined ? '' : 'nosniff',
+          res.getHeader('x-frame-options') === undefined ? '' : 'helmet',
+          res.getHeader('cache-control') === undefined ? '' : 'cached',
+          res.getHeader('access-control-allow-origin') === undefined ? '' : 'cors',
+          res.getHeader('ratelimit') === undefined ? '' : 'counted',
+          req.body === undefined ? '' : 'parsed',
+          req.method === 'POST' ? '' : 'overridden',
+        ].filter(Boolean);
+        seen.push(`${point} [${facts.join(' ')}]`);
+        next();
+      };
+    const everywhere = (point: string) => Object.fromEntries(STAGE_NAMES.map((name) => [name, [probe(`${point} ${name}`)]]));
+    const app = express();
+    app.use(
+      conventions({
+        corsPolicy: { origins: [ORIGIN] },
+        responseLinter: {},
+        before: everywhere('before'),
+        after: everywhere('after'),
+      }),
+    );
+    app.put('/v1/things', (_req, res) => res.json({}));
+    app.use(notFound(), errorHandler({ log: false }));
+    const res = await request(app)
+      .post('/v1/things')
+      .set('Origin', ORIGIN)
+      .set('X-HTTP-Method-Override', 'PUT')
+      .send({ name: 'Ada' });
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([
+      'before commonHeaders []',
+      'after commonHeaders [nosniff]',
+      'before securityHeaders [nosniff]',
+      'after securityHeaders [nosniff helmet]',
+      'before caching [nosniff helmet]',
+      'after caching [nosniff helmet cached]',
+      'before corsPolicy [nosniff helmet cached]',
+      'after corsPolicy [nosniff helmet cached cors]',
+      'before secureCookies [nosniff helmet cached cors]',
+      'after secureCookies [nosniff helmet cached cors]',
+      'before jsonResponses [nosniff helmet cached cors]',
+      'after jsonResponses [nosniff helmet cached cors]',
+      'before maintenance [nosniff helmet cached cors]',
+      'after maintenance [nosniff helmet cached cors]',
+      'before bearerAuth [nosniff helmet cached cors]',
+      'after bearerAuth [nosniff helmet cached cors]',
+      'before rateLimit [nosniff helmet cached cors]',
+      'after rateLimit [nosniff helmet cached cors counted]',
+      'before parseBodies [nosniff helmet cached cors counted]',
+      'after parseBodies [nosniff helmet cached cors counted parsed]',
+      'before methodOverride [nosniff helmet cached cors counted parsed]',
+      'after methodOverride [nosniff helmet cached cors counted parsed overridden]',
+      'before csrfProtection [nosniff helmet cached cors counted parsed overridden]',
+      'after csrfProtection [nosniff helmet cached cors counted parsed overridden]',
+      'before responseLinter [nosniff helmet cached cors counted parsed overridden]',
+      'after responseLinter [nosniff helmet cached cors counted parsed overridden]',
+      'before tokenRouter [nosniff helmet cached cors counted parsed overridden]',
+      'after tokenRouter [nosniff helmet cached cors counted parsed overridden]',
+    ]);
+  });
+});
+
+describe('conventions() options', () => {
+  it('switches a stage off with false and on with an object, and refuses anything else', () => {
+    expect(conventions({ rateLimit: false })[0]?.stages).not.toContain('rateLimit');
+    expect(conventions({ maintenance: {} })[0]?.stages).toContain('maintenance');
+    expect(() => conventions({ maintenance: true } as never)).toThrow(
+      'conventions(options): `maintenance` must be an object of its options, or false; received true.',
+    );
+  });
+
+  it('puts a session lookup before the rate limiter, which then counts its user', async () => {
+    const sessionLookup: RequestHandler = (req, _res, next) => {
+      if (req.get('cookie') === 'sid=ann') req.auth = { subject: 'ann', scopes: [] };
+      next();
+    };
+    const app = express();
+    app.use(conventions({ before: { rateLimit: sessionLookup }, rateLimit: { limit: 5, partitionSecret: 's' } }));
+    app.get('/v1/things', (_req, res) => res.json({}));
+    const anonymous = await request(app).get('/v1/things');
+    const ann = await request(app).get('/v1/things').set('Cookie', 'sid=ann');
+    const user = (res: request.Response) => String(res.headers.ratelimit).split(', ')[0];
+    expect(user(anonymous)).toMatch(/^"user";r=4;t=60;pk=/);
+    expect(user(ann)).toMatch(/^"user";r=4;t=60;pk=/);
+    expect(user(ann)).not.toBe(user(anonymous));
+  });
+
+  it('keeps an insertion point when its stage is off', async () => {
+    const app = express();
+    const marker: RequestHandler = (_req, res, next) => {
+      res.set('X-Marker', 'ran');
+      next();
+    };
+    app.use(conventions({ rateLimit: false, after: { rateLimit: [marker] } }));
+    app.get('/v1/things', (_req, res) => res.json({}));
+    expectHeaders(await request(app).get('/v1/things'), { 'X-Marker': 'ran', RateLimit: null });
+  });
+
+  it('refuses an unknown stage name at start-up, with the closest one', () => {
+    expect(() => conventions({ before: { ratelimit: [] } } as never)).toThrow(
+      'conventions(options): `before` names no stage `ratelimit`. Did you mean `rateLimit`?',
+    );
+    expect(() => conventions({ after: { sessions: [] } } as never)).toThrow(
+      'conventions(options): `after` names no stage `sessions`. Stages: commonHeaders, securityHeaders,',
+    );
+    expect(() => conventions({ before: { rateLimit: ['x'] } } as never)).toThrow(
+      'conventions(options): `before.rateLimit[0]` must be a middleware function; received "x".',
+    );
+  });
+
+  it('accepts the old option keys for one version, with a deprecation warning', async () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const app = express();
+    app.use(conventions({ bodies: { limit: '10b' }, cookies: false }));
+    app.post('/v1/things', (req, res) => res.json({ body: req.body }));
+    app.use(errorHandler({ log: false }));
+    expect((await request(app).post('/v1/things').send({ name: 'Ada Lovelace' })).status).toBe(413);
+    expect(warn).toHaveBeenCalledWith('conventions(options): `bodies` is now `parseBodies`, the factory it configures.', {
+      type: 'DeprecationWarning',
+      code: 'EAC_DEP_PRESET_KEY',
+    });
+    expect(() => conventions({ bodies: {}, parseBodies: {} })).toThrow(
+      'conventions(options): `bodies` and `parseBodies` configure the same stage; keep `parseBodies`',
+    );
+    warn.mockRestore();
+  });
+});
