@@ -94,7 +94,7 @@ describe.each([
   });
 
   describe('Path rule 2: all lower case', () => {
-    it('reports upper-case letters and, for camelCase, words not joined by "-" (rule 4); suggests hyphen-joined words', () => {
+    it('reports upper-case letters and suggests hyphen-joined words', () => {
       expect(lint(appWith(factory, ['/v1/userProfiles']))).toEqual([
         finding(
           '/v1/userProfiles',

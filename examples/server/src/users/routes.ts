@@ -1,4 +1,4 @@
-import { type Request, Router } from 'express';
+import { type Request, type RequestHandler, Router } from 'express';
 import {
   apiError,
   cacheControl,
@@ -75,6 +75,20 @@ const written = (result: WriteResult): User => {
   return result.user;
 };
 
+const SEARCH_METHODS = 'GET, HEAD';
+
+/** Any method but GET and HEAD on the search: 405 with its own `Allow` (OPTIONS: 200 with it, as Express answers elsewhere). */
+const searchIsReadOnly: RequestHandler = (req, res) => {
+  if (req.method === 'OPTIONS') {
+    res.set('Allow', SEARCH_METHODS).type('text/plain').send(SEARCH_METHODS);
+    return;
+  }
+  throw apiError('methodNotAllowed', {
+    headers: { Allow: SEARCH_METHODS },
+    detail: { method: req.method, path: req.originalUrl.split('?')[0] },
+  });
+};
+
 /** The users resource: list, search, read, create, replace, change, delete. */
 export function usersRouter(users: UserRepository): Router {
   const router = Router();
@@ -86,11 +100,16 @@ export function usersRouter(users: UserRepository): Router {
   });
 
   // SPEC.md path rule 6: search lives under a `search` segment, not the listing.
-  router.get('/v1/users/search', validate({ query: SEARCH }), paging(), fields, async (req, res) => {
-    const term = String(req.query.q).trim().toLowerCase();
-    const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
-    sendList(res, 'users', pageOf(found.map(representUser), req.page));
-  });
+  router
+    .route('/v1/users/search')
+    .get(validate({ query: SEARCH }), paging(), fields, async (req, res) => {
+      const term = String(req.query.q).trim().toLowerCase();
+      const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
+      sendList(res, 'users', pageOf(found.map(representUser), req.page));
+    })
+    // The search is not /v1/users/:id with the id "search": this route answers every other
+    // method itself, so notFound() never unions it with the id's methods.
+    .all(searchIsReadOnly);
 
   // Clients may keep a copy, but check it first: ETag and Last-Modified make that a 304.
   router.get('/v1/users/:id', fields, cacheControl('no-cache'), async (req, res) => {
