@@ -85,6 +85,15 @@ describe('one implementation of SPEC.md "Path rules"', () => {
     expect(sorted(checker.get(path) ?? [])).toEqual(sorted(rules.map((rule) => PATH_CHECK_IDS[rule])));
   });
 
+  it('answers the example of docs/lint.md', () => {
+    expect(checkPath('/v1/status')).toEqual({
+      findings: [{ rule: 'plural', message: '"status" is singular; resource names are plural nouns, such as "statuses".' }],
+      suggestion: '/v1/statuses',
+      collections: ['status'],
+    });
+    expect(checkPath('/v1/me', { plural: ['me'] }).findings).toEqual([]);
+  });
+
   it('gives the same messages through both', () => {
     for (const path of PATHS) {
       const fromLinter = checkRoutes(

@@ -237,6 +237,8 @@ interface Generated {
   headers: Record<string, string>;
   type?: string;
   body?: unknown;
+  /** A body sent as written, broken JSON, instead of `body`. */
+  raw?: string;
   /** A method the path does not document: 405 expected, with these methods in `Allow`. */
   wrongMethod?: string[];
   /**
@@ -325,6 +327,7 @@ function generate(r: Random, credentials: Credentials): Generated {
   if (operation.body && (operation.body.required || r.chance(0.5)) && r.chance(0.95)) {
     generated.type = r.pick(operation.body.types);
     generated.body = body(r, operation.body.schema);
+    if (generated.type === 'application/json' && r.chance(0.1)) generated.raw = r.pick(['{"name":', '{name: 1}', '[1,]']);
   }
   return generated;
 }
@@ -372,7 +375,7 @@ async function send(url: string, g: Generated): Promise<request.Response> {
         : String(g.body);
     test = test.type('form').send(form);
   } else if (g.type) {
-    test = test.set('Content-Type', 'application/json').send(JSON.stringify(g.body));
+    test = test.set('Content-Type', 'application/json').send(g.raw ?? JSON.stringify(g.body));
   }
   return test;
 }
@@ -461,7 +464,7 @@ describe('docs/openapi.yaml against the reference server, generated requests', (
       const found = problems(g, res);
       if (found.length > 0) {
         failures.push(
-          `#${i} ${g.method} ${g.path} ${JSON.stringify(g.headers)}${g.type ? ` ${g.type} ${JSON.stringify(g.body)}` : ''}\n` +
+          `#${i} ${g.method} ${g.path} ${JSON.stringify(g.headers)}${g.type ? ` ${g.type} ${g.raw ?? JSON.stringify(g.body)}` : ''}\n` +
             `  -> ${res.status} ${res.text?.slice(0, 300)}\n  ${found.join('\n  ')}`,
         );
       }
