@@ -100,16 +100,14 @@ export function usersRouter(users: UserRepository): Router {
   });
 
   // SPEC.md path rule 6: search lives under a `search` segment, not the listing.
-  router
-    .route('/v1/users/search')
-    .get(validate({ query: SEARCH }), paging(), fields, async (req, res) => {
-      const term = String(req.query.q).trim().toLowerCase();
-      const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
-      sendList(res, 'users', pageOf(found.map(representUser), req.page));
-    })
-    // The search is not /v1/users/:id with the id "search": this route answers every other
-    // method itself, so notFound() never unions it with the id's methods.
-    .all(searchIsReadOnly);
+  router.get('/v1/users/search', validate({ query: SEARCH }), paging(), fields, async (req, res) => {
+    const term = String(req.query.q).trim().toLowerCase();
+    const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
+    sendList(res, 'users', pageOf(found.map(representUser), req.page));
+  });
+  // The search is not /v1/users/:id with the id "search": every other method ends here, before
+  // the id's routes, and notFound() never unions the search with the id's methods.
+  router.all('/v1/users/search', searchIsReadOnly);
 
   // Clients may keep a copy, but check it first: ETag and Last-Modified make that a 304.
   router.get('/v1/users/:id', fields, cacheControl('no-cache'), async (req, res) => {
