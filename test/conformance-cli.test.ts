@@ -80,8 +80,9 @@ const credentials = { EAC_USERNAME: 'alice', EAC_PASSWORD: 'wonderland' };
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
-  // The command's whole import graph: the checker and the option helpers it shares.
-  for (const folder of ['conformance', 'config']) transpileSources(join(root, 'src', folder), join(scratch, 'dist/esm', folder));
+  // The command's whole import graph: the checker, the option helpers and the path rules (lint/path-rules.ts) it shares.
+  for (const folder of ['conformance', 'config', 'lint'])
+    transpileSources(join(root, 'src', folder), join(scratch, 'dist/esm', folder));
   writeFileSync(join(scratch, 'dist/esm/package.json'), '{ "type": "module" }\n');
   mkdirSync(join(scratch, 'bin'));
   bin = join(scratch, 'bin/express-api-conventions.mjs');
@@ -110,7 +111,7 @@ describe('express-api-conventions check <base-url>', () => {
         /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to SPEC\.md\n\nCommon response behaviour\n {2}pass {2}common\.date /,
       );
       expect(result.stdout).toContain('\nSecurity response headers\n  pass  security.hsts ');
-      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 61 pass, 0 fail, 4 skip; 14 requests sent');
+      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 64 pass, 0 fail, 4 skip; 14 requests sent');
     });
 
     it('writes a progress line per request on stderr', () => {

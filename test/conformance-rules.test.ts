@@ -8,6 +8,7 @@ import { buildReport } from '../src/conformance/report.js';
 
 const ids = (path: string) => pathFindings(path).map((finding) => finding.id);
 
+// The rules themselves are src/lint/path-rules.ts, shared with the route linter (test/path-rules.test.ts).
 describe('path rules (SPEC.md "Path rules")', () => {
   describe('paths that follow every rule', () => {
     it.each([
@@ -26,22 +27,25 @@ describe('path rules (SPEC.md "Path rules")', () => {
 
   describe('paths that break one', () => {
     it.each([
-      ['/users/1', 'paths.version-first', 'first segment "users"'],
-      ['/v1.2/users', 'paths.version-first', 'first segment "v1.2"'],
-      ['/api/v1/users', 'paths.version-first', 'first segment "api"'],
-      ['/v1/Users', 'paths.lowercase', 'upper-case letters'],
-      ['/v1/user', 'paths.plural-nouns', 'name "user"'],
-      ['/v1/me', 'paths.plural-nouns', 'name "me"'],
-      ['/v1/users/1/address', 'paths.plural-nouns', 'name "address"'],
-      ['/v1/get-users', 'paths.no-verbs', 'segment "get-users"'],
-      ['/v1/users/1/delete', 'paths.no-verbs', 'segment "delete"'],
-      ['/v1/users/list', 'paths.no-list', 'segment "list"'],
-      ['/v1/users.json', 'paths.no-extensions', 'segment "users.json"'],
-      ['/v1/users/index.php', 'paths.no-extensions', 'segment "index.php"'],
-      ['/v1/order_items', 'paths.hyphens', 'name "order_items" (words joined other than by "-")'],
-      ['/v1/users/j%C3%B6rg', 'paths.no-percent-encoding', 'a percent-encoded character'],
-    ])('%s breaks %s', (path, id, why) => {
-      expect(pathFindings(path)).toContainEqual({ id, why });
+      ['/users/1', 'paths.version-first'],
+      ['/v1.2/users', 'paths.version-first'],
+      ['/api/v1/users', 'paths.version-first'],
+      ['/v1/Users', 'paths.lowercase'],
+      ['/v1/user', 'paths.plural-nouns'],
+      ['/v1/me', 'paths.plural-nouns'],
+      ['/v1/users/1/address', 'paths.plural-nouns'],
+      ['/v1/get-users', 'paths.no-verbs'],
+      ['/v1/users/1/delete', 'paths.no-verbs'],
+      ['/v1/users/list', 'paths.no-list'],
+      ['/v1/users.json', 'paths.no-extensions'],
+      ['/v1/users/index.php', 'paths.no-extensions'],
+      ['/v1/order_items', 'paths.hyphens'],
+      ['/v1/users/j%C3%B6rg', 'paths.no-percent-encoding'],
+      ['/v1/users/1/orders/2', 'paths.shape'],
+      ['/v1/users/find', 'paths.search-segment'],
+      ['/v1/servlets/users', 'paths.no-extensions'],
+    ])('%s breaks %s', (path, id) => {
+      expect(ids(path)).toContain(id);
     });
 
     it('reports camelCase both as upper case and as words not joined by hyphens', () => {

@@ -359,10 +359,18 @@ describe('checkConventions()', () => {
 
     it('lints the paths found in JSON bodies and says they were discovered', () => {
       expect(verdict(report, 'paths.no-list')).toEqual(
-        fails('every path follows the rule (5 checked)', '/v1/orders/list (discovered): segment "list"'),
+        fails(
+          'every path follows the rule (5 checked)',
+          '/v1/orders/list (discovered): "list" is a list segment; the collection itself is the list.',
+        ),
       );
-      expect(byId(report, 'paths.lowercase').evidence?.seen).toBe('/v1/getOrders (discovered): upper-case letters');
-      expect(byId(report, 'paths.no-verbs').evidence?.seen).toBe('/v1/logout (given): segment "logout"');
+      expect(byId(report, 'paths.lowercase').evidence?.seen).toBe(
+        '/v1/getOrders (discovered): "getOrders" has upper-case letters; paths are all lower case, words joined with "-".',
+      );
+      expect(byId(report, 'paths.no-verbs').evidence?.seen).toBe(
+        '/v1/logout (given): "logout" is a verb; name the resource and let the HTTP method say the action.; ' +
+          '/v1/getOrders (discovered): "getOrders" starts with the verb "get"; name the resource and let the HTTP method say the action.',
+      );
     });
 
     it('fails a 3xx without Location', () => {

@@ -102,6 +102,7 @@ describe.each([
           '"userProfiles" has upper-case letters; paths are all lower case, words joined with "-".',
           '/v1/user-profiles',
         ),
+        finding('/v1/userProfiles', 'hyphen', '"userProfiles" joins words by case; join them with "-".', '/v1/user-profiles'),
       ]);
     });
 
@@ -144,7 +145,7 @@ describe.each([
         finding(
           '/v1/users/:id/activate',
           'noVerb',
-          '"activate" starts with the verb "activate"; name the resource and let the HTTP method say the action.',
+          '"activate" is a verb; name the resource and let the HTTP method say the action.',
           '/v1/users/:id',
         ),
       ]);

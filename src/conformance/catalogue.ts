@@ -172,16 +172,22 @@ export const CONFORMANCE_CHECKS = {
     'The first path segment is `v<major>` (no minor version)',
     'SPEC.md "Path rules" rule 1; "Versioning" rules 1 and 4',
   ),
+  'paths.shape': paths('Paths have the shape `/v<major>/<collection>[/<id>][/<sub-collection>]`', 'SPEC.md "Path rules" rule 1'),
   'paths.lowercase': paths('Paths are all lower case', 'SPEC.md "Path rules" rule 2'),
   'paths.plural-nouns': paths('Collection names are plural nouns', 'SPEC.md "Path rules" rule 3'),
   'paths.no-verbs': paths('No verbs in paths', 'SPEC.md "Path rules" rule 3'),
   'paths.no-percent-encoding': paths('No percent-encoded characters in paths', 'SPEC.md "Path rules" rule 3'),
   'paths.hyphens': paths('Words in a name are joined with a hyphen (no `_`, no camelCase)', 'SPEC.md "Path rules" rule 4'),
+  'paths.search-segment': paths(
+    'A search uses the segment `search` (not `find`, `query`, `filter`, `lookup`)',
+    'SPEC.md "Path rules" rule 6',
+  ),
   'paths.no-list': paths('No `list` segment', 'SPEC.md "Path rules" rule 7'),
   'paths.no-extensions': paths(
-    'No file extension (`.json`, `.php`, ...) revealing the implementation',
+    'No file extension (`.json`, `.php`, ...) or technology name (`cgi-bin`, `servlet`) revealing the implementation',
     'SPEC.md "Path rules" rule 8',
   ),
+  'paths.consistent': paths('No resource named singular in one path and plural in another', 'SPEC.md "Path rules" rule 9'),
   'paths.no-x-prefix': paths(
     'No new response header with an `X-` prefix (the ones SPEC.md names keep theirs)',
     'SPEC.md "Path rules" rule 10 (RFC 6648)',

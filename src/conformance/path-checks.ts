@@ -1,77 +1,59 @@
+import { checkPath, inconsistentMessage, inconsistentNames, type PathRule } from '../lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { UNKNOWN_ROUTE } from './errors-checks.js';
-import { IRREGULAR_PLURALS, PATH_VERBS, SEARCH_SEGMENT, TOKEN_PATH } from './spec-values.js';
 
-/** One path-rule finding: the rule it breaks and why. */
+/**
+ * The check id of each path rule. The rules themselves are the route
+ * linter's (lint/path-rules.ts): a path gets the same verdict from
+ * checkRoutes() and from the checker.
+ */
+export const PATH_CHECK_IDS = {
+  version: 'paths.version-first',
+  shape: 'paths.shape',
+  lowerCase: 'paths.lowercase',
+  plural: 'paths.plural-nouns',
+  noVerb: 'paths.no-verbs',
+  noPercentEncoding: 'paths.no-percent-encoding',
+  hyphen: 'paths.hyphens',
+  search: 'paths.search-segment',
+  noList: 'paths.no-list',
+  noTechnology: 'paths.no-extensions',
+  consistent: 'paths.consistent',
+} as const satisfies Record<PathRule, string>;
+
+type PathCheckId = (typeof PATH_CHECK_IDS)[PathRule];
+
+/** One path-rule finding: the check it fails and why. */
 export interface PathFinding {
-  readonly id:
-    | 'paths.version-first'
-    | 'paths.lowercase'
-    | 'paths.plural-nouns'
-    | 'paths.no-verbs'
-    | 'paths.no-percent-encoding'
-    | 'paths.hyphens'
-    | 'paths.no-list'
-    | 'paths.no-extensions';
+  readonly id: PathCheckId;
   readonly why: string;
 }
 
-const VERSION = /^v\d+$/;
-const NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
-const EXTENSION = /\.[A-Za-z][A-Za-z0-9]*$/;
-
-const isPlural = (name: string): boolean => {
-  const last = name.split('-').pop() ?? name;
-  if (IRREGULAR_PLURALS.has(last)) return true;
-  return last.endsWith('s') && !last.endsWith('ss');
-};
-
 /**
- * The path rules of SPEC.md applied to one path (the part after the base
- * URL's own path). The shape is `/v<major>/<collection>[/<id>][/<sub-collection>]`:
- * segments after the version alternate between names (checked as plural
- * nouns joined by hyphens) and identifiers (any value). Plural and verb
- * detection are English heuristics; `--ignore` turns a check off.
+ * SPEC.md's path rules applied to one path (the part after the base URL's
+ * own path), by lint/path-rules.ts's checkPath() with its default
+ * exceptions (SPEC.md's own `/v1/oauth2/token`). `--ignore` turns a check off.
  */
 export function pathFindings(path: string): PathFinding[] {
-  const findings: PathFinding[] = [];
-  const segments = path.split('?')[0]?.split('/').filter(Boolean) ?? [];
-  if (segments.length === 0) return findings;
-  const [version, ...rest] = segments;
-  if (!VERSION.test(version as string))
-    findings.push({ id: 'paths.version-first', why: `first segment ${JSON.stringify(version)}` });
-  if (path !== path.toLowerCase()) findings.push({ id: 'paths.lowercase', why: 'upper-case letters' });
-  if (path.includes('%')) findings.push({ id: 'paths.no-percent-encoding', why: 'a percent-encoded character' });
-  const fixedBySpec = `/${segments.join('/')}` === TOKEN_PATH;
-  rest.forEach((segment, index) => {
-    const lower = segment.toLowerCase();
-    const words = lower.split('-');
-    if (EXTENSION.test(segment)) findings.push({ id: 'paths.no-extensions', why: `segment ${JSON.stringify(segment)}` });
-    if (words.includes('list')) findings.push({ id: 'paths.no-list', why: `segment ${JSON.stringify(segment)}` });
-    if (!fixedBySpec && (PATH_VERBS.has(lower) || (words.length > 1 && PATH_VERBS.has(words[0] as string)))) {
-      findings.push({ id: 'paths.no-verbs', why: `segment ${JSON.stringify(segment)}` });
-    }
-    const isName = index % 2 === 0;
-    if (!isName || fixedBySpec || lower === SEARCH_SEGMENT) return;
-    if (!NAME.test(segment) && !EXTENSION.test(segment)) {
-      findings.push({ id: 'paths.hyphens', why: `name ${JSON.stringify(segment)} (words joined other than by "-")` });
-    }
-    if (!isPlural(lower.replace(EXTENSION, '')))
-      findings.push({ id: 'paths.plural-nouns', why: `name ${JSON.stringify(segment)}` });
-  });
-  return findings;
+  return checkPath(path).findings.map((finding) => ({ id: PATH_CHECK_IDS[finding.rule], why: finding.message }));
 }
 
-const PATH_IDS: readonly PathFinding['id'][] = [
-  'paths.version-first',
-  'paths.lowercase',
-  'paths.plural-nouns',
-  'paths.no-verbs',
-  'paths.no-percent-encoding',
-  'paths.hyphens',
-  'paths.no-list',
-  'paths.no-extensions',
-];
+/** Path rule 9 over every path checked: the paths that name a resource singular where another names it plural. */
+export function consistencyFindings(paths: readonly string[]): Map<string, PathFinding[]> {
+  const collections = new Map(paths.map((path) => [path, checkPath(path).collections] as const));
+  const twins = inconsistentNames([...collections.values()].flat());
+  const found = new Map<string, PathFinding[]>();
+  for (const [path, names] of collections) {
+    for (const name of names) {
+      const plural = twins.get(name);
+      if (plural === undefined) continue;
+      found.set(path, [...(found.get(path) ?? []), { id: PATH_CHECK_IDS.consistent, why: inconsistentMessage(name, plural) }]);
+    }
+  }
+  return found;
+}
+
+const PATH_IDS: readonly PathCheckId[] = Object.values(PATH_CHECK_IDS);
 
 /** Strings in a JSON body that are links to the API itself. */
 function linksIn(value: unknown, origin: string, prefix: string, into: Set<string>, depth = 0): void {
@@ -110,8 +92,9 @@ export function checkPaths(ctx: RunContext, origin: string): void {
   const all = [...given, ...[...found].filter((path) => !given.has(path))].filter((path) => path !== unknown);
   const strip = (path: string) => (ctx.prefix && path.startsWith(ctx.prefix) ? path.slice(ctx.prefix.length) || '/' : path);
   const findings = new Map<PathFinding['id'], string[]>();
+  const across = consistencyFindings(all.map(strip));
   for (const path of all) {
-    for (const finding of pathFindings(strip(path))) {
+    for (const finding of [...pathFindings(strip(path)), ...(across.get(strip(path)) ?? [])]) {
       const source = given.has(path) ? 'given' : 'discovered';
       findings.set(finding.id, [...(findings.get(finding.id) ?? []), `${path} (${source}): ${finding.why}`]);
     }

@@ -63,91 +63,10 @@ export const NAMED_X_HEADERS = [
   ...LEGACY_RATE_LIMIT_HEADERS,
 ] as const;
 
-/** "POST `{base_url}/v1/oauth2/token`": fixed by SPEC.md, so the noun heuristics leave it alone. */
-export const TOKEN_PATH = '/v1/oauth2/token' as const;
-
 /** "`<` and `>` are written as the escapes `\u003C` and `\u003E`." */
 export const ESCAPED_LT = '\\u003C' as const;
 export const ESCAPED_GT = '\\u003E' as const;
 
-/** "Search endpoints contain the segment `search`." It is a name the plural and verb rules allow. */
-export const SEARCH_SEGMENT = 'search' as const;
-
 /** An HTTP-date (RFC 9110 §5.6.7, IMF-fixdate): "in HTTP-date format in GMT". */
 export const HTTP_DATE =
   /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
-
-/**
- * Verbs that do not belong in a path (SPEC.md Path rules rule 3). A
- * heuristic list; `search` is missing on purpose (rule 6 asks for it).
- */
-export const PATH_VERBS = new Set([
-  'activate',
-  'add',
-  'approve',
-  'calculate',
-  'cancel',
-  'change',
-  'check',
-  'create',
-  'deactivate',
-  'delete',
-  'disable',
-  'do',
-  'download',
-  'edit',
-  'enable',
-  'execute',
-  'fetch',
-  'find',
-  'generate',
-  'get',
-  'insert',
-  'load',
-  'login',
-  'logout',
-  'make',
-  'modify',
-  'patch',
-  'post',
-  'process',
-  'put',
-  'read',
-  'register',
-  'reject',
-  'remove',
-  'reset',
-  'retrieve',
-  'run',
-  'save',
-  'send',
-  'set',
-  'show',
-  'signin',
-  'signout',
-  'signup',
-  'submit',
-  'sync',
-  'update',
-  'upload',
-  'validate',
-  'verify',
-  'view',
-  'write',
-]);
-
-/** Plural nouns that do not end in `s`. */
-export const IRREGULAR_PLURALS = new Set([
-  'children',
-  'criteria',
-  'data',
-  'feet',
-  'geese',
-  'media',
-  'men',
-  'mice',
-  'people',
-  'phenomena',
-  'teeth',
-  'women',
-]);

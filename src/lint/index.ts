@@ -1,4 +1,13 @@
 export {
+  checkPath,
+  DEFAULT_PATH_EXCEPTIONS,
+  PATH_RULES,
+  type PathExceptions,
+  type PathRule,
+  type PathRuleFinding,
+  type PathVerdict,
+} from './path-rules.js';
+export {
   lintBody,
   PROTOCOL_KEYS,
   RESPONSE_RULES,

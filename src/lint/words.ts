@@ -18,6 +18,7 @@ const IRREGULAR_PLURALS: Readonly<Record<string, string>> = {
   goose: 'geese',
   index: 'indexes',
   matrix: 'matrices',
+  phenomenon: 'phenomena',
 };
 const IRREGULAR_SINGULARS: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(IRREGULAR_PLURALS).map(([singular, plural]) => [plural, singular]),

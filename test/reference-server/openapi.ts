@@ -21,7 +21,33 @@ type Document = {
   components: { responses: Record<string, Operation['responses'][string]> };
 };
 
-const DOCUMENT = parse(readFileSync(join(__dirname, '..', '..', 'docs', 'openapi.yaml'), 'utf8')) as Document;
+/** docs/openapi.yaml, parsed. */
+export const DOCUMENT = parse(readFileSync(join(__dirname, '..', '..', 'docs', 'openapi.yaml'), 'utf8')) as Document;
+
+/** The value a local `$ref` (`#/components/...`) points at, followed until it is not a reference. */
+export function resolveRef<T = unknown>(value: unknown): T {
+  let current = value;
+  for (let depth = 0; depth < 10; depth++) {
+    const ref = (current as { $ref?: unknown } | null)?.$ref;
+    if (typeof ref !== 'string') return current as T;
+    if (!ref.startsWith('#/')) throw new Error(`only local references are read: ${ref}`);
+    current = ref
+      .slice(2)
+      .split('/')
+      .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+      .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], DOCUMENT);
+    if (current === undefined) throw new Error(`unresolved ${ref}`);
+  }
+  throw new Error('reference chain too long');
+}
+
+/** Whether `value` matches the component schema `name` (`#/components/schemas/<name>`), with ajv's errors. */
+export function matchesSchema(name: string, value: unknown): { valid: boolean; errors: string } {
+  const validate = ajv.getSchema(pointer('components', 'schemas', name));
+  if (!validate) throw new Error(`no schema ${name} in docs/openapi.yaml`);
+  const valid = validate(value) === true;
+  return { valid, errors: valid ? '' : ajv.errorsText(validate.errors) };
+}
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 formats.default(ajv);

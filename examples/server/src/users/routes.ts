@@ -1,4 +1,4 @@
-import { type Request, Router } from 'express';
+import { type Request, type RequestHandler, Router } from 'express';
 import {
   apiError,
   cacheControl,
@@ -75,6 +75,20 @@ const written = (result: WriteResult): User => {
   return result.user;
 };
 
+const SEARCH_METHODS = 'GET, HEAD';
+
+/** Any method but GET and HEAD on the search: 405 with its own `Allow` (OPTIONS: 200 with it, as Express answers elsewhere). */
+const searchIsReadOnly: RequestHandler = (req, res) => {
+  if (req.method === 'OPTIONS') {
+    res.set('Allow', SEARCH_METHODS).type('text/plain').send(SEARCH_METHODS);
+    return;
+  }
+  throw apiError('methodNotAllowed', {
+    headers: { Allow: SEARCH_METHODS },
+    detail: { method: req.method, path: req.originalUrl.split('?')[0] },
+  });
+};
+
 /** The users resource: list, search, read, create, replace, change, delete. */
 export function usersRouter(users: UserRepository): Router {
   const router = Router();
@@ -91,6 +105,9 @@ export function usersRouter(users: UserRepository): Router {
     const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
     sendList(res, 'users', pageOf(found.map(representUser), req.page));
   });
+  // The search is not /v1/users/:id with the id "search": every other method ends here, before
+  // the id's routes, and notFound() never unions the search with the id's methods.
+  router.all('/v1/users/search', searchIsReadOnly);
 
   // Clients may keep a copy, but check it first: ETag and Last-Modified make that a 304.
   router.get('/v1/users/:id', fields, cacheControl('no-cache'), async (req, res) => {

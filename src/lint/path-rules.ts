@@ -1,0 +1,295 @@
+import { isPlural, pluralOf, wordsOf } from './words.js';
+
+/**
+ * SPEC.md's path rules ("Endpoints" › "Path rules", and "Versioning") as one
+ * pure function over one path. The route linter (checkRoutes(), over route
+ * patterns) and the conformance checker (`paths.*`, over the paths a service
+ * answers) both call it, so a path gets the same verdict from both. It
+ * imports nothing but the word helpers: `conformance` depends on it, it
+ * depends on neither `lint`'s middlewares nor `conformance`.
+ */
+
+/** The path rules, by the name a finding carries. Each value quotes the rule. */
+export const PATH_RULES = {
+  /** Path rule 1 and Versioning 1, 4: "The version follows the host name"; "only a major number". */
+  version: 'Path rule 1: the major version `v<major>` follows the host name; no minor version.',
+  /** Path rule 1: `/v<major>/<collection>[/<id>][/<sub-collection>]`. */
+  shape: 'Path rule 1: the shape is /v<major>/<collection>[/<id>][/<sub-collection>].',
+  /** Path rule 2: "All lower case." */
+  lowerCase: 'Path rule 2: all lower case.',
+  /** Path rule 3: "Resource names are plural nouns." */
+  plural: 'Path rule 3: resource names are plural nouns.',
+  /** Path rule 3: "No verbs in paths." */
+  noVerb: 'Path rule 3: no verbs in paths.',
+  /** Path rule 3: "No percent-encoded characters." */
+  noPercentEncoding: 'Path rule 3: no percent-encoded characters.',
+  /** Path rule 4: "Multiple words in one name are joined with a hyphen." */
+  hyphen: 'Path rule 4: multiple words in one name are joined with a hyphen.',
+  /** Path rule 6: "Search endpoints contain the segment `search`." */
+  search: 'Path rule 6: search endpoints contain the segment `search`.',
+  /** Path rule 7: "A list endpoint carries no `list` segment." */
+  noList: 'Path rule 7: a list endpoint carries no `list` segment.',
+  /** Path rule 8: "The URI never reveals the server-side implementation technology." */
+  noTechnology: 'Path rule 8: the URI never reveals the server-side implementation technology.',
+  /** Path rule 9: "The same rule applies throughout." */
+  consistent: 'Path rule 9: the same form throughout (no mix of singular and plural names for one resource).',
+} as const;
+
+export type PathRule = keyof typeof PATH_RULES;
+
+/** Segments allowed to break one rule: `{ plural: ['me'] }` accepts `/v1/me`. */
+export type PathExceptions = Readonly<Partial<Record<PathRule, readonly string[]>>>;
+
+/** SPEC.md names `/v1/oauth2/token` itself: `oauth2` is not a plural noun, and is right. */
+export const DEFAULT_PATH_EXCEPTIONS: PathExceptions = { plural: ['oauth2'] };
+
+/** One broken rule in one path. */
+export interface PathRuleFinding {
+  readonly rule: PathRule;
+  /** What is wrong, naming the segment. */
+  readonly message: string;
+}
+
+/** The verdict on one path. */
+export interface PathVerdict {
+  readonly findings: readonly PathRuleFinding[];
+  /** The path with every fix applied (the path itself when nothing is wrong). */
+  readonly suggestion: string;
+  /** The collection names the path uses, lower case, for {@link inconsistentNames}. */
+  readonly collections: readonly string[];
+}
+
+const VERSION = /^v[1-9][0-9]*$/;
+const VERSION_LIKE = /^v[0-9]+(?:[._-][0-9]+)*$/i;
+
+/**
+ * Verbs that do not belong in a path (rule 3). A segment that is one of them
+ * alone is an action (`/v1/devices/:id/sync`, `/v1/emails/:id/verify`,
+ * `/v1/logout`), as is a name that starts with one (`create-users`).
+ * `search` is not here: rule 6 asks for it.
+ */
+// biome-ignore format: one word list
+const VERBS = new Set([
+  'activate', 'add', 'approve', 'assign', 'calculate', 'cancel', 'change', 'check', 'compute', 'create',
+  'deactivate', 'delete', 'destroy', 'disable', 'do', 'download', 'edit', 'enable', 'erase', 'execute', 'fetch',
+  'generate', 'get', 'insert', 'load', 'login', 'logout', 'make', 'modify', 'patch', 'post', 'process', 'put',
+  'read', 'register', 'reject', 'remove', 'reset', 'retrieve', 'run', 'save', 'send', 'set', 'show', 'signin',
+  'signout', 'signup', 'start', 'stop', 'submit', 'sync', 'update', 'upload', 'validate', 'verify', 'view', 'write',
+]);
+/**
+ * Verbs that are nouns as well. Alone they are still actions, but as the
+ * first word of a longer name they qualify the noun that ends it, and the
+ * name is a noun: `stop-requests` (requests to stop), `change-requests`,
+ * `view-counts`. Rule 3 is then judged by that noun being plural.
+ */
+// biome-ignore format: one word list
+const NOUNS_TOO = new Set([
+  'change', 'check', 'download', 'edit', 'insert', 'load', 'login', 'logout', 'patch', 'post', 'process',
+  'register', 'reject', 'reset', 'run', 'set', 'show', 'signin', 'signup', 'start', 'stop', 'sync', 'upload', 'view',
+]);
+/** Words used for a search where rule 6 asks for the segment `search`. */
+const SEARCH_WORDS = new Set(['find', 'lookup', 'query', 'filter', 'searches']);
+// biome-ignore format: one word list
+const TECHNOLOGIES = new Set([
+  'php', 'asp', 'aspx', 'jsp', 'cgi', 'cgi-bin', 'servlet', 'servlets', 'java', 'node', 'nodejs', 'express',
+  'rails', 'django', 'flask', 'spring', 'perl', 'ruby', 'python', 'dotnet', 'wordpress', 'wp-json', 'graphql',
+  'soap', 'wsdl', 'json', 'xml', 'html', 'htm',
+]);
+const NOT_URL_SAFE = /[^\x21-\x7e]/;
+const PARAMETER = /[:*]/;
+
+interface Segment {
+  /** The segment as written. */
+  readonly text: string;
+  /** Its fixed text, parameters removed. */
+  readonly fixed: string;
+  /** Whether it holds a parameter. */
+  readonly dynamic: boolean;
+}
+
+/**
+ * Splits a path into segments (a query string is dropped). Optional groups
+ * of path-to-regexp 8 (`{/:format}`) are opened; `:name`, `:name?`,
+ * `:name(\\d+)` (Express 4), `*splat`, `*` and `:"quoted"` are parameters.
+ * A concrete path (`/v1/users/42`) has none.
+ */
+function segmentsOf(path: string): Segment[] {
+  return (path.split('?')[0] ?? '')
+    .replace(/[{}]/g, '')
+    .split('/')
+    .filter((text) => text !== '')
+    .map((text) => {
+      const at = text.search(PARAMETER);
+      return { text, fixed: at === -1 ? text : text.slice(0, at), dynamic: at !== -1 };
+    });
+}
+
+const hyphenate = (name: string): string => wordsOf(name).join('-');
+
+/** Whether `words` (one name) is a verb or starts with one, by {@link VERBS} and {@link NOUNS_TOO}. */
+function isVerbName(words: readonly string[]): boolean {
+  const first = words[0];
+  if (first === undefined || !VERBS.has(first)) return false;
+  return words.length === 1 || !NOUNS_TOO.has(first);
+}
+
+/** The exception sets of `sources`, merged. */
+function mergeExceptions(...sources: readonly PathExceptions[]): ReadonlyMap<PathRule, ReadonlySet<string>> {
+  const merged = new Map<PathRule, Set<string>>();
+  for (const source of sources) {
+    for (const [rule, segments] of Object.entries(source) as [PathRule, readonly string[]][]) {
+      const set = merged.get(rule) ?? new Set<string>();
+      for (const segment of segments) set.add(segment);
+      merged.set(rule, set);
+    }
+  }
+  return merged;
+}
+
+/**
+ * Checks one path against SPEC.md's path rules: a route pattern
+ * (`/v1/users/:id`) or a concrete path (`/v1/users/42`), without the base
+ * URL's own path. Returns each broken rule, a suggestion with every fix
+ * applied, and the collection names used. Plurality and verbs are English
+ * heuristics (word lists and endings); `exceptions` accepts a segment for
+ * one rule, added to {@link DEFAULT_PATH_EXCEPTIONS}.
+ */
+export function checkPath(path: string, given: PathExceptions = {}): PathVerdict {
+  const exceptions = mergeExceptions(DEFAULT_PATH_EXCEPTIONS, given);
+  const findings: PathRuleFinding[] = [];
+  const segments = segmentsOf(path);
+  const fixes = segments.map((s) => s.text);
+  const excepted = (rule: PathRule, text: string): boolean => exceptions.get(rule)?.has(text) === true;
+  const add = (rule: PathRule, message: string): void => {
+    findings.push({ rule, message });
+  };
+  let dropBefore = 0;
+
+  // Path rule 1 and Versioning: `v<major>` first.
+  const versionAt = segments.findIndex((s) => !s.dynamic && VERSION_LIKE.test(s.fixed));
+  if (versionAt === -1) {
+    add('version', 'The path has no version; it must start with /v<major>, such as /v1.');
+  } else {
+    const version = segments[versionAt] as Segment;
+    if (!VERSION.test(version.fixed)) {
+      const major =
+        version.fixed
+          .slice(1)
+          .split(/[._-]/)[0]
+          ?.replace(/^0+(?=\d)/, '') ?? '1';
+      add('version', `"${version.fixed}" is not a major version; write only the major number, such as v1.`);
+      fixes[versionAt] = `v${major === '0' ? '1' : major}`;
+    }
+    if (versionAt > 0) {
+      const before = segments
+        .slice(0, versionAt)
+        .map((s) => s.text)
+        .join('/');
+      add('version', `The version must follow the host name directly; "${before}" comes before it.`);
+      dropBefore = versionAt;
+    }
+  }
+
+  const start = versionAt === -1 ? 0 : versionAt + 1;
+  const collections: string[] = [];
+  segments.forEach((segment, index) => {
+    if (index === versionAt) return;
+    const { fixed, text } = segment;
+    const position = index - start; // 0, 2, 4: collections; 1, 3: ids.
+    const isName = index < start || position % 2 === 0;
+    const isCollection = index >= start && position % 2 === 0;
+
+    // Rule 3 (percent-encoding) and rule 2 (lower case) hold for every segment, ids included.
+    if (fixed.includes('%') || NOT_URL_SAFE.test(fixed)) {
+      if (!excepted('noPercentEncoding', text)) {
+        add('noPercentEncoding', `"${text}" holds a percent-encoded or non-ASCII character; use plain lower-case ASCII words.`);
+      }
+    }
+    const upper = /[A-Z]/.test(fixed.replace(/%[0-9A-F]{2}/g, ''));
+    if (upper && !excepted('lowerCase', text)) {
+      fixes[index] = text.replace(fixed, isName ? hyphenate(fixed) : fixed.toLowerCase());
+      add('lowerCase', `"${text}" has upper-case letters; paths are all lower case, words joined with "-".`);
+    }
+    // Rule 4 is about names: an id is a value, whatever characters it holds.
+    if (isName && !excepted('hyphen', text)) {
+      if (fixed.includes('_')) {
+        fixes[index] = (fixes[index] as string).replace(/_/g, '-');
+        add('hyphen', `"${text}" joins words with "_"; join them with "-".`);
+      } else if (/[a-z0-9][A-Z]/.test(fixed)) {
+        add('hyphen', `"${text}" joins words by case; join them with "-".`);
+      }
+    }
+    const dot = fixed.indexOf('.');
+    if ((dot !== -1 || (segment.dynamic && /[.]$/.test(fixed))) && !excepted('noTechnology', text)) {
+      const name = dot === -1 ? fixed : fixed.slice(0, dot);
+      fixes[index] = name === '' ? text.slice(dot + 1) : name;
+      add(
+        'noTechnology',
+        `"${text}" has a file extension; the URI never reveals the implementation (ask for a format with Accept).`,
+      );
+    }
+    const words = wordsOf(dot === -1 ? fixed : fixed.slice(0, dot));
+    let renamed = true;
+    if (words.some((w) => TECHNOLOGIES.has(w)) && !excepted('noTechnology', text)) {
+      add('noTechnology', `"${text}" names an implementation technology; name the resource instead.`);
+      fixes[index] = words.filter((w) => !TECHNOLOGIES.has(w)).join('-');
+    } else if (words.includes('list') && !excepted('noList', text)) {
+      const rest = words.filter((w) => w !== 'list');
+      add('noList', `"${text}" is a list segment; the collection itself is the list.`);
+      fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
+    } else if (words.some((w) => SEARCH_WORDS.has(w)) && !excepted('search', text)) {
+      add('search', `"${text}" looks like a search; a search endpoint uses the segment "search" (with q).`);
+      fixes[index] = 'search';
+    } else if (isVerbName(words) && !excepted('noVerb', text)) {
+      const rest = words.slice(1);
+      const verb = rest.length > 0 ? `starts with the verb "${words[0]}"` : 'is a verb';
+      add('noVerb', `"${text}" ${verb}; name the resource and let the HTTP method say the action.`);
+      fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
+    } else {
+      renamed = false;
+    }
+
+    if (!isCollection) return;
+    if (segment.dynamic && fixed === '') {
+      add('shape', `"${text}" stands where a collection name belongs; collection names are fixed plural nouns.`);
+    } else if (fixed !== '') {
+      collections.push(fixed.toLowerCase());
+      const fixedWords = wordsOf(fixes[index] as string);
+      const last = fixedWords[fixedWords.length - 1];
+      if (!renamed && last && last !== 'search' && !isPlural(last) && !excepted('plural', text)) {
+        fixes[index] = [...fixedWords.slice(0, -1), pluralOf(last)].join('-');
+        add('plural', `"${text}" is singular; resource names are plural nouns, such as "${fixes[index]}".`);
+      }
+    }
+  });
+  if (segments.length - start > 3) {
+    add(
+      'shape',
+      `The path is ${segments.length - start} segments deep after the version; SPEC.md's shape stops at a sub-collection.`,
+    );
+  }
+  // Segments a fix removed (a verb or a list segment on its own) are dropped.
+  const kept = fixes.slice(dropBefore).filter((fix) => fix !== '');
+  const suggestion = `${versionAt === -1 ? '/v1' : ''}/${kept.join('/')}`.replace(/(.)\/$/, '$1');
+  return { findings, suggestion, collections };
+}
+
+/**
+ * Path rule 9 across paths: the collection names (of {@link checkPath}'s
+ * verdicts) written singular where another path writes them plural, each
+ * with its plural. A name excepted for `consistent` is left alone.
+ */
+export function inconsistentNames(collections: Iterable<string>, given: PathExceptions = {}): ReadonlyMap<string, string> {
+  const exceptions = mergeExceptions(DEFAULT_PATH_EXCEPTIONS, given);
+  const used = new Set(collections);
+  const twins = new Map<string, string>();
+  for (const name of used) {
+    const plural = pluralOf(name);
+    if (plural !== name && used.has(plural) && !exceptions.get('consistent')?.has(name)) twins.set(name, plural);
+  }
+  return twins;
+}
+
+/** The message of a {@link inconsistentNames} finding. */
+export const inconsistentMessage = (name: string, plural: string): string =>
+  `"${name}" and "${plural}" name the same resource; use "${plural}" throughout.`;

@@ -1,0 +1,118 @@
+import express from 'express';
+import { type CheckId, checkConventions } from '../src/conformance/index.js';
+import { consistencyFindings, PATH_CHECK_IDS, pathFindings } from '../src/conformance/path-checks.js';
+import { checkRoutes, type RouteRule } from '../src/lint/index.js';
+import { checkPath, PATH_RULES, type PathRule } from '../src/lint/path-rules.js';
+
+/**
+ * SPEC.md's path rules are implemented once (src/lint/path-rules.ts): the
+ * route linter and the conformance checker give every path the same
+ * verdict, rule by rule. Each row is a concrete path (the checker sees
+ * concrete paths; the linter reads it as a route) and the rules it breaks.
+ */
+const TABLE: readonly [string, readonly PathRule[]][] = [
+  ['/v1/users', []],
+  ['/v1/users/123', []],
+  ['/v1/users/123/friends', []],
+  ['/v1/users/search', []],
+  ['/v1/oauth2/token', []],
+  ['/v1/order-items/9/shipping-addresses', []],
+  ['/v2/people', []],
+  ['/v1/sessions/current', []],
+  ['/v1/users/j_doe', []],
+  // The disputed words (docs/lint.md, "Words the two checks used to disagree on").
+  ['/v1/status', ['plural']],
+  ['/v1/stop-requests', []],
+  ['/v1/jobs/7/stop', ['noVerb']],
+  ['/v1/devices/7/sync', ['noVerb']],
+  ['/v1/emails/7/verify', ['noVerb']],
+  ['/v1/verify-emails', ['noVerb']],
+  ['/v1/reports/7/view', ['noVerb']],
+  ['/v1/view-counts', []],
+  // One rule each.
+  ['/users/1', ['version']],
+  ['/v1.2/users', ['version']],
+  ['/api/v1/users', ['version']],
+  ['/v1/users/1/orders/2', ['shape']],
+  ['/v1/Users', ['lowerCase']],
+  ['/v1/users/AB12', ['lowerCase']],
+  ['/v1/orderItems', ['lowerCase', 'hyphen']],
+  ['/v1/user', ['plural', 'consistent']],
+  ['/v1/me', ['plural']],
+  ['/v1/users/1/address', ['plural']],
+  ['/v1/get-users', ['noVerb']],
+  ['/v1/users/1/delete', ['noVerb']],
+  ['/v1/logout', ['noVerb']],
+  ['/v1/caf%C3%A9s', ['noPercentEncoding']],
+  ['/v1/order_items', ['hyphen']],
+  ['/v1/users/find', ['search']],
+  ['/v1/users/list', ['noList']],
+  ['/v1/order-list', ['noList']],
+  ['/v1/users.json', ['noTechnology']],
+  ['/v1/users/index.php', ['noTechnology']],
+  ['/v1/servlets/users', ['noTechnology']],
+];
+
+const PATHS = TABLE.map(([path]) => path);
+
+/** The linter's rules per path, with every row registered on one app (so rule 9 sees them all). */
+function linterVerdicts(): Map<string, RouteRule[]> {
+  const app = express();
+  for (const path of PATHS) app.get(path, (_req, res) => res.json({}));
+  const verdicts = new Map<string, RouteRule[]>(PATHS.map((path) => [path, []]));
+  for (const finding of checkRoutes(app, { report: 'none' })) verdicts.get(finding.path)?.push(finding.rule);
+  return verdicts;
+}
+
+/** The checker's check ids per path, rule 9 taken over the whole table as a run takes it over every path it saw. */
+function checkerVerdicts(): Map<string, CheckId[]> {
+  const across = consistencyFindings(PATHS);
+  return new Map(PATHS.map((path) => [path, [...pathFindings(path), ...(across.get(path) ?? [])].map((finding) => finding.id)]));
+}
+
+const sorted = <T>(values: readonly T[]): T[] => [...new Set(values)].sort();
+
+describe('one implementation of SPEC.md "Path rules"', () => {
+  const linter = linterVerdicts();
+  const checker = checkerVerdicts();
+
+  it('names a check id for every rule, and every rule is a paths.* check', () => {
+    expect(Object.keys(PATH_CHECK_IDS).sort()).toEqual(Object.keys(PATH_RULES).sort());
+  });
+
+  it.each(TABLE)('%s: the linter and the checker break the same rules (%j)', (path, rules) => {
+    expect(sorted(linter.get(path) ?? [])).toEqual(sorted(rules));
+    expect(sorted(checker.get(path) ?? [])).toEqual(sorted(rules.map((rule) => PATH_CHECK_IDS[rule])));
+  });
+
+  it('answers the example of docs/lint.md', () => {
+    expect(checkPath('/v1/status')).toEqual({
+      findings: [{ rule: 'plural', message: '"status" is singular; resource names are plural nouns, such as "statuses".' }],
+      suggestion: '/v1/statuses',
+      collections: ['status'],
+    });
+    expect(checkPath('/v1/me', { plural: ['me'] }).findings).toEqual([]);
+  });
+
+  it('gives the same messages through both', () => {
+    for (const path of PATHS) {
+      const fromLinter = checkRoutes(
+        express().get(path, () => undefined),
+        { report: 'none' },
+      ).map((f) => f.message);
+      expect(pathFindings(path).map((f) => f.why)).toEqual(fromLinter);
+    }
+  });
+
+  it('a conformance run over the table fails exactly the checks of the rules the linter reports', async () => {
+    const app = express();
+    for (const path of PATHS) app.get(path, (_req, res) => res.json({}));
+    const report = await checkConventions(app, { paths: PATHS, maxRequests: 200 });
+    const failed = report.results.filter((r) => r.id.startsWith('paths.') && r.status === 'fail').map((r) => r.id);
+    const linted = [...linter.values()].flat().map((rule) => PATH_CHECK_IDS[rule]);
+    expect(sorted(failed)).toEqual(sorted(linted));
+    expect(report.results.find((r) => r.id === 'paths.plural-nouns')?.evidence?.seen).toContain(
+      `/v1/status (given): ${checkPath('/v1/status').findings[0]?.message}`,
+    );
+  });
+});
