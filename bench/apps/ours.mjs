@@ -19,9 +19,9 @@ export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS 
   // As the README sets a service up: the preset identifies bearer callers
   // (optional bearerAuth before the rate limiter), the route requires one.
   const options = {
-    cors: { origins: [BENCH_ORIGIN] },
+    corsPolicy: { origins: [BENCH_ORIGIN] },
     rateLimit: { limit: BENCH_RATE_LIMIT },
-    authentication: tokens,
+    bearerAuth: tokens,
     ...variant,
   };
   const preset = conventions(options);

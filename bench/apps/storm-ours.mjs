@@ -23,10 +23,10 @@ export async function createHandler() {
   const app = express();
   app.use(
     conventions({
-      cors: { origins: [BENCH_ORIGIN] },
+      corsPolicy: { origins: [BENCH_ORIGIN] },
       rateLimit: { limit: BENCH_RATE_LIMIT },
-      authentication: tokens,
-      tokenEndpoint: { ...tokens, users },
+      bearerAuth: tokens,
+      tokenRouter: { ...tokens, users },
     }),
   );
   app.get('/v1/users/:id', (_req, res) => res.json(USER));

@@ -12,12 +12,12 @@ import { median } from '../lib/stats.mjs';
 const MODULES = {
   commonHeaders: {},
   securityHeaders: {},
-  cors: { origins: [BENCH_ORIGIN] },
+  corsPolicy: { origins: [BENCH_ORIGIN] },
   caching: {},
-  cookies: {},
-  json: {},
+  secureCookies: {},
+  jsonResponses: {},
   rateLimit: { limit: BENCH_RATE_LIMIT },
-  bodies: {},
+  parseBodies: {},
   methodOverride: {},
 };
 const only = (name) => Object.fromEntries(Object.keys(MODULES).map((m) => [m, m === name ? MODULES[m] : false]));
