@@ -10,6 +10,7 @@ import {
   notFound,
   type RefreshTokenStore,
   rateLimit,
+  signInGuard,
   tokenRouter,
   type UserStore,
 } from 'express-api-conventions';
@@ -34,8 +35,6 @@ export interface Services {
   readonly refreshTokens: RefreshTokenStore;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
-  /** A bcrypt hash of no one's password, for unknown usernames at browser sign-in. */
-  readonly dummyHash: string;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
 }
@@ -45,9 +44,11 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, counters, dummyHash, secrets } = services;
+  const { state, users, sessions, accounts, clients, refreshTokens, counters, secrets } = services;
   const tokens = tokenSettings(secrets.token);
   const csrf = csrfTokens({ secret: secrets.csrf });
+  // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
+  const guard = signInGuard({ store: counters });
   const app = express();
 
   // The preset: common and security headers, CORS with credentials for the
@@ -91,7 +92,7 @@ export function createApp(settings: Settings, services: Services): Express {
       accessTokenTtl: settings.accessTokenTtl,
       // An unknown username is checked against a dummy hash of the same cost as real ones.
       passwordCost: settings.passwordCost,
-      bruteForce: { store: counters },
+      signInGuard: guard,
     }),
   );
 
@@ -105,7 +106,7 @@ export function createApp(settings: Settings, services: Services): Express {
   });
 
   app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay }));
-  app.use(sessionsRouter({ sessions, accounts, dummyHash, csrf, users, counters, partitionSecret: secrets.partition }));
+  app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
   app.use(notFound(), errorHandler({ production: settings.production }));
