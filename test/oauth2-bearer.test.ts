@@ -492,9 +492,9 @@ describe('revoked refresh-token families: their access tokens die with them (rev
     const signedIn = (await postToken(a, ALICE)).body;
     expect((await me(b, signedIn.access_token)).status).toBe(200);
     const before = Date.now();
-    await expect(revokeRefreshToken(refreshTokens, signedIn.refresh_token, { revokedFamilies, accessTokenTtl: 3600 })).resolves.toBe(
-      true,
-    );
+    await expect(
+      revokeRefreshToken(refreshTokens, signedIn.refresh_token, { revokedFamilies, accessTokenTtl: 3600 }),
+    ).resolves.toBe(true);
     expectInvalidToken(await me(b, signedIn.access_token), 'The access token was revoked.');
     // Kept as long as one of its access tokens can live: the lifetime plus the largest clock tolerance.
     const until = [...revokedFamilies.until.values()][0] as number;
@@ -515,7 +515,13 @@ describe('revoked refresh-token families: their access tokens die with them (rev
     app.use(notFound(), errorHandler({ production: true, log: false }));
     expect((await me(app, sign({}))).status).toBe(200);
     expectInvalidToken(await me(app, sign({ sid: 'f-1' })), 'The access token was revoked.');
-    expect((await request(app).get('/v1/plain').set('Authorization', `Bearer ${sign({ sid: 'f-1' })}`)).status).toBe(200);
+    expect(
+      (
+        await request(app)
+          .get('/v1/plain')
+          .set('Authorization', `Bearer ${sign({ sid: 'f-1' })}`)
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses a revokedFamilies option without isRevoked()', () => {

@@ -635,7 +635,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       const res = await postToken(app, { ...wrong, username: 'user-9' }, { 'X-Forwarded-For': '198.51.100.7' });
       expect(res.status).toBe(429);
       expect(res.body).toEqual(
-        tokenErrorBody('too_many_requests', 'Too many failed sign-in attempts from this address; retry after the time in Retry-After.'),
+        tokenErrorBody(
+          'too_many_requests',
+          'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
+        ),
       );
     });
 

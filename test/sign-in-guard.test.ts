@@ -1,8 +1,8 @@
 import express, { type Express } from 'express';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
 import { apiError } from '../src/errors/api-error.js';
+import { errorHandler, notFound } from '../src/errors/index.js';
 import {
   passwordSignIn,
   type SignInGuard,
@@ -37,7 +37,12 @@ async function twoDoors(guard: SignInGuard, trustProxy = false): Promise<Express
   const stores = await seedStores();
   const app = express();
   if (trustProxy) app.set('trust proxy', true);
-  const checkPassword = passwordSignIn({ users: stores.users, signInGuard: guard, passwordHasher: testHasher, passwordCost: TEST_COST });
+  const checkPassword = passwordSignIn({
+    users: stores.users,
+    signInGuard: guard,
+    passwordHasher: testHasher,
+    passwordCost: TEST_COST,
+  });
   app.use(
     tokenRouter({
       keys: KEYS,
@@ -91,7 +96,9 @@ describe('signInGuard(): one guard for every door', () => {
     const browser = await browserSignIn(app, ALICE);
     expect(browser.status).toBe(429);
     expect(browser.body).toEqual({
-      errors: [{ message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 }],
+      errors: [
+        { message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 },
+      ],
     });
     expect(Number(browser.headers['retry-after'])).toBeGreaterThan(800);
   });
@@ -110,7 +117,8 @@ describe('signInGuard(): one guard for every door', () => {
   it('never answers 429 to 200 sequential correct sign-ins from one address', async () => {
     const app = await twoDoors(newGuard());
     const statuses: number[] = [];
-    for (let i = 0; i < 200; i++) statuses.push((i % 2 === 0 ? await postToken(app, ALICE) : await browserSignIn(app, ALICE)).status);
+    for (let i = 0; i < 200; i++)
+      statuses.push((i % 2 === 0 ? await postToken(app, ALICE) : await browserSignIn(app, ALICE)).status);
     expect(count(statuses, 200)).toBe(100);
     expect(count(statuses, 201)).toBe(100);
   });
@@ -148,7 +156,9 @@ describe('signInGuard(): one guard for every door', () => {
     }
     const res = await postToken(app, { ...WRONG, username: 'user-9' }, { 'X-Forwarded-For': '203.0.113.77' });
     expect(res.status).toBe(429);
-    expect(res.body.error_description).toBe('Too many failed sign-in attempts from this address; retry after the time in Retry-After.');
+    expect(res.body.error_description).toBe(
+      'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
+    );
   });
 
   it('counts per address behind a trusted proxy, where req.ip is the forwarded address', async () => {
@@ -226,13 +236,25 @@ describe('signInGuard(): one guard for every door', () => {
 });
 
 describe('tokenEndpointErrors(): RFC 6749 shape for errors of shared middleware on the token path', () => {
-  const TOKEN_HEADERS = { 'Cache-Control': 'no-store, max-age=0', Pragma: 'no-cache', 'Content-Type': 'application/json; charset=utf-8' };
+  const TOKEN_HEADERS = {
+    'Cache-Control': 'no-store, max-age=0',
+    Pragma: 'no-cache',
+    'Content-Type': 'application/json; charset=utf-8',
+  };
 
   /** The shared middleware in front of the token endpoint, as a preset mounts it, with a small quota. */
   async function sharedStack(store: CounterStore = new MemoryCounterStore()): Promise<Express> {
     const app = express();
     app.use(tokenEndpointErrors());
-    app.use(rateLimit({ user: { limit: 2, windowSeconds: 60 }, application: false, store, storeFailure: 'closed', onStoreError: () => undefined }));
+    app.use(
+      rateLimit({
+        user: { limit: 2, windowSeconds: 60 },
+        application: false,
+        store,
+        storeFailure: 'closed',
+        onStoreError: () => undefined,
+      }),
+    );
     app.use(...parseBodies({ limit: '1kb' }));
     app.use(
       tokenRouter({
@@ -283,7 +305,9 @@ describe('tokenEndpointErrors(): RFC 6749 shape for errors of shared middleware 
 
   it('leaves other paths in the {"errors":[...]} shape', async () => {
     const app = await sharedStack();
-    const big = await request(app).post('/v1/users').send({ name: 'x'.repeat(2000) });
+    const big = await request(app)
+      .post('/v1/users')
+      .send({ name: 'x'.repeat(2000) });
     expect(big.status).toBe(413);
     expect(big.headers.pragma).toBeUndefined();
     expect(big.body).toEqual({ errors: [{ message: 'The request body is too large.', code: 41300 }] });

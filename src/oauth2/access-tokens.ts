@@ -173,7 +173,8 @@ export class AccessTokenVerifier {
     if (payload.client_id !== undefined && typeof payload.client_id !== 'string') {
       throw new TokenRejected('The access token client_id is malformed.');
     }
-    if (payload.sid !== undefined && typeof payload.sid !== 'string') throw new TokenRejected('The access token sid is malformed.');
+    if (payload.sid !== undefined && typeof payload.sid !== 'string')
+      throw new TokenRejected('The access token sid is malformed.');
     return payload as unknown as AccessTokenClaims;
   }
 }

@@ -1,3 +1,4 @@
+export { type BasicCredentials, isBasicScheme, parseBasicCredentials } from '../http/basic-credentials.js';
 export { ACCESS_TOKEN_TYPE, type AccessTokenClaims } from './access-tokens.js';
 export {
   type BearerAuthOptions,
@@ -6,7 +7,6 @@ export {
   requireScope,
   TOKEN_FAILURE_HEADERS,
 } from './bearer-auth.js';
-export { type BasicCredentials, isBasicScheme, parseBasicCredentials } from '../http/basic-credentials.js';
 export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,

@@ -3,15 +3,15 @@ import { isApiError } from '../errors/api-error.js';
 import { setErrorShape } from '../errors/error-shape.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { clientAuthenticator, type Params } from './client-auth.js';
-import { recordRevokedFamily } from './grants/refresh-token.js';
 import { passwordGrant } from './grants/password.js';
-import { refreshTokenGrant } from './grants/refresh-token.js';
+import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
 import { type GrantContext, sendTokens } from './grants/token-response.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { GRANT_TYPES, type GrantType, hashRefreshToken, type RefreshTokenStore } from './stores.js';
-import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, type TokenRouterOptions } from './token-options.js';
 import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from './token-errors.js';
+import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, type TokenRouterOptions } from './token-options.js';
 
+export { TOKEN_TYPE } from './grants/token-response.js';
 export {
   DEFAULT_ACCESS_TOKEN_TTL,
   DEFAULT_REFRESH_TOKEN_TTL,
@@ -19,7 +19,6 @@ export {
   type TokenRouterConfiguration,
   type TokenRouterOptions,
 } from './token-options.js';
-export { TOKEN_TYPE } from './grants/token-response.js';
 
 /** SPEC.md "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
 export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
@@ -88,7 +87,12 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   const config = readTokenRouterOptions(options);
   const context: GrantContext = {
     config,
-    signer: new AccessTokenSigner(config.keys[0] as (typeof config.keys)[number], config.issuer, config.audience, config.accessTokenTtlSeconds),
+    signer: new AccessTokenSigner(
+      config.keys[0] as (typeof config.keys)[number],
+      config.issuer,
+      config.audience,
+      config.accessTokenTtlSeconds,
+    ),
   };
   const authenticateClient = clientAuthenticator(config.clients, config.requireClient, config.realm);
   const readForm = formReader();
@@ -106,7 +110,9 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
       throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
     }
     const issued =
-      grantType === 'password' ? await passwordGrant(context, req, params, client) : await refreshTokenGrant(context, params, client);
+      grantType === 'password'
+        ? await passwordGrant(context, req, params, client)
+        : await refreshTokenGrant(context, params, client);
     sendTokens(res, context, issued);
   }
 

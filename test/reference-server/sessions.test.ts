@@ -111,7 +111,9 @@ describe('POST /v1/sessions', () => {
         const throttled = await browser(fresh.url, 'dodo', 'caucus-race-winner');
         expect(throttled.status).toBe(429);
         expect(throttled.body).toEqual({
-          errors: [{ message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 }],
+          errors: [
+            { message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 },
+          ],
         });
         expect(throttled.headers['set-cookie']).toBeUndefined();
         expectDocumented(throttled);

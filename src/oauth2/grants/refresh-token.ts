@@ -12,7 +12,11 @@ const REVOCATION_MARGIN_SECONDS = 300;
  * access tokens can live: `ttlSeconds` from now, plus the largest clock
  * tolerance bearerAuth() accepts.
  */
-export function recordRevokedFamily(revokedFamilies: RevokedFamilies | undefined, familyId: string, ttlSeconds: number): Promise<void> {
+export function recordRevokedFamily(
+  revokedFamilies: RevokedFamilies | undefined,
+  familyId: string,
+  ttlSeconds: number,
+): Promise<void> {
   if (!revokedFamilies) return Promise.resolve();
   return revokedFamilies.revoke(familyId, Date.now() + (ttlSeconds + REVOCATION_MARGIN_SECONDS) * 1000);
 }
@@ -22,7 +26,11 @@ export function recordRevokedFamily(revokedFamilies: RevokedFamilies | undefined
  * rotates the token; an older token of a live family revokes the family,
  * and with `revokedFamilies` its access tokens too.
  */
-export async function refreshTokenGrant(context: GrantContext, params: Params, client: ClientRecord | undefined): Promise<Issued> {
+export async function refreshTokenGrant(
+  context: GrantContext,
+  params: Params,
+  client: ClientRecord | undefined,
+): Promise<Issued> {
   const { config } = context;
   const presented = params.refresh_token;
   if (presented === undefined) throw tokenError('invalid_request', 'The refresh_token grant needs refresh_token.');
@@ -37,7 +45,11 @@ export async function refreshTokenGrant(context: GrantContext, params: Params, c
     throw tokenError('invalid_scope', 'The requested scope exceeds the scope originally granted.');
   }
   const refreshToken = newRefreshToken();
-  const outcome = await config.refreshTokens.rotate(tokenHash, hashRefreshToken(refreshToken), Date.now() + config.refreshTokenTtlMs);
+  const outcome = await config.refreshTokens.rotate(
+    tokenHash,
+    hashRefreshToken(refreshToken),
+    Date.now() + config.refreshTokenTtlMs,
+  );
   if (outcome.status === 'reused') {
     await recordRevokedFamily(config.revokedFamilies, outcome.familyId, config.accessTokenTtlSeconds);
     throw tokenError('invalid_grant', 'The refresh token was already used; its token family is revoked.');

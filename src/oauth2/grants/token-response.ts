@@ -5,8 +5,8 @@ import type { AccessTokenSigner } from '../access-tokens.js';
 import type { Params } from '../client-auth.js';
 import { formatScope, parseScope } from '../scope.js';
 import type { ClientRecord } from '../stores.js';
-import type { TokenRouterConfiguration } from '../token-options.js';
 import { tokenError } from '../token-errors.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
 
 /** SPEC.md "Token response": `token_type` "Value `bearer`". */
 export const TOKEN_TYPE = 'bearer';
