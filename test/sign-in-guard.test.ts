@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { createClient } from 'redis';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { apiError } from '../src/errors/api-error.js';
@@ -17,8 +18,10 @@ import { rateLimit } from '../src/rate-limit/index.js';
 import { parseBodies } from '../src/request/index.js';
 import type { CounterStore } from '../src/stores/counter-store.js';
 import { MemoryCounterStore } from '../src/stores/memory-counter-store.js';
+import { RedisCounterStore } from '../src/stores/redis-counter-store.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
+import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
  * The sign-in guard (issue 12 part 2): one allowance of failed sign-ins
@@ -232,6 +235,54 @@ describe('signInGuard(): one guard for every door', () => {
       const guard = signInGuard();
       expect([guard.maxFailuresPerUsername, guard.maxFailuresPerAddress, guard.windowSeconds]).toEqual([10, 100, 900]);
     });
+  });
+});
+
+describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances, one allowance', () => {
+  let redis: RedisServer;
+  const makeClient = (url: string) => createClient({ url });
+  const clients: ReturnType<typeof makeClient>[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.quit()));
+    await redis?.stop();
+  });
+
+  /** Two instances, each with its own connection and its own guard object, on one Redis key space. */
+  async function twoInstances(prefix: string): Promise<[Express, Express]> {
+    const instance = async () => {
+      const client = makeClient(redis.url);
+      await client.connect();
+      clients.push(client);
+      return twoDoors(signInGuard({ store: new RedisCounterStore({ client, prefix }) }));
+    };
+    return [await instance(), await instance()];
+  }
+
+  it('checks exactly 10 of 60 parallel wrong passwords spread over both instances and both doors', async () => {
+    const [a, b] = await twoInstances('guard-parallel:');
+    const doors = [(app: Express) => postToken(app, WRONG), (app: Express) => browserSignIn(app, WRONG)];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (doors[i % 2] as (app: Express) => Promise<request.Response>)(i % 4 < 2 ? a : b)),
+    );
+    const statuses = results.map((res) => res.status);
+    expect(count(statuses, 400) + count(statuses, 401)).toBe(10);
+    expect(count(statuses, 429)).toBe(50);
+    expect((await browserSignIn(b, ALICE)).status).toBe(429);
+  });
+
+  it('never answers 429 to 50 parallel correct sign-ins spread over both instances', async () => {
+    const [a, b] = await twoInstances('guard-correct:');
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => postToken(i % 2 === 0 ? a : b, ALICE)));
+    expect(
+      count(
+        results.map((res) => res.status),
+        200,
+      ),
+    ).toBe(50);
   });
 });
 
