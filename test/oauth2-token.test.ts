@@ -3,7 +3,7 @@ import express from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
+import { apiError, errorHandler, notFound } from '../src/errors/index.js';
 import {
   MemoryRefreshTokenStore,
   MemoryUserStore,
@@ -676,6 +676,72 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.status).toBe(500);
       expectHeaders(res, ERROR_HEADERS);
       expect(res.body).toEqual(tokenErrorBody('server_error', 'The token endpoint failed; try again later.'));
+    });
+
+    it('answers a store’s 503 (an ApiError of the {"errors"} model) as temporarily_unavailable, keeping Retry-After', async () => {
+      const refreshTokens = new MemoryRefreshTokenStore();
+      refreshTokens.create = () => Promise.reject(apiError('stateStoreUnavailable', { headers: { 'Retry-After': '1' } }));
+      const app = await tokenApp({ refreshTokens });
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(503);
+      expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '1' });
+      expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'A shared state store is unreachable.'));
+    });
+  });
+
+  describe('reading the form', () => {
+    const withFront = async (front: express.RequestHandler) => {
+      const app = express();
+      app.use(front);
+      app.use(
+        tokenRouter({
+          keys: KEYS,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          passwordHasher: testHasher,
+          passwordCost: TEST_COST,
+          ...(await seedStores()),
+        }),
+      );
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    };
+
+    it('takes the form a middleware in front already read, without body-parser’s private fields', async () => {
+      const app = await withFront((req, _res, next) => {
+        let text = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        req.on('end', () => {
+          req.body = Object.fromEntries(new URLSearchParams(text));
+          next();
+        });
+      });
+      expect((await postToken(app, ALICE)).status).toBe(200);
+    });
+
+    it('reads the form itself when a parser in front set req.body without reading the stream', async () => {
+      const app = await withFront((req, _res, next) => {
+        // Express 4's parsers set `req.body = {}` even for a type they skip.
+        req.body = {};
+        next();
+      });
+      expect((await postToken(app, ALICE)).status).toBe(200);
+    });
+
+    it('refuses a body that a parser in front read as something other than a form', async () => {
+      const app = await withFront((req, _res, next) => {
+        req.resume();
+        req.on('end', () => {
+          req.body = Buffer.from('raw');
+          next();
+        });
+      });
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(tokenErrorBody('invalid_request', 'The request body could not be read as a form.'));
     });
   });
 
