@@ -159,7 +159,13 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
 
   /** Reserves one pending slot in each dimension, then reads the failures (in that order: never an under-count). */
   async function reserve(dimensions: readonly Dimension[]): Promise<Verdict> {
-    const pending = await guarded(() => Promise.all(dimensions.map((d) => store.increment(d.pending, PENDING_WINDOW_MS))));
+    const reserved = await Promise.allSettled(dimensions.map((d) => store.increment(d.pending, PENDING_WINDOW_MS)));
+    const refused = reserved.find((outcome) => outcome.status === 'rejected');
+    if (refused) {
+      await release(dimensions.filter((_, i) => reserved[i]?.status === 'fulfilled'));
+      throw unavailable(refused.reason);
+    }
+    const pending = reserved.map((outcome) => (outcome as PromiseFulfilledResult<CounterState>).value);
     let failures: (CounterState | undefined)[];
     try {
       failures = await Promise.all(dimensions.map((d) => store.get(d.failures)));
@@ -173,6 +179,8 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
       return { kind: 'refuse', error: throttled(dimensions, failures) };
     }
     // Failures so far plus attempts in flight (this one included) must fit the allowance.
+    // (A pending window that ends while attempts are in flight lets their give-back land in the
+    // next window: at most a few more checks at that instant, never a lasting over-count.)
     if (dimensions.some((d, i) => (used[i] as number) + (pending[i] as CounterState).count > d.limit)) {
       await release(dimensions);
       return { kind: 'wait' };

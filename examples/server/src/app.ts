@@ -81,7 +81,7 @@ export function createApp(settings: Settings, services: Services): Express {
     }),
   );
 
-  // POST /v1/oauth2/token: password and refresh_token grants, rotation, brute-force guard.
+  // POST /v1/oauth2/token: password and refresh_token grants, rotation, the shared sign-in guard.
   app.use(
     tokenRouter({
       ...tokens,
