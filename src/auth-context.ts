@@ -21,6 +21,6 @@ declare module 'express-serve-static-core' {
      * against the client store, when no token named one. An unverified
      * claim is never set here (the rate limiter then counts the address).
      */
-    client?: { readonly id: string };
+    verifiedClient?: { readonly id: string };
   }
 }

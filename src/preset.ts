@@ -8,6 +8,7 @@ import { type CommonHeadersOptions, commonHeaders } from './headers/common-heade
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
+import { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './oauth2/token-endpoint-errors.js';
 import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import type { RateLimitOptions } from './rate-limit/options.js';
 import { rateLimit } from './rate-limit/rate-limit.js';
@@ -57,6 +58,13 @@ const configured =
  * written. conventions() is built from it; docs/preset.md shows it.
  */
 export const PRESET_STAGES = [
+  stage(
+    'tokenEndpointErrors',
+    configured((o: TokenEndpointErrorsOptions) => tokenEndpointErrors(o)),
+    'off',
+    [],
+    'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its path.',
+  ),
   stage('commonHeaders', (o: CommonHeadersOptions | undefined) => commonHeaders(o), 'on', [], 'Every answer, errors too.'),
   stage(
     'securityHeaders',
@@ -100,7 +108,7 @@ export const PRESET_STAGES = [
     (o: RateLimitOptions | undefined) => rateLimit(o),
     'on',
     ['bearerAuth'],
-    'After the identification stage (`req.auth`, `req.client`); before the body parsers, so a refused body is never parsed.',
+    'After the identification stage (`req.auth`, `req.verifiedClient`); before the body parsers, so a refused body is never parsed.',
   ),
   stage(
     'parseBodies',
@@ -306,6 +314,9 @@ function isOn(entry: Stages, option: unknown): boolean {
  */
 export function conventions(options?: Readonly<ConventionsOptions>): ConventionsMiddleware[] {
   const given = renamed(readOptions<ConventionsOptions>(FACTORY, options, OPTION_NAMES));
+  // The token endpoint's error shape follows the token endpoint, at its path.
+  const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
+  if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = { path: token.path };
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
   const stack: RequestHandler[] = [];

@@ -3,7 +3,16 @@ import express, { type Express } from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
-import { type AccessTokenKey, type BearerAuthOptions, bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
+import {
+  type AccessTokenKey,
+  type BearerAuthOptions,
+  bearerAuth,
+  MemoryRefreshTokenStore,
+  type RevokedFamilies,
+  requireScope,
+  revokeRefreshToken,
+  tokenRouter,
+} from '../src/oauth2/index.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, SECRET, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
 
@@ -93,6 +102,7 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
           jti: expect.any(String),
           scope: 'users:read users:write',
           client_id: 'demo-client',
+          sid: expect.stringMatching(/^[0-9a-f-]{36}$/),
         },
       });
     });
@@ -326,6 +336,62 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
       expect((await request(optional).get('/v1/me').set('Authorization', 'Bearer nope')).status).toBe(401);
     });
 
+    describe('with clients: verified client credentials for the rate limiter (req.verifiedClient)', () => {
+      async function clientApp(): Promise<Express> {
+        const { clients } = await seedStores();
+        const app = express();
+        app.use(bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, optional: true, clients }));
+        // Node's IncomingMessage has its own `client` (a deprecated alias of `socket`): read the id.
+        app.get('/v1/who', (req, res) => {
+          res.json({ client: req.verifiedClient?.id === undefined ? null : { id: req.verifiedClient.id }, auth: req.auth ?? null });
+        });
+        app.use(notFound(), errorHandler({ production: true, log: false }));
+        return app;
+      }
+      const who = async (app: Express, authorization: string) => request(app).get('/v1/who').set('Authorization', authorization);
+      const basicOf = (id: string, secret: string) =>
+        `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+      it('sets req.verifiedClient = { id } when the secret verifies', async () => {
+        const app = await clientApp();
+        const res = await who(app, basicOf('demo-client', 'demo-secret'));
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ client: { id: 'demo-client' }, auth: null });
+        expect((await who(app, basicOf('odd:id é', 'odd secret:%'))).body.client).toEqual({ id: 'odd:id é' });
+      });
+
+      it.each([
+        ['a wrong secret', basicOf('demo-client', 'not-the-secret')],
+        ['an unknown client', basicOf('nobody', 'demo-secret')],
+        ['a public client (no secret to verify)', basicOf('public-app', 'anything')],
+        ['a blocked client', basicOf('blocked-app', 'blocked-secret')],
+        ['a malformed header', 'Basic !!!'],
+      ])('sets nothing for %s and does not refuse the request', async (_case, authorization) => {
+        const res = await who(await clientApp(), authorization);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ client: null, auth: null });
+      });
+
+      it('sets nothing when the client store fails, and lets the request through', async () => {
+        const app = express();
+        const clients = { findById: () => Promise.reject(new Error('down')) };
+        app.use(bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, optional: true, clients }));
+        app.get('/v1/who', (req, res) => {
+          res.json({ client: req.verifiedClient?.id ?? null });
+        });
+        const res = await who(app, basicOf('demo-client', 'demo-secret'));
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ client: null });
+      });
+
+      it('is refused without optional: true (a Basic header would be a 401 there)', async () => {
+        const { clients } = await seedStores();
+        expect(() => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, clients })).toThrow(
+          '`clients` must be given only with `optional: true`',
+        );
+      });
+    });
+
     it('lets a request with credentials of another scheme (Basic) through unauthenticated', async () => {
       const optional = await protectedApp({ optional: true });
       const basicCaller = await request(optional).get('/v1/me').set('Authorization', 'Basic ZGVtbzpzZWNyZXQ=');
@@ -356,6 +422,112 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
     ])('refuses %j', (wrong, message) => {
       expect(() => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, ...wrong } as never)).toThrow(message);
     });
+  });
+});
+
+/** A minimal RevokedFamilies for the tests: one map that every "instance" of the test shares, as Redis would be. */
+class SharedRevokedFamilies implements RevokedFamilies {
+  readonly until = new Map<string, number>();
+  async revoke(familyId: string, untilMs: number): Promise<void> {
+    this.until.set(familyId, untilMs);
+  }
+  isRevoked(familyId: string): boolean {
+    return (this.until.get(familyId) ?? 0) > Date.now();
+  }
+  close(): void {}
+}
+
+describe('revoked refresh-token families: their access tokens die with them (revokedFamilies)', () => {
+  /** Two instances of one service: own routers and verifiers, one refresh-token store and one RevokedFamilies. */
+  async function twoInstances() {
+    const stores = await seedStores();
+    const refreshTokens = new MemoryRefreshTokenStore();
+    const revokedFamilies = new SharedRevokedFamilies();
+    const instance = () => {
+      const app = express();
+      app.use(
+        tokenRouter({
+          keys: KEYS,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          passwordHasher: testHasher,
+          passwordCost: TEST_COST,
+          refreshTokens,
+          revokedFamilies,
+          ...stores,
+        }),
+      );
+      app.get('/v1/me', bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, revokedFamilies }), (req, res) => {
+        res.json({ sub: req.auth?.subject });
+      });
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    };
+    return { a: instance(), b: instance(), refreshTokens, revokedFamilies };
+  }
+  const me = (app: Express, token: string) => request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+  const refresh = (app: Express, token: string) => postToken(app, { grant_type: 'refresh_token', refresh_token: token });
+
+  it('refuses every access token of a family whose refresh token was reused, on every instance, also tokens verified before', async () => {
+    const { a, b, revokedFamilies } = await twoInstances();
+    const first = (await postToken(a, ALICE)).body;
+    const rotated = (await refresh(a, first.refresh_token)).body;
+    const other = (await postToken(b, ALICE)).body;
+    // Both access tokens of the family were accepted (and cached as verified) on instance b.
+    expect((await me(b, first.access_token)).status).toBe(200);
+    expect((await me(b, rotated.access_token)).status).toBe(200);
+    // The old refresh token is presented again: reuse, the family is revoked.
+    expect((await refresh(a, first.refresh_token)).body.error).toBe('invalid_grant');
+    expect(revokedFamilies.until.size).toBe(1);
+    for (const app of [a, b]) {
+      expectInvalidToken(await me(app, first.access_token), 'The access token was revoked.');
+      expectInvalidToken(await me(app, rotated.access_token), 'The access token was revoked.');
+      // Another sign-in of the same user is another family: it keeps working.
+      expect((await me(app, other.access_token)).status).toBe(200);
+    }
+  });
+
+  it('refuses the access tokens of a family signed out with revokeRefreshToken(..., { revokedFamilies })', async () => {
+    const { a, b, refreshTokens, revokedFamilies } = await twoInstances();
+    const signedIn = (await postToken(a, ALICE)).body;
+    expect((await me(b, signedIn.access_token)).status).toBe(200);
+    const before = Date.now();
+    await expect(
+      revokeRefreshToken(refreshTokens, signedIn.refresh_token, { revokedFamilies, accessTokenTtl: 3600 }),
+    ).resolves.toBe(true);
+    expectInvalidToken(await me(b, signedIn.access_token), 'The access token was revoked.');
+    // Kept as long as one of its access tokens can live: the lifetime plus the largest clock tolerance.
+    const until = [...revokedFamilies.until.values()][0] as number;
+    expect(until).toBeGreaterThanOrEqual(before + 3_900_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_900_000);
+  });
+
+  it('lets tokens without a family claim (issued before) through, and checks nothing without the option', async () => {
+    const revokedFamilies = new SharedRevokedFamilies();
+    await revokedFamilies.revoke('f-1', Date.now() + 60_000);
+    const app = express();
+    app.get('/v1/me', bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, revokedFamilies }), (_req, res) => {
+      res.json({});
+    });
+    app.get('/v1/plain', bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE }), (_req, res) => {
+      res.json({});
+    });
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    expect((await me(app, sign({}))).status).toBe(200);
+    expectInvalidToken(await me(app, sign({ sid: 'f-1' })), 'The access token was revoked.');
+    expect(
+      (
+        await request(app)
+          .get('/v1/plain')
+          .set('Authorization', `Bearer ${sign({ sid: 'f-1' })}`)
+      ).status,
+    ).toBe(200);
+  });
+
+  it('refuses a revokedFamilies option without isRevoked()', () => {
+    expect(() => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, revokedFamilies: {} as never })).toThrow(
+      '`revokedFamilies` must be a RevokedFamilies',
+    );
   });
 });
 

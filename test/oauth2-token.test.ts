@@ -3,9 +3,8 @@ import express from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
+import { apiError, errorHandler, notFound } from '../src/errors/index.js';
 import {
-  addressKey,
   MemoryRefreshTokenStore,
   MemoryUserStore,
   PasswordHasher,
@@ -57,7 +56,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         });
       });
 
-      it('issues a JWT with iss, sub, aud, exp, iat, jti and scope, typed at+jwt with its kid', async () => {
+      it('issues a JWT with iss, sub, aud, exp, iat, jti, scope and its family as sid, typed at+jwt with its kid', async () => {
         const app = await tokenApp();
         const before = Math.floor(Date.now() / 1000);
         const res = await postToken(app, ALICE);
@@ -71,7 +70,9 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
           iat: expect.any(Number),
           jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
           scope: 'users:read users:write exports',
+          sid: expect.stringMatching(/^[0-9a-f-]{36}$/),
         });
+        expect(payload.sid).not.toBe(payload.jti);
         expect(payload.iat).toBeGreaterThanOrEqual(before);
       });
 
@@ -357,11 +358,11 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       });
     });
 
-    it('answers wrong credentials in the body with 401 invalid_client, without a challenge', async () => {
+    it('answers wrong credentials in the body with 401 invalid_client and a challenge (RFC 9110 §15.5.2)', async () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'demo-client', client_secret: 'wrong' });
       expect(res.status).toBe(401);
-      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': null });
+      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
@@ -369,6 +370,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'public-app', client_secret: 'made-up' });
       expect(res.status).toBe(401);
+      expectHeaders(res, { 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
@@ -563,8 +565,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
   });
 
-  describe('brute-force guard', () => {
-    const guarded = () => tokenApp({ bruteForce: { maxFailuresPerUsername: 3, maxAttemptsPerAddress: 50, windowSeconds: 600 } });
+  describe('sign-in guard', () => {
+    const guarded = () => tokenApp({ signInGuard: { maxFailuresPerUsername: 3, maxFailuresPerAddress: 50, windowSeconds: 600 } });
     const wrong = { ...ALICE, password: 'guess' };
 
     it('answers 429 with Retry-After once a username has used its failures', async () => {
@@ -574,7 +576,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.status).toBe(429);
       expectHeaders(res, ERROR_HEADERS);
       expect(res.body).toEqual(
-        tokenErrorBody('too_many_requests', 'Too many failed sign-in attempts; retry after the time in Retry-After.'),
+        tokenErrorBody(
+          'too_many_requests',
+          'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+        ),
       );
       const retryAfter = Number(res.headers['retry-after']);
       expect(Number.isInteger(retryAfter)).toBe(true);
@@ -625,10 +630,16 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
 
     it('also throttles one client address trying many usernames', async () => {
-      const app = await tokenApp({ bruteForce: { maxFailuresPerUsername: 10, maxAttemptsPerAddress: 3 } });
+      const app = await tokenApp({ signInGuard: { maxFailuresPerUsername: 10, maxFailuresPerAddress: 3 } });
       for (let i = 0; i < 3; i++) expect((await postToken(app, { ...wrong, username: `user-${i}` })).status).toBe(400);
       const res = await postToken(app, { ...wrong, username: 'user-9' }, { 'X-Forwarded-For': '198.51.100.7' });
       expect(res.status).toBe(429);
+      expect(res.body).toEqual(
+        tokenErrorBody(
+          'too_many_requests',
+          'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
+        ),
+      );
     });
 
     it('defaults to 10 failures per username', async () => {
@@ -638,7 +649,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
 
     it('can be turned off', async () => {
-      const app = await tokenApp({ bruteForce: false });
+      const app = await tokenApp({ signInGuard: false });
       for (let i = 0; i < 12; i++) expect((await postToken(app, wrong)).status).toBe(400);
     });
 
@@ -649,25 +660,11 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         decrement: () => Promise.reject(new Error('down')),
         reset: () => Promise.reject(new Error('down')),
       };
-      const app = await tokenApp({ bruteForce: { store: broken } });
+      const app = await tokenApp({ signInGuard: { store: broken } });
       const res = await postToken(app, ALICE);
       expect(res.status).toBe(503);
       expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '5' });
       expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'Sign-in is unavailable; try again later.'));
-    });
-  });
-
-  describe('addressKey(): one counter per client address', () => {
-    it.each([
-      ['203.0.113.9', '203.0.113.9'],
-      ['::ffff:203.0.113.9', '203.0.113.9'],
-      ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
-      ['2001:db8:1:2::ffff', '2001:db8:1:2::/64'],
-      ['2001:DB8::1', '2001:db8:0:0::/64'],
-      ['::1', '0:0:0:0::/64'],
-      [undefined, 'unknown'],
-    ])('counts %s as %s', (address, key) => {
-      expect(addressKey(address)).toBe(key);
     });
   });
 
@@ -679,6 +676,72 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.status).toBe(500);
       expectHeaders(res, ERROR_HEADERS);
       expect(res.body).toEqual(tokenErrorBody('server_error', 'The token endpoint failed; try again later.'));
+    });
+
+    it('answers a store’s 503 (an ApiError of the {"errors"} model) as temporarily_unavailable, keeping Retry-After', async () => {
+      const refreshTokens = new MemoryRefreshTokenStore();
+      refreshTokens.create = () => Promise.reject(apiError('stateStoreUnavailable', { headers: { 'Retry-After': '1' } }));
+      const app = await tokenApp({ refreshTokens });
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(503);
+      expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '1' });
+      expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'A shared state store is unreachable.'));
+    });
+  });
+
+  describe('reading the form', () => {
+    const withFront = async (front: express.RequestHandler) => {
+      const app = express();
+      app.use(front);
+      app.use(
+        tokenRouter({
+          keys: KEYS,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          passwordHasher: testHasher,
+          passwordCost: TEST_COST,
+          ...(await seedStores()),
+        }),
+      );
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    };
+
+    it('takes the form a middleware in front already read, without body-parser’s private fields', async () => {
+      const app = await withFront((req, _res, next) => {
+        let text = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        req.on('end', () => {
+          req.body = Object.fromEntries(new URLSearchParams(text));
+          next();
+        });
+      });
+      expect((await postToken(app, ALICE)).status).toBe(200);
+    });
+
+    it('reads the form itself when a parser in front set req.body without reading the stream', async () => {
+      const app = await withFront((req, _res, next) => {
+        // Express 4's parsers set `req.body = {}` even for a type they skip.
+        req.body = {};
+        next();
+      });
+      expect((await postToken(app, ALICE)).status).toBe(200);
+    });
+
+    it('refuses a body that a parser in front read as something other than a form', async () => {
+      const app = await withFront((req, _res, next) => {
+        req.resume();
+        req.on('end', () => {
+          req.body = Buffer.from('raw');
+          next();
+        });
+      });
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(tokenErrorBody('invalid_request', 'The request body could not be read as a form.'));
     });
   });
 
@@ -769,7 +832,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       [{ accessTokenTtl: 0 }, '`accessTokenTtl` must be an integer from 1 to 86400'],
       [{ scopes: ['has space'] }, '`scopes` must be an array of RFC 6749 §3.3 scope tokens'],
       [{ passwordCost: 40 }, '`passwordCost` must be an integer from 4 to 31'],
-      [{ bruteForce: { maxFailuresPerUsername: 0 } }, '`maxFailuresPerUsername` must be an integer at least 1'],
+      [{ signInGuard: { maxFailuresPerUsername: 0 } }, '`maxFailuresPerUsername` must be an integer at least 1'],
+      [{ bruteForce: false }, 'unsupported option `bruteForce`'],
       [{ realm: 'a"b' }, '`realm` must be printable ASCII without quotes'],
       [{ path: 'token' }, "`path` must be a path starting with '/'"],
       [{ expiresIn: 10 }, 'unsupported option `expiresIn`'],

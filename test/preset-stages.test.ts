@@ -4,6 +4,7 @@ import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { conventions, PRESET_STAGES, STAGE_NAMES } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
+import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, testHasher } from './support/oauth2.js';
 
 /** Issue 13 "The preset": one ordered table of stages, one on/off rule, named insertion points. */
 
@@ -12,6 +13,7 @@ const ORIGIN = 'http://localhost:5173';
 describe('PRESET_STAGES', () => {
   it('lists the stages in the order they run', () => {
     expect(STAGE_NAMES).toEqual([
+      'tokenEndpointErrors',
       'commonHeaders',
       'securityHeaders',
       'caching',
@@ -43,6 +45,7 @@ describe('PRESET_STAGES', () => {
 
   it('says which stages need configuration', () => {
     expect(PRESET_STAGES.filter((stage) => stage.default === 'off').map((stage) => stage.name)).toEqual([
+      'tokenEndpointErrors',
       'corsPolicy',
       'maintenance',
       'bearerAuth',
@@ -81,7 +84,8 @@ describe('conventions() runs the table in order', () => {
     const [preset] = conventions({ corsPolicy: { origins: [ORIGIN] }, methodOverride: false });
     expect(preset?.stages).toEqual(
       STAGE_NAMES.filter(
-        (name) => !['maintenance', 'bearerAuth', 'methodOverride', 'csrfProtection', 'tokenRouter'].includes(name),
+        (name) =>
+          !['tokenEndpointErrors', 'maintenance', 'bearerAuth', 'methodOverride', 'csrfProtection', 'tokenRouter'].includes(name),
       ),
     );
   });
@@ -132,6 +136,8 @@ describe('conventions() runs the table in order', () => {
       .send({ name: 'Ada' });
     expect(res.status).toBe(200);
     expect(seen).toEqual([
+      'before tokenEndpointErrors []',
+      'after tokenEndpointErrors []',
       'before commonHeaders []',
       'after commonHeaders [nosniff]',
       'before securityHeaders [nosniff]',
@@ -205,7 +211,7 @@ describe('conventions() options', () => {
       'conventions(options): `before` names no stage `ratelimit`. Did you mean `rateLimit`?',
     );
     expect(() => conventions({ after: { sessions: [] } } as never)).toThrow(
-      'conventions(options): `after` names no stage `sessions`. Stages: commonHeaders, securityHeaders,',
+      'conventions(options): `after` names no stage `sessions`. Stages: tokenEndpointErrors, commonHeaders, securityHeaders,',
     );
     expect(() => conventions({ before: { rateLimit: ['x'] } } as never)).toThrow(
       'conventions(options): `before.rateLimit[0]` must be a middleware function; received "x".',
@@ -227,5 +233,44 @@ describe('conventions() options', () => {
       'conventions(options): `bodies` and `parseBodies` configure the same stage; keep `parseBodies`',
     );
     warn.mockRestore();
+  });
+});
+
+describe('the token path in the preset', () => {
+  const tokenPreset = async (rateLimit: { limit: number }) => {
+    const stores = await seedStores();
+    const app = express();
+    app.use(
+      conventions({
+        rateLimit,
+        parseBodies: { limit: '1kb' },
+        tokenRouter: { keys: KEYS, issuer: ISSUER, audience: AUDIENCE, passwordHasher: testHasher, ...stores },
+      }),
+    );
+    app.get('/v1/things', (_req, res) => res.json({}));
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    return app;
+  };
+
+  it('keeps RFC 6749’s shape for a 413 of the body parsers on the token path, and SPEC.md’s elsewhere', async () => {
+    const app = await tokenPreset({ limit: 100 });
+    const big = { ...ALICE, padding: 'x'.repeat(2048) };
+    const res = await postToken(app, big);
+    expect(res.status).toBe(413);
+    expectHeaders(res, { 'Cache-Control': 'no-store, max-age=0', Pragma: 'no-cache' });
+    expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    const elsewhere = await request(app).post('/v1/things').type('form').send(big);
+    expect(elsewhere.status).toBe(413);
+    expect(elsewhere.body).toEqual({ errors: [{ message: expect.any(String), code: expect.any(Number) }] });
+  });
+
+  it('keeps RFC 6749’s shape for a 429 of the rate limiter on the token path, with Retry-After', async () => {
+    const app = await tokenPreset({ limit: 1 });
+    expect((await postToken(app, { grant_type: 'password' })).status).toBe(400);
+    const res = await postToken(app, ALICE);
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+    expectHeaders(res, { Pragma: 'no-cache', 'Cache-Control': 'no-store, max-age=0' });
+    expect(res.body).toEqual({ error: 'too_many_requests', error_description: expect.any(String) });
   });
 });

@@ -252,9 +252,9 @@ describe('rateLimit()', () => {
       expect(parsed(res.headers.ratelimit)[1]).toEqual({ name: 'application', r: 2, t: 60, pk: pk(ADDRESS) });
     });
 
-    it('takes the application from verified client credentials (req.client)', async () => {
+    it('takes the application from verified client credentials (req.verifiedClient)', async () => {
       const verified: RequestHandler = (req, _res, next) => {
-        req.client = { id: 'demo-client' };
+        req.verifiedClient = { id: 'demo-client' };
         next();
       };
       const res = await request(limitedApp(options, [verified])).get('/v1/things');

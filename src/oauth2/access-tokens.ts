@@ -30,12 +30,20 @@ export interface AccessTokenClaims {
   readonly scope?: string;
   /** The application the token was issued to, when it authenticated. */
   readonly client_id?: string;
+  /**
+   * The refresh-token family the token was issued with (the `sid`, "session
+   * id", claim of the IANA JWT registry): revoking the family (reuse
+   * detected, sign-out) revokes its access tokens too (RevokedFamilies).
+   */
+  readonly sid?: string;
 }
 
 export interface IssueInput {
   readonly subject: string;
   readonly clientId: string | undefined;
   readonly scopes: readonly string[];
+  /** The refresh-token family, written as `sid`. */
+  readonly familyId?: string;
 }
 
 /** Signs access tokens with the first key; built once per token router. */
@@ -67,6 +75,7 @@ export class AccessTokenSigner {
     };
     if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
     if (input.clientId !== undefined) claims.client_id = input.clientId;
+    if (input.familyId !== undefined) claims.sid = input.familyId;
     // The key is checked at construction to be a secret or a private key.
     return jwt.sign(claims, this.#key.signingKey as jwt.Secret, { algorithm: this.#key.algorithm, header: this.#header });
   }
@@ -164,6 +173,8 @@ export class AccessTokenVerifier {
     if (payload.client_id !== undefined && typeof payload.client_id !== 'string') {
       throw new TokenRejected('The access token client_id is malformed.');
     }
+    if (payload.sid !== undefined && typeof payload.sid !== 'string')
+      throw new TokenRejected('The access token sid is malformed.');
     return payload as unknown as AccessTokenClaims;
   }
 }

@@ -2,10 +2,13 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { checkAudience, checkRealm } from './checks.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
+import type { RevokedFamilies } from './revoked-families.js';
 import { SCOPE_TOKEN } from './scope.js';
+import { type ClientStore, clientSecretMatches } from './stores.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -39,9 +42,24 @@ export interface BearerAuthOptions {
    * Default: `false`.
    */
   optional?: boolean;
+  /**
+   * Refresh-token families revoked before their access tokens expire (the
+   * same store given to tokenRouter() and revokeRefreshToken()): a token
+   * whose `sid` names one is refused with 401 `invalid_token`, also when it
+   * was accepted before. Default: none (a token is good until it expires).
+   */
+  revokedFamilies?: RevokedFamilies;
+  /**
+   * With `optional`: the registered applications. A request with
+   * `Authorization: Basic` whose client secret verifies (constant time)
+   * gets `req.verifiedClient = { id }`, so the rate limiter can count it as that
+   * application; a wrong secret sets nothing and is not refused here (the
+   * token endpoint refuses it). Default: none (Basic credentials are not read).
+   */
+  clients?: ClientStore;
 }
 
-const OPTION_NAMES = ['keys', 'issuer', 'audience', 'realm', 'clockTolerance', 'optional'] as const;
+const OPTION_NAMES = ['keys', 'issuer', 'audience', 'realm', 'clockTolerance', 'optional', 'revokedFamilies', 'clients'] as const;
 const FACTORY = 'bearerAuth';
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
@@ -71,6 +89,18 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
       ? DEFAULT_CLOCK_TOLERANCE
       : checkInteger(FACTORY, 'clockTolerance', given.clockTolerance, { min: 0, max: 300 });
   const optional = given.optional === undefined ? false : checkBoolean(FACTORY, 'optional', given.optional);
+  const revokedFamilies = given.revokedFamilies;
+  if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
+    invalidOption(FACTORY, 'revokedFamilies', revokedFamilies, 'a RevokedFamilies (isRevoked)');
+  }
+  const clients = given.clients;
+  if (clients !== undefined) {
+    if (typeof (clients as Partial<ClientStore>).findById !== 'function') {
+      invalidOption(FACTORY, 'clients', clients, 'a ClientStore (findById)');
+    }
+    // Without `optional` a Basic header is refused with 401 before it could be read.
+    if (!optional) invalidOption(FACTORY, 'clients', clients, 'given only with `optional: true`');
+  }
   const verifier = new AccessTokenVerifier(keys, issuer, audience, tolerance);
   const challenge = `Bearer realm="${realm}"`;
 
@@ -84,10 +114,32 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
       },
     });
 
+  /** Sets `req.verifiedClient` when the Basic credentials verify; never refuses. */
+  async function identifyClient(req: Request, store: ClientStore, header: string): Promise<void> {
+    const presented = parseBasicCredentials(header);
+    if (!presented) return;
+    let client: Awaited<ReturnType<ClientStore['findById']>>;
+    try {
+      client = await store.findById(presented.id);
+    } catch {
+      // The store is down: the request is counted by its address, as an anonymous one.
+      return;
+    }
+    // Compared even when the client is unknown, so the time taken says nothing.
+    const verified = clientSecretMatches(presented.secret, client?.secretHash);
+    if (verified && client !== undefined && !client.blocked) req.verifiedClient = { id: client.id };
+  }
+
   return function bearerAuthMiddleware(req: Request, _res: Response, next: NextFunction) {
     const header = req.headers.authorization;
     if (header === undefined || !BEARER_SCHEME.test(header)) {
-      if (optional) return next();
+      if (optional) {
+        if (clients !== undefined && header !== undefined) {
+          identifyClient(req, clients, header).then(() => next(), next);
+          return;
+        }
+        return next();
+      }
       // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
       return next(
         apiError('unauthenticated', {
@@ -103,6 +155,10 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
       claims = verifier.verify(match[1] as string);
     } catch (error) {
       return next(invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
+    }
+    // Checked on every request, after the verifier's cache too: a revoked family's tokens stop at once.
+    if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
+      return next(invalid('The access token was revoked.'));
     }
     req.accessToken = claims;
     req.auth = {

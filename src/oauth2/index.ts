@@ -1,3 +1,4 @@
+export { type BasicCredentials, isBasicScheme, parseBasicCredentials } from '../http/basic-credentials.js';
 export { ACCESS_TOKEN_TYPE, type AccessTokenClaims } from './access-tokens.js';
 export {
   type BearerAuthOptions,
@@ -6,14 +7,6 @@ export {
   requireScope,
   TOKEN_FAILURE_HEADERS,
 } from './bearer-auth.js';
-export {
-  addressKey,
-  type BruteForceOptions,
-  DEFAULT_GUARD_WINDOW_SECONDS,
-  DEFAULT_MAX_ATTEMPTS_PER_ADDRESS,
-  DEFAULT_MAX_FAILURES_PER_USERNAME,
-  LOGIN_POLICIES,
-} from './brute-force.js';
 export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
@@ -32,6 +25,7 @@ export {
   type PasswordHasherOptions,
   verifyPassword,
 } from './password-hasher.js';
+export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
 export {
   RedisClientStore,
   type RedisCommandClient,
@@ -39,6 +33,19 @@ export {
   type RedisStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
+export type { RevokedFamilies } from './revoked-families.js';
+export {
+  DEFAULT_GUARD_WINDOW_SECONDS,
+  DEFAULT_MAX_FAILURES_PER_ADDRESS,
+  DEFAULT_MAX_FAILURES_PER_USERNAME,
+  SIGN_IN_POLICIES,
+  SIGN_IN_QUEUE_TIMEOUT_MS,
+  type SignInAttempt,
+  type SignInGuard,
+  type SignInGuardOptions,
+  signInAddressKey,
+  signInGuard,
+} from './sign-in-guard.js';
 export {
   type ClientRecord,
   type ClientStore,
@@ -57,14 +64,24 @@ export {
   type UserRecord,
   type UserStore,
 } from './stores.js';
-export { TOKEN_CACHE_CONTROL, TOKEN_ERROR_PRAGMA, TOKEN_ERRORS, type TokenErrorCode, tokenError } from './token-errors.js';
+export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './token-endpoint-errors.js';
+export {
+  TOKEN_CACHE_CONTROL,
+  TOKEN_ERROR_PRAGMA,
+  TOKEN_ERRORS,
+  type TokenErrorCode,
+  tokenError,
+  tokenErrorShape,
+} from './token-errors.js';
 export {
   DEFAULT_ACCESS_TOKEN_TTL,
   DEFAULT_REFRESH_TOKEN_TTL,
+  type RevokeRefreshTokenOptions,
   revokeRefreshToken,
   TOKEN_PATH,
   TOKEN_REQUEST_TYPE,
   TOKEN_TYPE,
+  type TokenRouterConfiguration,
   type TokenRouterOptions,
   tokenRouter,
 } from './token-router.js';

@@ -1,5 +1,5 @@
 import { CACHE_CONTROL_SENSITIVE } from '../caching/cache-control.js';
-import { type ApiError, apiError } from '../errors/api-error.js';
+import { ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
 
 /**
@@ -43,4 +43,41 @@ export function tokenError(
     headers: { 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_ERROR_PRAGMA, ...headers },
     cause,
   });
+}
+
+/** The description of an unexpected failure: its cause stays in the log. */
+export const SERVER_ERROR_DESCRIPTION = 'The token endpoint failed; try again later.';
+
+/** The RFC 6749 code for an error status that has no code of its own. */
+function codeForStatus(status: number): TokenErrorCode {
+  if (status === 401) return 'invalid_client';
+  if (status === 429) return 'too_many_requests';
+  if (status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+/**
+ * The ErrorShape of the token endpoint (pass it to `setErrorShape()`): an
+ * ApiError raised by shared middleware that does not know RFC 6749 (a 413
+ * of the body parser, a 429 of the rate limiter, a 503 of a store) keeps its
+ * status and headers (`Retry-After`, `Allow`) and gets the RFC 6749 §5.2
+ * body `{ error, error_description }`, `Cache-Control: no-store, max-age=0`
+ * and `Pragma: no-cache`. An error that brings its own body (a token error,
+ * an RFC 6750 bearer error) is left as it is. A 5xx other than 503 is
+ * described generically.
+ */
+export function tokenErrorShape(error: ApiError): ApiError {
+  if (error.body !== undefined) return error;
+  const code = codeForStatus(error.status);
+  const description = code === 'server_error' ? SERVER_ERROR_DESCRIPTION : error.message;
+  return new ApiError(
+    { status: error.status, code: error.code, message: description },
+    {
+      message: description,
+      body: { error: code, error_description: description },
+      headers: { ...error.headers, 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_ERROR_PRAGMA },
+      cause: error.cause ?? error,
+    },
+  );
 }

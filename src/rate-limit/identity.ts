@@ -23,11 +23,11 @@ export type IdentifyRequest = (req: Request) => RequestIdentity | PromiseLike<Re
  * user of `req.auth` (a verified access token, set by bearerAuth(), see
  * src/auth-context.ts); the application of a verified token
  * (`req.auth.clientId`), else of verified client credentials
- * (`req.client.id`). Nothing a client merely claims (the id of an
+ * (`req.verifiedClient.id`). Nothing a client merely claims (the id of an
  * unchecked `Authorization: Basic`, a body's `client_id`) picks a counter:
  * such a request is counted by its address.
  */
 export function identifyRequest(req: Request): RequestIdentity {
   const auth = req.auth;
-  return { user: auth?.subject, application: auth?.clientId ?? req.client?.id };
+  return { user: auth?.subject, application: auth?.clientId ?? req.verifiedClient?.id };
 }

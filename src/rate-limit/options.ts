@@ -55,7 +55,7 @@ export interface RateLimitOptions {
   /**
    * Who a request acts for; it may return a promise (a session lookup).
    * Default: `identifyRequest`: `req.auth.subject` as the user, and
-   * `req.auth.clientId` or `req.client.id` (verified client credentials)
+   * `req.auth.clientId` or `req.verifiedClient.id` (verified client credentials)
    * as the application. Nothing the client merely claims is trusted.
    */
   identify?: IdentifyRequest;

@@ -69,6 +69,9 @@ describe('POST /v1/sessions', () => {
         const throttled = await attempt('caucus-race-winner');
         expect(throttled.status).toBe(429);
         expect(throttled.body.errors[0].code).toBe(42901);
+        expect(throttled.body.errors[0].message).toBe(
+          'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+        );
         expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
         expect(throttled.headers['set-cookie']).toBeUndefined();
       } finally {
@@ -77,9 +80,91 @@ describe('POST /v1/sessions', () => {
     });
   });
 
-  it('answers 400 when a field is missing', async () => {
+  describe('one sign-in guard with the token endpoint (one allowance of failures for both doors)', () => {
+    const tokenGrant = (url: string, username: string, password: string, headers: Record<string, string> = {}) =>
+      request(url).post('/v1/oauth2/token').type('form').set(headers).send({ grant_type: 'password', username, password });
+    const browser = (url: string, username: string, password: string, headers: Record<string, string> = {}) =>
+      request(url).post('/v1/sessions').type('form').set(headers).send({ username, password });
+    const count = (statuses: readonly number[], ...wanted: number[]) => statuses.filter((s) => wanted.includes(s)).length;
+
+    it('checks exactly 10 of 60 parallel wrong passwords sent to both doors, and refuses the rest with 429', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? tokenGrant : browser)(fresh.url, 'dodo', `guess-${i}`)),
+        );
+        const statuses = results.map((res) => res.status);
+        expect(count(statuses, 400, 401)).toBe(10);
+        expect(count(statuses, 429)).toBe(50);
+        // Still throttled at both doors, for the right password too.
+        expect((await browser(fresh.url, 'dodo', 'caucus-race-winner')).status).toBe(429);
+        expect((await tokenGrant(fresh.url, 'dodo', 'caucus-race-winner')).status).toBe(429);
+      } finally {
+        await fresh.stop();
+      }
+    });
+
+    it('refuses the browser sign-in of a user the token endpoint throttled, even with the right password', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        for (let i = 0; i < 10; i++) expect((await tokenGrant(fresh.url, 'dodo', 'guess')).status).toBe(400);
+        const throttled = await browser(fresh.url, 'dodo', 'caucus-race-winner');
+        expect(throttled.status).toBe(429);
+        expect(throttled.body).toEqual({
+          errors: [
+            { message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 },
+          ],
+        });
+        expect(throttled.headers['set-cookie']).toBeUndefined();
+        expectDocumented(throttled);
+      } finally {
+        await fresh.stop();
+      }
+    });
+
+    it('refuses the token endpoint to a user the browser door throttled, whatever the spelling or X-Forwarded-For', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        const spellings = ['dodo', 'DODO', ' Dodo ', 'ｄｏｄｏ'];
+        for (let i = 0; i < 10; i++) {
+          const spoofed = { 'X-Forwarded-For': `198.51.100.${i}` };
+          expect((await browser(fresh.url, spellings[i % 4] as string, 'guess', spoofed)).status).toBe(401);
+        }
+        const throttled = await tokenGrant(fresh.url, 'Dodo', 'caucus-race-winner', { 'X-Forwarded-For': '203.0.113.50' });
+        expect(throttled.status).toBe(429);
+        expect(throttled.body).toEqual({
+          error: 'too_many_requests',
+          error_description: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+        });
+        expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
+      } finally {
+        await fresh.stop();
+      }
+    });
+
+    it('never answers 429 to 200 sequential correct sign-ins from one address, through both doors', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        statuses.push((await (i % 2 === 0 ? tokenGrant : browser)(server.url, DEMO.username, DEMO.password)).status);
+      }
+      expect(count(statuses, 200)).toBe(100);
+      expect(count(statuses, 201)).toBe(100);
+    });
+
+    it('never answers 429 to 50 parallel correct sign-ins from one address, through both doors', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? tokenGrant : browser)(server.url, DEMO.username, DEMO.password)),
+      );
+      const statuses = results.map((res) => res.status);
+      expect(count(statuses, 200)).toBe(25);
+      expect(count(statuses, 201)).toBe(25);
+    });
+  });
+
+  it('answers 400 when a field is missing, naming the field (validate())', async () => {
     const res = await api().post('/v1/sessions').type('form').send({ username: DEMO.username });
     expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ code: 40005, field: 'password' })]);
     expectDocumented(res);
   });
 });

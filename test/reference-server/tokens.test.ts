@@ -78,6 +78,14 @@ describe('POST /v1/oauth2/token', () => {
       expectDocumented(res);
     });
 
+    it('refuses wrong client credentials in the body with 401 invalid_client and a Basic challenge (RFC 9110 §15.5.2)', async () => {
+      const res = await passwordGrant({ client_id: DEMO.clientId, client_secret: 'not-the-secret' });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed.' });
+      expect(res.headers['www-authenticate']).toBe('Basic realm="api", charset="UTF-8"');
+      expectDocumented(res);
+    });
+
     it('answers a wrong password and an unknown user alike: 400 invalid_grant with Pragma: no-cache', async () => {
       const wrong = await passwordGrant({ password: 'guess' });
       const unknown = await passwordGrant({ username: 'mallory', password: 'guess' });

@@ -9,6 +9,7 @@ import {
   errorHandler,
   notFound,
   type RefreshTokenStore,
+  signInGuard,
   type UserStore,
 } from 'express-api-conventions';
 import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
@@ -32,8 +33,6 @@ export interface Services {
   readonly refreshTokens: RefreshTokenStore;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
-  /** A bcrypt hash of no one's password, for unknown usernames at browser sign-in. */
-  readonly dummyHash: string;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
 }
@@ -43,9 +42,11 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, counters, dummyHash, secrets } = services;
+  const { state, users, sessions, accounts, clients, refreshTokens, counters, secrets } = services;
   const tokens = tokenSettings(secrets.token);
   const csrf = csrfTokens({ secret: secrets.csrf });
+  // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
+  const guard = signInGuard({ store: counters });
   const app = express();
 
   // The preset, whole (docs/preset.md): common and security headers,
@@ -56,12 +57,14 @@ export function createApp(settings: Settings, services: Services): Express {
   // rule 4: per user and per application, RateLimit headers on every answer),
   // bounded bodies, method override, CSRF for whatever the session cookie
   // authenticates, and POST /v1/oauth2/token (password and refresh_token
-  // grants, rotation, brute-force guard).
+  // grants, rotation, the sign-in guard shared with browser sign-in).
   app.use(
     conventions({
       corsPolicy: { origins: [...settings.corsOrigins] },
       maintenance: settings.maintenance ? { retryAfter: 300 } : false,
-      bearerAuth: { ...tokens, realm: REALM },
+      // Bearer callers, and applications whose Basic credentials verify, are
+      // known before the rate limiter counts them (SPEC.md Limits rule 4).
+      bearerAuth: { ...tokens, realm: REALM, clients },
       // A request without a bearer token may come from a signed-in browser:
       // its session is looked up before the rate limiter counts its user.
       before: { rateLimit: [sessionAuth(sessions)] },
@@ -81,7 +84,7 @@ export function createApp(settings: Settings, services: Services): Express {
         accessTokenTtl: settings.accessTokenTtl,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
-        bruteForce: { store: counters },
+        signInGuard: guard,
       },
     }),
   );
@@ -96,7 +99,7 @@ export function createApp(settings: Settings, services: Services): Express {
   });
 
   app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay }));
-  app.use(sessionsRouter({ sessions, accounts, dummyHash, csrf, users, counters, partitionSecret: secrets.partition }));
+  app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
   app.use(notFound(), errorHandler({ production: settings.production }));

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   hashPassword,
@@ -53,11 +52,8 @@ async function start(settings: Settings): Promise<void> {
   // The demo user (a user of the API and an account that signs in) and the demo application.
   const demoUser = { name: 'Alice Liddell', email: `${settings.demoUsername}@example.com`, gender: 'female' as const };
   const demoId = await seedUsers(state, users, demoUser);
-  const [passwordHash, dummyHash] = await Promise.all([
-    // The password is kept only as a bcrypt hash, made off the event loop.
-    hashPassword(settings.demoPassword, { cost: settings.passwordCost }),
-    hashPassword(randomBytes(16).toString('base64url'), { cost: settings.passwordCost }),
-  ]);
+  // The password is kept only as a bcrypt hash, made off the event loop.
+  const passwordHash = await hashPassword(settings.demoPassword, { cost: settings.passwordCost });
   await accounts.add({ username: settings.demoUsername, subject: demoId.toString(), passwordHash });
   await clients.add({ id: settings.demoClientId, secret: settings.demoClientSecret });
   // The browser page cannot keep a secret: it signs in as a public client (RFC 6749 §2.1).
@@ -71,7 +67,6 @@ async function start(settings: Settings): Promise<void> {
     clients,
     refreshTokens,
     counters,
-    dummyHash,
     secrets: {
       token: settings.tokenSecret ?? (await sharedSecret(state, 'access-token')),
       csrf: await sharedSecret(state, 'csrf'),

@@ -1,15 +1,13 @@
 import { type RequestHandler, Router } from 'express';
 import {
   apiError,
-  type CounterStore,
   type CsrfTokens,
   clearSiteData,
-  limiter,
-  normalizeUsername,
+  passwordSignIn,
   requireXhr,
-  tooManyRequests,
+  type SignInGuard,
   type UserStore,
-  verifyPassword,
+  validate,
 } from 'express-api-conventions';
 import type { UserRepository } from '../users/repository.js';
 import { representUser } from '../users/routes.js';
@@ -19,14 +17,23 @@ export interface SessionsRouterOptions {
   readonly sessions: SessionStore;
   /** The sign-in accounts: the same store the token endpoint reads. */
   readonly accounts: UserStore;
-  /** A bcrypt hash of no one's password: an unknown username costs a comparison too. */
-  readonly dummyHash: string;
+  /** The sign-in guard the token endpoint uses too: one allowance of failures for both doors. */
+  readonly guard: SignInGuard;
+  /** bcrypt cost of the accounts' hashes: an unknown username is checked against a dummy hash of this cost. */
+  readonly passwordCost: number;
   readonly csrf: CsrfTokens;
   readonly users: UserRepository;
-  /** Where failed sign-ins are counted (shared by every instance with Redis). */
-  readonly counters: CounterStore;
-  readonly partitionSecret: string;
 }
+
+/** The sign-in form, as docs/openapi.yaml describes it (`Credentials`). */
+const CREDENTIALS = {
+  type: 'object',
+  required: ['username', 'password'],
+  properties: {
+    username: { type: 'string', minLength: 1, maxLength: 256 },
+    password: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
+} as const;
 
 // SPEC.md: "Cookies carry the attributes Secure and HttpOnly" (secureCookies()
 // adds both to every cookie); Strict keeps the cookie off every cross-site request.
@@ -34,32 +41,22 @@ const COOKIE = { path: '/', maxAge: SESSION_TTL_SECONDS * 1000, sameSite: 'stric
 
 /** Browser sign-in, the current session, sign-out. */
 export function sessionsRouter(options: SessionsRouterOptions): Router {
-  const { sessions, accounts, dummyHash, csrf, users, counters, partitionSecret } = options;
-  // Ten failed sign-ins per username per quarter hour, as the token endpoint's guard.
-  const failures = limiter({ name: 'sign-in-failures', limit: 10, windowSeconds: 900, store: counters, partitionSecret });
+  const { sessions, accounts, guard, passwordCost, csrf, users } = options;
+  // The library's password check: the shared guard counts the attempt before
+  // the password is checked, and an unknown user costs a dummy comparison.
+  const checkPassword = passwordSignIn({ users: accounts, signInGuard: guard, passwordCost });
   const router = Router();
 
   const currentSession: RequestHandler = async (req, _res, next) => {
     next((await sessions.of(req)) ? undefined : apiError('unauthenticated', { message: 'No session: sign in first.' }));
   };
 
-  router.post('/v1/sessions', async (req, res) => {
-    const { username, password } = (req.body ?? {}) as Record<string, unknown>;
-    if (typeof username !== 'string' || typeof password !== 'string') {
-      throw apiError('validationFailed', { message: 'Send `username` and `password`.' });
-    }
-    const name = normalizeUsername(username);
-    const seen = await failures.peek(name);
-    // While throttled, even the right password is refused: one 201 among the 429s would tell.
-    if (seen.limited) throw tooManyRequests(seen, { error: 'tooManyLoginFailures' });
-    const account = await accounts.findByUsername(name);
-    const matches = await verifyPassword(password, account?.passwordHash ?? dummyHash);
-    if (!account || !matches) {
-      await failures.consume(name);
-      // One answer for an unknown user and a wrong password: no user enumeration.
-      throw apiError('unauthenticated', { message: 'The username or password is not right.' });
-    }
-    await failures.reset(name);
+  router.post('/v1/sessions', validate({ body: CREDENTIALS }), async (req, res) => {
+    const { username, password } = req.body as { username: string; password: string };
+    // While the username or address is throttled, even the right password gets 429.
+    const account = await checkPassword(req, username, password);
+    // One answer for an unknown user and a wrong password: no user enumeration.
+    if (!account) throw apiError('unauthenticated', { message: 'The username or password is not right.' });
     const id = await sessions.create(account.subject);
     res.cookie(SESSION_COOKIE, id, COOKIE);
     res

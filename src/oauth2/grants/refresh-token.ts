@@ -1,0 +1,67 @@
+import type { Params } from '../client-auth.js';
+import type { RevokedFamilies } from '../revoked-families.js';
+import { type ClientRecord, hashRefreshToken, newRefreshToken } from '../stores.js';
+import { tokenError } from '../token-errors.js';
+import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
+
+/** Seconds added to an access token's lifetime when its family is revoked: bearerAuth()'s clock tolerance at most. */
+const REVOCATION_MARGIN_SECONDS = 300;
+
+/**
+ * Records a revoked family in `revokedFamilies` for as long as one of its
+ * access tokens can live: `ttlSeconds` from now, plus the largest clock
+ * tolerance bearerAuth() accepts.
+ */
+export function recordRevokedFamily(
+  revokedFamilies: RevokedFamilies | undefined,
+  familyId: string,
+  ttlSeconds: number,
+): Promise<void> {
+  if (!revokedFamilies) return Promise.resolve();
+  return revokedFamilies.revoke(familyId, Date.now() + (ttlSeconds + REVOCATION_MARGIN_SECONDS) * 1000);
+}
+
+/**
+ * The refresh_token grant (RFC 6749 §6; RFC 9700 §4.14.2): every use
+ * rotates the token; an older token of a live family revokes the family,
+ * and with `revokedFamilies` its access tokens too.
+ */
+export async function refreshTokenGrant(
+  context: GrantContext,
+  params: Params,
+  client: ClientRecord | undefined,
+): Promise<Issued> {
+  const { config } = context;
+  const presented = params.refresh_token;
+  if (presented === undefined) throw tokenError('invalid_request', 'The refresh_token grant needs refresh_token.');
+  const requested = requestedScopes(params);
+  const tokenHash = hashRefreshToken(presented);
+  const family = await config.refreshTokens.find(tokenHash);
+  if (!family) throw tokenError('invalid_grant', 'The refresh token is not valid.');
+  // RFC 6749 §6: a token issued to a client is only refreshed by that client.
+  if (family.clientId !== client?.id) throw tokenError('invalid_grant', 'The refresh token was issued to another client.');
+  // RFC 6749 §6: the scope may narrow, never widen.
+  if (requested?.some((scope) => !family.scopes.includes(scope))) {
+    throw tokenError('invalid_scope', 'The requested scope exceeds the scope originally granted.');
+  }
+  const refreshToken = newRefreshToken();
+  const outcome = await config.refreshTokens.rotate(
+    tokenHash,
+    hashRefreshToken(refreshToken),
+    Date.now() + config.refreshTokenTtlMs,
+  );
+  if (outcome.status === 'reused') {
+    await recordRevokedFamily(config.revokedFamilies, outcome.familyId, config.accessTokenTtlSeconds);
+    throw tokenError('invalid_grant', 'The refresh token was already used; its token family is revoked.');
+  }
+  if (outcome.status !== 'rotated') throw tokenError('invalid_grant', 'The refresh token is not valid.');
+  const granted = outcome.family;
+  return {
+    subject: granted.subject,
+    clientId: granted.clientId,
+    familyId: granted.familyId,
+    scopes: requested ?? granted.scopes,
+    requested,
+    refreshToken,
+  };
+}

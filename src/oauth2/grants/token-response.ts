@@ -1,0 +1,62 @@
+import type { Response } from 'express';
+import { JSON_CONTENT_TYPE } from '../../json/json-responses.js';
+import { stringifyJson } from '../../json/serialize.js';
+import type { AccessTokenSigner } from '../access-tokens.js';
+import type { Params } from '../client-auth.js';
+import { formatScope, parseScope } from '../scope.js';
+import type { ClientRecord } from '../stores.js';
+import { tokenError } from '../token-errors.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
+
+/** SPEC.md "Token response": `token_type` "Value `bearer`". */
+export const TOKEN_TYPE = 'bearer';
+
+/** What a grant needs besides the request: the configuration and the signer built from it. */
+export interface GrantContext {
+  readonly config: TokenRouterConfiguration;
+  readonly signer: AccessTokenSigner;
+}
+
+/** What a grant answers with: the pair of tokens for one subject. */
+export interface Issued {
+  readonly subject: string;
+  readonly clientId: string | undefined;
+  readonly familyId: string;
+  readonly scopes: readonly string[];
+  /** The scope the request asked for, if any: `scope` is in the answer when the grant differs (RFC 6749 §5.1). */
+  readonly requested: readonly string[] | undefined;
+  readonly refreshToken: string;
+}
+
+/** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
+export function requestedScopes(params: Params): readonly string[] | undefined {
+  if (params.scope === undefined) return undefined;
+  const scopes = parseScope(params.scope);
+  if (!scopes) throw tokenError('invalid_scope', 'The scope parameter is malformed.');
+  return scopes;
+}
+
+/** The scopes a client may have: the known ones, narrowed by the client's own list. */
+export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | undefined): ReadonlySet<string> {
+  return client?.scopes === undefined ? known : new Set(client.scopes.filter((scope) => known.has(scope)));
+}
+
+/** Writes the RFC 6749 §5.1 token response (SPEC.md "Token response"). */
+export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
+  const { subject, clientId, familyId, scopes, requested, refreshToken } = issued;
+  const body: Record<string, unknown> = {
+    access_token: context.signer.sign({ subject, clientId, scopes, familyId }),
+    token_type: TOKEN_TYPE,
+    expires_in: context.config.accessTokenTtlSeconds,
+    refresh_token: refreshToken,
+  };
+  // RFC 6749 §5.1: `scope` is required when it differs from the requested one.
+  if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes)) {
+    body.scope = scopes.join(' ');
+  }
+  const text = stringifyJson(body);
+  res.statusCode = 200;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}

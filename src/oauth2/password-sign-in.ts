@@ -1,0 +1,102 @@
+import type { Request } from 'express';
+import { checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
+import { type SignInGuard, type SignInGuardOptions, signInGuard } from './sign-in-guard.js';
+import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore } from './stores.js';
+
+/**
+ * The one password check of the library, for every door that takes a
+ * username and a password (the token endpoint's password grant, a browser
+ * sign-in form): the sign-in guard reserves the attempt first, the user is
+ * looked up by the normalized username, and the password is verified off
+ * the event loop. An unknown username is checked against a dummy hash of the
+ * same bcrypt cost, so it takes as long as a wrong password and cannot be
+ * told apart from one.
+ */
+
+export interface PasswordSignInOptions {
+  /** Where users and their bcrypt hashes are found. Required. */
+  users: UserStore;
+  /**
+   * The sign-in guard (give every door the same instance), its options for
+   * a new one, or `false` for none. Default: a new guard with its defaults.
+   */
+  signInGuard?: SignInGuard | SignInGuardOptions | false;
+  /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
+  passwordHasher?: PasswordHasher;
+  /** bcrypt cost of the dummy hash an unknown username is checked against: use your users' cost. Default: 12. */
+  passwordCost?: number;
+}
+
+const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost'] as const;
+
+/**
+ * Checks a username and password: resolves to the user when they match,
+ * to undefined when they do not (unknown user or wrong password, one
+ * answer). Rejects with the guard's 429 or 503 ApiError.
+ */
+export type PasswordSignIn = (req: Request, username: string, password: string) => Promise<UserRecord | undefined>;
+
+const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+
+/** Reads a `signInGuard` option: a guard as is, options for a new one, `false` for none. */
+export function readSignInGuard(value: unknown): SignInGuard | undefined {
+  if (value === false) return undefined;
+  if (hasMethods(value, ['attempt'])) return value as SignInGuard;
+  return signInGuard(value as SignInGuardOptions | undefined);
+}
+
+/** Makes the password check; options are checked now. */
+export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
+  const given = readOptions<PasswordSignInOptions>(factory, options, OPTION_NAMES);
+  if (!hasMethods(given.users, ['findByUsername'])) invalidOption(factory, 'users', given.users, 'a UserStore (findByUsername)');
+  const users = given.users as UserStore;
+  if (given.passwordHasher !== undefined && !hasMethods(given.passwordHasher, ['hash', 'verify'])) {
+    invalidOption(factory, 'passwordHasher', given.passwordHasher, 'a PasswordHasher');
+  }
+  const hasher = given.passwordHasher;
+  const cost =
+    given.passwordCost === undefined
+      ? DEFAULT_BCRYPT_COST
+      : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE);
+  const guard = readSignInGuard(given.signInGuard);
+  const pool = (): PasswordHasher => hasher ?? defaultPasswordHasher();
+
+  // The dummy hash an unknown username is compared against: made once, at
+  // the users' cost, so "no such user" takes as long as "wrong password".
+  // Started now, so that not even the first unknown username is slower.
+  let dummyHash: Promise<string> | undefined;
+  const dummy = (): Promise<string> => {
+    if (!dummyHash) {
+      dummyHash = pool().hash(newRefreshToken(), cost);
+      dummyHash.catch(() => {
+        dummyHash = undefined;
+      });
+    }
+    return dummyHash;
+  };
+  dummy();
+
+  return async function checkPassword(req, username, password) {
+    const canonical = normalizeUsername(username);
+    const attempt = await guard?.attempt(req, canonical);
+    let user: UserRecord | undefined;
+    let matches: boolean;
+    try {
+      user = await users.findByUsername(canonical);
+      matches = await pool().verify(password, user?.passwordHash ?? (await dummy()));
+    } catch (error) {
+      await attempt?.cancelled();
+      throw error;
+    }
+    if (!user || !matches) {
+      await attempt?.failed();
+      return undefined;
+    }
+    await attempt?.succeeded();
+    return user;
+  };
+}

@@ -1,0 +1,262 @@
+import type { Request } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { checkInteger, readOptions } from '../config/options.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
+import { checkStore, secondsUntil } from '../rate-limit/limiter.js';
+import { storeKeyOf } from '../rate-limit/partition.js';
+import type { CounterState, CounterStore } from '../stores/counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { normalizeUsername } from './stores.js';
+
+/**
+ * The sign-in guard: one brute-force throttle for every door that checks a
+ * password (the token endpoint's password grant, a browser sign-in form),
+ * on one CounterStore, so that a guesser gets one allowance in all, not one
+ * per door.
+ *
+ * Failed sign-ins are counted per username (in its normalizeUsername()
+ * spelling, so case, width and space variants are one user) and per client
+ * address (`req.ip` through express-rate-limit's `ipKeyGenerator`: an IPv6
+ * client counts by its /56 block). Each attempt is reserved BEFORE its
+ * password is checked (a "pending" count beside the failures), and an
+ * attempt is admitted only while failures plus attempts in flight stay
+ * within the allowance: so parallel guesses get no more checks than the
+ * allowance. When the password is wrong the reservation becomes a failure;
+ * when it is right the reservation is given back and the username's failures
+ * are cleared: a successful sign-in is never what throttles.
+ *
+ * Attempts beyond the allowance that only wait for attempts in flight (50
+ * parallel sign-ins of one user) are held until those are decided, then
+ * admitted or refused. While a username or an address has used its
+ * allowance of failures, every attempt gets 429, the right password too
+ * (otherwise the one success among the 429s would tell the guesser). The
+ * trade-off: a guesser can lock a user out for the window; the options tune
+ * how many failures and how long.
+ */
+
+/** Default: 10 failed sign-ins per username per window, far below what guessing needs. */
+export const DEFAULT_MAX_FAILURES_PER_USERNAME = 10;
+/** Default: 100 failed sign-ins per client address per window (one address may serve many users). */
+export const DEFAULT_MAX_FAILURES_PER_ADDRESS = 100;
+/** Default window: 15 minutes. */
+export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
+/** Longest an attempt waits for attempts in flight before it is refused with 429. */
+export const SIGN_IN_QUEUE_TIMEOUT_MS = 10_000;
+/** A reservation left by a process that died mid-check is forgotten after this long. */
+const PENDING_WINDOW_MS = 60_000;
+
+/** Store-key prefixes of the guard's counts (each key then holds a SHA-256 digest of the identity, never the identity). */
+export const SIGN_IN_POLICIES = {
+  usernameFailures: 'sign-in-failures-username',
+  addressFailures: 'sign-in-failures-address',
+  usernamePending: 'sign-in-pending-username',
+  addressPending: 'sign-in-pending-address',
+} as const;
+
+export interface SignInGuardOptions {
+  /** Where counts live; a RedisCounterStore shares them between instances. Default: a new MemoryCounterStore. */
+  store?: CounterStore;
+  /** Failed sign-ins allowed per username per window. Default: 10. */
+  maxFailuresPerUsername?: number;
+  /** Failed sign-ins allowed per client address (`req.ip`) per window. Default: 100. */
+  maxFailuresPerAddress?: number;
+  /** Window length in seconds; a throttled username or address is free again at its end. Default: 900 (15 minutes). */
+  windowSeconds?: number;
+}
+
+const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds'] as const;
+const FACTORY = 'signInGuard';
+
+/** One admitted sign-in attempt: say how it ended. */
+export interface SignInAttempt {
+  /** The password was right: the reservation is given back and the username's failures are cleared. */
+  succeeded(): Promise<void>;
+  /** The password was wrong (or the user unknown): the reservation stays, as a failure. */
+  failed(): Promise<void>;
+  /** The password could not be checked (a store failed): the reservation is given back, nothing is counted. */
+  cancelled(): Promise<void>;
+}
+
+/** The guard; make one with signInGuard() and give the same one to every door. */
+export interface SignInGuard {
+  readonly maxFailuresPerUsername: number;
+  readonly maxFailuresPerAddress: number;
+  readonly windowSeconds: number;
+  /**
+   * Reserves one attempt for `username` from the request's address, before
+   * the password is checked. Rejects with a 429 ApiError (`tooManyLoginFailures`,
+   * with `Retry-After`) when the username or the address has used its
+   * allowance, and with a 503 (`stateStoreUnavailable`, `Retry-After: 5`)
+   * when the store cannot be reached: without its counts the guard cannot
+   * protect the password, so it fails closed.
+   */
+  attempt(req: Request, username: string): Promise<SignInAttempt>;
+}
+
+/** The key of a client address: express-rate-limit's, as rateLimit() counts it (IPv6 by /56). */
+export function signInAddressKey(req: Pick<Request, 'ip' | 'socket'>): string {
+  return ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '');
+}
+
+const unavailable = (cause: unknown): ApiError =>
+  apiError('stateStoreUnavailable', {
+    message: 'Sign-in is unavailable; try again later.',
+    headers: { 'Retry-After': '5' },
+    cause,
+  });
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Makes the sign-in guard; options are checked now (a wrong one throws ConfigurationError). */
+export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard {
+  const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES);
+  const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
+  const windowSeconds =
+    given.windowSeconds === undefined
+      ? DEFAULT_GUARD_WINDOW_SECONDS
+      : checkInteger(FACTORY, 'windowSeconds', given.windowSeconds, { min: 1, max: 86_400 * 30 });
+  const maxFailuresPerUsername =
+    given.maxFailuresPerUsername === undefined
+      ? DEFAULT_MAX_FAILURES_PER_USERNAME
+      : checkInteger(FACTORY, 'maxFailuresPerUsername', given.maxFailuresPerUsername, { min: 1 });
+  const maxFailuresPerAddress =
+    given.maxFailuresPerAddress === undefined
+      ? DEFAULT_MAX_FAILURES_PER_ADDRESS
+      : checkInteger(FACTORY, 'maxFailuresPerAddress', given.maxFailuresPerAddress, { min: 1 });
+  const windowMs = windowSeconds * 1000;
+
+  const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
+    try {
+      return await operation();
+    } catch (cause) {
+      throw unavailable(cause);
+    }
+  };
+
+  /** One dimension (username or address): its failure and pending keys and its allowance. */
+  interface Dimension {
+    readonly failures: string;
+    readonly pending: string;
+    readonly limit: number;
+    readonly refusal: string;
+  }
+
+  type Verdict = { readonly kind: 'admit' } | { readonly kind: 'wait' } | { readonly kind: 'refuse'; readonly error: ApiError };
+
+  const throttled = (dimensions: readonly Dimension[], states: readonly (CounterState | undefined)[]): ApiError => {
+    const now = Date.now();
+    let retryAfter = 1;
+    let message = '';
+    dimensions.forEach((dimension, index) => {
+      const state = states[index];
+      if ((state?.count ?? 0) >= dimension.limit) {
+        retryAfter = Math.max(retryAfter, secondsUntil(state?.resetAt ?? now, now));
+        message = message || dimension.refusal;
+      }
+    });
+    return apiError('tooManyLoginFailures', { message, headers: { 'Retry-After': String(retryAfter) } });
+  };
+
+  /** Reserves one pending slot in each dimension, then reads the failures (in that order: never an under-count). */
+  async function reserve(dimensions: readonly Dimension[]): Promise<Verdict> {
+    const reserved = await Promise.allSettled(dimensions.map((d) => store.increment(d.pending, PENDING_WINDOW_MS)));
+    const refused = reserved.find((outcome) => outcome.status === 'rejected');
+    if (refused) {
+      await release(dimensions.filter((_, i) => reserved[i]?.status === 'fulfilled'));
+      throw unavailable(refused.reason);
+    }
+    const pending = reserved.map((outcome) => (outcome as PromiseFulfilledResult<CounterState>).value);
+    let failures: (CounterState | undefined)[];
+    try {
+      failures = await Promise.all(dimensions.map((d) => store.get(d.failures)));
+    } catch (cause) {
+      await release(dimensions);
+      throw unavailable(cause);
+    }
+    const used = failures.map((state) => state?.count ?? 0);
+    if (dimensions.some((d, i) => (used[i] as number) >= d.limit)) {
+      await release(dimensions);
+      return { kind: 'refuse', error: throttled(dimensions, failures) };
+    }
+    // Failures so far plus attempts in flight (this one included) must fit the allowance.
+    // (A pending window that ends while attempts are in flight lets their give-back land in the
+    // next window: at most a few more checks at that instant, never a lasting over-count.)
+    if (dimensions.some((d, i) => (used[i] as number) + (pending[i] as CounterState).count > d.limit)) {
+      await release(dimensions);
+      return { kind: 'wait' };
+    }
+    return { kind: 'admit' };
+  }
+
+  /** Gives back the pending slot of each dimension; a failure here only lets the slot expire with its window. */
+  async function release(dimensions: readonly Dimension[]): Promise<void> {
+    await Promise.all(dimensions.map((d) => store.decrement(d.pending).catch(() => undefined)));
+  }
+
+  return {
+    maxFailuresPerUsername,
+    maxFailuresPerAddress,
+    windowSeconds,
+    async attempt(req, username) {
+      const user = normalizeUsername(username);
+      const address = signInAddressKey(req);
+      const byUser: Dimension = {
+        failures: storeKeyOf(SIGN_IN_POLICIES.usernameFailures, user),
+        pending: storeKeyOf(SIGN_IN_POLICIES.usernamePending, user),
+        limit: maxFailuresPerUsername,
+        refusal: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+      };
+      const byAddress: Dimension = {
+        failures: storeKeyOf(SIGN_IN_POLICIES.addressFailures, address),
+        pending: storeKeyOf(SIGN_IN_POLICIES.addressPending, address),
+        limit: maxFailuresPerAddress,
+        refusal: 'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
+      };
+      const dimensions = [byUser, byAddress];
+      const deadline = Date.now() + SIGN_IN_QUEUE_TIMEOUT_MS;
+      let delay = 10;
+      for (;;) {
+        const verdict = await reserve(dimensions);
+        if (verdict.kind === 'refuse') throw verdict.error;
+        if (verdict.kind === 'admit') break;
+        // Held only by attempts in flight: wait for them to be decided (with jitter, so waiters do not move in step).
+        if (Date.now() + delay > deadline) {
+          throw apiError('tooManyLoginFailures', {
+            message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
+            headers: { 'Retry-After': '1' },
+          });
+        }
+        await sleep(delay / 2 + Math.random() * delay);
+        delay = Math.min(delay * 2, 200);
+      }
+      let settled = false;
+      const settle = () => {
+        if (settled) throw new Error('This sign-in attempt was already settled.');
+        settled = true;
+      };
+      return {
+        async succeeded() {
+          settle();
+          await release(dimensions);
+          // The sign-in stands even if the store fails now: the failures left behind only expire with their window.
+          await store.reset(byUser.failures).catch(() => undefined);
+        },
+        async cancelled() {
+          settle();
+          await release(dimensions);
+        },
+        async failed() {
+          settle();
+          // The failure is counted before the reservation is given back: never an instant where neither counts.
+          try {
+            await guarded(() =>
+              Promise.all([store.increment(byUser.failures, windowMs), store.increment(byAddress.failures, windowMs)]),
+            );
+          } finally {
+            await release(dimensions);
+          }
+        },
+      };
+    },
+  };
+}
