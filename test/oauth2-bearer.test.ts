@@ -343,7 +343,10 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
         app.use(bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, optional: true, clients }));
         // Node's IncomingMessage has its own `client` (a deprecated alias of `socket`): read the id.
         app.get('/v1/who', (req, res) => {
-          res.json({ client: req.verifiedClient?.id === undefined ? null : { id: req.verifiedClient.id }, auth: req.auth ?? null });
+          res.json({
+            client: req.verifiedClient?.id === undefined ? null : { id: req.verifiedClient.id },
+            auth: req.auth ?? null,
+          });
         });
         app.use(notFound(), errorHandler({ production: true, log: false }));
         return app;
