@@ -1,0 +1,129 @@
+import { checkFunction, checkInteger } from '../config/options.js';
+import { type RedisConnection, RedisScript, type RedisStoreOptions, readRedisOptions, taggedKey } from '../stores/redis/index.js';
+import { DEFAULT_OAUTH2_REDIS_PREFIX } from './redis-stores.js';
+import type { RevokedFamilies } from './revoked-families.js';
+
+export interface RedisRevokedFamiliesOptions extends RedisStoreOptions {
+  /** Prefix of the store's one key, `<prefix>revoked:{families}`. Default: `'oauth2:'`. */
+  prefix?: string;
+  /**
+   * How often the local copy is refreshed from Redis, in milliseconds: a
+   * revocation made on another instance is seen here within this interval
+   * plus one round trip. Default: `250`.
+   */
+  pollIntervalMs?: number;
+  /**
+   * Called with the error when a refresh fails (Redis unreachable); the
+   * local copy is kept as it was and the next refresh tries again.
+   * Default: none (failures are silent).
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** The default refresh interval of RedisRevokedFamilies, in milliseconds. */
+export const DEFAULT_REVOKED_POLL_INTERVAL_MS = 250;
+
+// KEYS: the sorted set (member: family id, score: end of its revocation, ms).
+// ARGV: family id, until (ms), now (ms). Drops ended entries, keeps the later
+// end of a family revoked twice (GT), and lets the key expire with its last entry.
+const REVOKE = new RedisScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+local last = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
+return 1
+`);
+
+/**
+ * Revoked families shared through Redis (a single Redis or a Redis Cluster:
+ * one key). Each instance keeps a local copy, so `isRevoked()` is one Map
+ * lookup and never waits for Redis; an unref'd timer refreshes the copy
+ * every `pollIntervalMs` (250 ms by default) with one `ZRANGEBYSCORE` of the
+ * entries not yet ended, so a revocation made on any instance holds on every
+ * instance within about a quarter of a second. The sorted set is scored by
+ * the end of each revocation; ended entries are dropped from it on each
+ * revoke and the key expires with its last entry.
+ *
+ * During a Redis outage `isRevoked()` answers from the last copy (plus this
+ * instance's own revocations), `revoke()` rejects within `commandTimeoutMs`,
+ * and the timer keeps trying: the copy is current again at the first
+ * refresh after Redis is back.
+ */
+export class RedisRevokedFamilies implements RevokedFamilies {
+  readonly #redis: RedisConnection;
+  readonly #key: string;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #timer: NodeJS.Timeout;
+  // The last copy read from Redis, and this instance's own revocations (kept
+  // also when Redis could not be told, until they end).
+  #shared = new Map<string, number>();
+  readonly #own = new Map<string, number>();
+  #refreshing: Promise<void> | undefined;
+
+  constructor(options: Readonly<RedisRevokedFamiliesOptions>) {
+    const { connection, given } = readRedisOptions<RedisRevokedFamiliesOptions>(
+      'RedisRevokedFamilies',
+      options,
+      DEFAULT_OAUTH2_REDIS_PREFIX,
+      ['pollIntervalMs', 'onError'],
+    );
+    this.#redis = connection;
+    this.#key = taggedKey(connection.prefix, 'revoked', 'families');
+    const pollIntervalMs = checkInteger(
+      'RedisRevokedFamilies',
+      'pollIntervalMs',
+      given.pollIntervalMs ?? DEFAULT_REVOKED_POLL_INTERVAL_MS,
+      { min: 10, max: 60_000 },
+    );
+    this.#onError =
+      given.onError === undefined
+        ? undefined
+        : checkFunction<(error: unknown) => void>('RedisRevokedFamilies', 'onError', given.onError);
+    this.#timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.#onError?.(error));
+    }, pollIntervalMs);
+    this.#timer.unref();
+    this.refresh().catch((error: unknown) => this.#onError?.(error));
+  }
+
+  async revoke(familyId: string, untilMs: number): Promise<void> {
+    if (untilMs > (this.#own.get(familyId) ?? 0)) this.#own.set(familyId, untilMs);
+    await REVOKE.run(this.#redis, [this.#key], [familyId, String(Math.ceil(untilMs)), String(Date.now())]);
+  }
+
+  isRevoked(familyId: string): boolean {
+    const until = Math.max(this.#shared.get(familyId) ?? 0, this.#own.get(familyId) ?? 0);
+    return until > Date.now();
+  }
+
+  /**
+   * Reads the entries not yet ended into the local copy now (the timer does
+   * it every `pollIntervalMs`); rejects when Redis does not answer, keeping
+   * the last copy.
+   */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#read().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  /** How many entries the local copy holds. */
+  get size(): number {
+    return this.#shared.size + this.#own.size;
+  }
+
+  /** Stops the refresh timer. The client stays open: the application closes it. */
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  async #read(): Promise<void> {
+    const now = Date.now();
+    const reply = (await this.#redis.send(this.#key, ['ZRANGEBYSCORE', this.#key, `(${now}`, '+inf', 'WITHSCORES'])) as unknown[];
+    const shared = new Map<string, number>();
+    for (let i = 0; i + 1 < reply.length; i += 2) shared.set(String(reply[i]), Number(reply[i + 1]));
+    this.#shared = shared;
+    for (const [familyId, until] of this.#own) if (until <= now) this.#own.delete(familyId);
+  }
+}
