@@ -1,5 +1,12 @@
 import { checkFunction, checkInteger } from '../config/options.js';
-import { type RedisConnection, RedisScript, type RedisStoreOptions, readRedisOptions, taggedKey } from '../stores/redis/index.js';
+import {
+  type RedisConnection,
+  RedisScript,
+  type RedisStoreOptions,
+  readRedisOptions,
+  replyText,
+  taggedKey,
+} from '../stores/redis/index.js';
 import { DEFAULT_OAUTH2_REDIS_PREFIX } from './redis-stores.js';
 import type { RevokedFamilies } from './revoked-families.js';
 
@@ -58,7 +65,10 @@ export class RedisRevokedFamilies implements RevokedFamilies {
   // also when Redis could not be told, until they end).
   #shared = new Map<string, number>();
   readonly #own = new Map<string, number>();
-  #refreshing: Promise<void> | undefined;
+  // Reads are numbered, so a slow one never overwrites a newer copy.
+  #reads = 0;
+  #applied = 0;
+  #polling = false;
 
   constructor(options: Readonly<RedisRevokedFamiliesOptions>) {
     const { connection, given } = readRedisOptions<RedisRevokedFamiliesOptions>(
@@ -79,11 +89,9 @@ export class RedisRevokedFamilies implements RevokedFamilies {
       given.onError === undefined
         ? undefined
         : checkFunction<(error: unknown) => void>('RedisRevokedFamilies', 'onError', given.onError);
-    this.#timer = setInterval(() => {
-      this.refresh().catch((error: unknown) => this.#onError?.(error));
-    }, pollIntervalMs);
+    this.#timer = setInterval(() => this.#poll(), pollIntervalMs);
     this.#timer.unref();
-    this.refresh().catch((error: unknown) => this.#onError?.(error));
+    this.#poll();
   }
 
   async revoke(familyId: string, untilMs: number): Promise<void> {
@@ -102,10 +110,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
    * the last copy.
    */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#read().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
+    return this.#read();
   }
 
   /** How many entries the local copy holds. */
@@ -118,12 +123,30 @@ export class RedisRevokedFamilies implements RevokedFamilies {
     clearInterval(this.#timer);
   }
 
+  // One timer read at a time: a Redis slower than the interval is not piled on.
+  #poll(): void {
+    if (this.#polling) return;
+    this.#polling = true;
+    this.#read()
+      .catch((error: unknown) => this.#onError?.(error))
+      .finally(() => {
+        this.#polling = false;
+      });
+  }
+
   async #read(): Promise<void> {
+    const read = ++this.#reads;
     const now = Date.now();
     const reply = (await this.#redis.send(this.#key, ['ZRANGEBYSCORE', this.#key, `(${now}`, '+inf', 'WITHSCORES'])) as unknown[];
+    if (read < this.#applied) return;
     const shared = new Map<string, number>();
-    for (let i = 0; i + 1 < reply.length; i += 2) shared.set(String(reply[i]), Number(reply[i + 1]));
+    // RESP3 (node-redis v6's default) answers [[member, score], ...]; RESP2 a flat list.
+    const pairs = reply.every(Array.isArray)
+      ? (reply as unknown[][])
+      : Array.from({ length: reply.length >> 1 }, (_, i) => [reply[2 * i], reply[2 * i + 1]]);
+    for (const [member, score] of pairs) shared.set(replyText(member) ?? String(member), Number(score));
     this.#shared = shared;
+    this.#applied = read;
     for (const [familyId, until] of this.#own) if (until <= now) this.#own.delete(familyId);
   }
 }
