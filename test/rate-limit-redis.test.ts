@@ -104,6 +104,37 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       expect(await store.get('k')).toBeUndefined();
     });
 
+    describe('decrement()', () => {
+      it('gives one hit back and keeps the TTL', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.increment('k', 60_000);
+        await store.increment('k', 60_000);
+        const before = await client.pTTL('eac:k');
+        await store.decrement('k');
+        expect(await client.get('eac:k')).toBe('1');
+        const ttl = await client.pTTL('eac:k');
+        expect(ttl).toBeGreaterThan(before - 1_000);
+        expect(ttl).toBeLessThanOrEqual(before);
+        expect(await store.get('k')).toMatchObject({ count: 1 });
+      });
+
+      it('never goes below 0', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.increment('k', 60_000);
+        await store.decrement('k');
+        await store.decrement('k');
+        expect(await client.get('eac:k')).toBe('0');
+        expect(await store.increment('k', 60_000)).toMatchObject({ count: 1 });
+      });
+
+      it('is a no-op on a missing key (creates none)', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.decrement('missing');
+        expect(await client.exists('eac:missing')).toBe(0);
+        expect(await store.get('missing')).toBeUndefined();
+      });
+    });
+
     it('loads its script again after Redis forgot it', async () => {
       const store = new RedisCounterStore({ client });
       await store.increment('k', 60_000);
@@ -125,6 +156,43 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
     ])('refuses %j', (options, message) => {
       const withClient = 'client' in options ? options : { client: client as unknown as RedisScriptClient, ...options };
       expect(() => new RedisCounterStore(withClient as never)).toThrow(message);
+    });
+  });
+
+  describe('a Redis that stops answering (SIGSTOP: connections open, no replies)', () => {
+    let frozen: RedisServer;
+    let frozenClient: Client;
+
+    beforeAll(async () => {
+      frozen = await startRedis();
+      frozenClient = await connect(frozen.url);
+    });
+    afterAll(async () => {
+      frozenClient?.destroy();
+      await frozen?.stop();
+    });
+
+    it('fails every command within commandTimeoutMs, then works again when it answers', async () => {
+      const store = new RedisCounterStore({ client: frozenClient, commandTimeoutMs: 200 });
+      await store.increment('k', 60_000);
+      frozen.pause();
+      try {
+        for (const call of [
+          () => store.increment('k', 60_000),
+          () => store.get('k'),
+          () => store.decrement('k'),
+          () => store.reset('k'),
+        ]) {
+          const started = Date.now();
+          await expect(call()).rejects.toThrow(/did not answer .* within 200 ms|timeout/i);
+          expect(Date.now() - started).toBeLessThan(1_000);
+        }
+      } finally {
+        frozen.resume();
+      }
+      // Commands that timed out may still run once Redis wakes up (the reset did); the store answers again.
+      const state = await store.increment('k', 60_000);
+      expect(state.resetAt).toBeGreaterThan(Date.now());
     });
   });
 

@@ -49,6 +49,12 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
     expect(new Set(cluster.masters.map((master) => master.port))).toEqual(new Set(redisCluster.ports));
   });
 
+  it('places keys where hashSlot() says (CLUSTER KEYSLOT)', async () => {
+    const keys = ['eac:user:1', 'oauth2:family:{f-1}', 'oauth2:rt:abc', 'foo{}{bar}', 'foo{{bar}}zap', 'ключ'];
+    const node = await cluster.nodeClient(cluster.masters[0] as (typeof cluster.masters)[number]);
+    for (const key of keys) expect(await node.sendCommand(['CLUSTER', 'KEYSLOT', key])).toBe(hashSlot(key));
+  });
+
   describe('RedisCounterStore', () => {
     it('counts, gives back, reads and resets keys spread over every master', async () => {
       const store = new RedisCounterStore({ client: cluster, prefix: prefix() });

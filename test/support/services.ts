@@ -71,6 +71,12 @@ export interface RedisServer {
   readonly port: number;
   /** Stops the server (SIGKILL-free: waits for exit). */
   stop(): Promise<void>;
+  /**
+   * Freezes the process (SIGSTOP): connections stay open and nothing is
+   * answered, as with a black-holed Redis. `resume()` (SIGCONT) thaws it.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
@@ -93,9 +99,12 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs: number):
   });
 }
 
-/** Starts a real redis-server on a free loopback port, in memory only. */
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
+/**
+ * Starts a real redis-server on a free loopback port (or on `port`, to bring
+ * a stopped one back where its clients reconnect), in memory only.
+ */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
   const child = spawn(
     REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
@@ -109,8 +118,11 @@ export async function startRedis(): Promise<RedisServer> {
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
+        child.kill('SIGCONT');
         child.kill('SIGTERM');
       }),
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
   };
 }
 
