@@ -141,8 +141,14 @@ describe('MemoryRefreshTokenStore', () => {
   });
 
   it.each([
-    [{ rememberedTokens: 0 }, 'MemoryRefreshTokenStore(options): `rememberedTokens` must be an integer from 1 to 1000; received 0.'],
-    [{ sweepIntervalMs: 0 }, 'MemoryRefreshTokenStore(options): `sweepIntervalMs` must be an integer from 1 to 2147483647; received 0.'],
+    [
+      { rememberedTokens: 0 },
+      'MemoryRefreshTokenStore(options): `rememberedTokens` must be an integer from 1 to 1000; received 0.',
+    ],
+    [
+      { sweepIntervalMs: 0 },
+      'MemoryRefreshTokenStore(options): `sweepIntervalMs` must be an integer from 1 to 2147483647; received 0.',
+    ],
   ])('refuses %j', (options, message) => {
     expect(() => new MemoryRefreshTokenStore(options)).toThrow(message);
   });
