@@ -61,9 +61,10 @@ export class RedisRevokedFamilies implements RevokedFamilies {
   readonly #key: string;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
-  // The last copy read from Redis, and this instance's own revocations (kept
-  // also when Redis could not be told, until they end).
-  #shared = new Map<string, number>();
+  // The last copy read from Redis merged with this instance's own
+  // revocations (`#own`, kept also when Redis could not be told, until they
+  // end): isRevoked() is one lookup.
+  #copy = new Map<string, number>();
   readonly #own = new Map<string, number>();
   // Reads are numbered, so a slow one never overwrites a newer copy.
   #reads = 0;
@@ -96,12 +97,13 @@ export class RedisRevokedFamilies implements RevokedFamilies {
 
   async revoke(familyId: string, untilMs: number): Promise<void> {
     if (untilMs > (this.#own.get(familyId) ?? 0)) this.#own.set(familyId, untilMs);
+    if (untilMs > (this.#copy.get(familyId) ?? 0)) this.#copy.set(familyId, untilMs);
     await REVOKE.run(this.#redis, [this.#key], [familyId, String(Math.ceil(untilMs)), String(Date.now())]);
   }
 
   isRevoked(familyId: string): boolean {
-    const until = Math.max(this.#shared.get(familyId) ?? 0, this.#own.get(familyId) ?? 0);
-    return until > Date.now();
+    const until = this.#copy.get(familyId);
+    return until !== undefined && until > Date.now();
   }
 
   /**
@@ -115,7 +117,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
 
   /** How many entries the local copy holds. */
   get size(): number {
-    return this.#shared.size + this.#own.size;
+    return this.#copy.size;
   }
 
   /** Stops the refresh timer. The client stays open: the application closes it. */
@@ -139,14 +141,17 @@ export class RedisRevokedFamilies implements RevokedFamilies {
     const now = Date.now();
     const reply = (await this.#redis.send(this.#key, ['ZRANGEBYSCORE', this.#key, `(${now}`, '+inf', 'WITHSCORES'])) as unknown[];
     if (read < this.#applied) return;
-    const shared = new Map<string, number>();
+    const copy = new Map<string, number>();
     // RESP3 (node-redis v6's default) answers [[member, score], ...]; RESP2 a flat list.
     const pairs = reply.every(Array.isArray)
       ? (reply as unknown[][])
       : Array.from({ length: reply.length >> 1 }, (_, i) => [reply[2 * i], reply[2 * i + 1]]);
-    for (const [member, score] of pairs) shared.set(replyText(member) ?? String(member), Number(score));
-    this.#shared = shared;
+    for (const [member, score] of pairs) copy.set(replyText(member) ?? String(member), Number(score));
+    for (const [familyId, until] of this.#own) {
+      if (until <= now) this.#own.delete(familyId);
+      else if (until > (copy.get(familyId) ?? 0)) copy.set(familyId, until);
+    }
+    this.#copy = copy;
     this.#applied = read;
-    for (const [familyId, until] of this.#own) if (until <= now) this.#own.delete(familyId);
   }
 }
