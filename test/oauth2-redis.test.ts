@@ -13,7 +13,7 @@ import {
   revokeRefreshToken,
   tokenRouter,
 } from '../src/oauth2/index.js';
-import { RedisCounterStore } from '../src/rate-limit/index.js';
+import { RedisCounterStore, StoreUnavailableError } from '../src/rate-limit/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
@@ -288,7 +288,9 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
         ];
         for (const call of calls) {
           const started = Date.now();
-          await expect(call()).rejects.toThrow(/within 200 ms|timeout/i);
+          const failure = call();
+          await expect(failure).rejects.toThrow(StoreUnavailableError);
+          await expect(failure).rejects.toThrow(/within 200 ms|timeout/i);
           expect(Date.now() - started).toBeLessThan(1_000);
         }
         frozen.resume();
@@ -298,6 +300,15 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
         client.destroy();
         await frozen.stop();
       }
+    });
+
+    it('rejects with StoreUnavailableError when Redis answers with an error', async () => {
+      const client = await connect();
+      const keyPrefix = `wrong${++prefix}:`;
+      await client.set(`${keyPrefix}user:alice`, 'not a hash');
+      const failure = new RedisUserStore({ client, prefix: keyPrefix }).findByUsername('alice');
+      await expect(failure).rejects.toThrow(StoreUnavailableError);
+      await expect(failure).rejects.toThrow('RedisUserStore: Redis failed HMGET: WRONGTYPE');
     });
 
     it('is bounded by 500 ms by default', async () => {

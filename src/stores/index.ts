@@ -15,3 +15,4 @@ export {
   type RedisCounterStoreOptions,
   type RedisScriptClient,
 } from './redis-counter-store.js';
+export { StoreUnavailableError } from './store-error.js';

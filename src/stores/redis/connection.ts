@@ -1,4 +1,5 @@
 import { checkInteger, checkString, invalidOption, readOptions } from '../../config/options.js';
+import { StoreUnavailableError } from '../store-error.js';
 
 /**
  * The one way every Redis store of the library talks to Redis: through a
@@ -57,7 +58,7 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 const MAX_COMMAND_TIMEOUT_MS = 60_000;
 
 /** A command that got no answer within the store's `commandTimeoutMs`. */
-export class RedisTimeoutError extends Error {
+export class RedisTimeoutError extends StoreUnavailableError {
   override readonly name = 'RedisTimeoutError';
 }
 
@@ -92,23 +93,29 @@ export class RedisConnection {
   /**
    * Sends one command. `key` is the key that decides the hash slot (on a
    * cluster the command goes to the node that holds it): every key the
-   * command touches must share that slot.
+   * command touches must share that slot. Rejects with a
+   * StoreUnavailableError (a RedisTimeoutError when the deadline passed),
+   * the client's error as its `cause`.
    */
   send(key: string, args: string[]): Promise<unknown> {
     const client = this.#client;
+    const command = args[0] ?? '';
     const reply = new Promise<unknown>((resolve) => {
       resolve(isCluster(client) ? client.sendCommand(key, false, args, this.#options) : client.sendCommand(args, this.#options));
+    }).catch((cause: unknown) => {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${command}: ${why}`, { cause });
     });
-    return this.#bounded(reply, args[0] ?? '');
+    return this.#bounded(reply, command);
   }
 
   #bounded(reply: Promise<unknown>, command: string): Promise<unknown> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new RedisTimeoutError(`${this.owner}: Redis did not answer ${command} within ${this.commandTimeoutMs} ms.`)),
-        this.commandTimeoutMs,
-      );
+      timer = setTimeout(() => {
+        const message = `${this.owner}: Redis did not answer ${command} within ${this.commandTimeoutMs} ms.`;
+        reject(new RedisTimeoutError(this.owner, message));
+      }, this.commandTimeoutMs);
     });
     return Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
   }

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { RedisConnection } from './connection.js';
 
-const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith('NOSCRIPT');
+// The layer wraps the client's error; NOSCRIPT is the reply Redis gives for an unknown digest.
+const isNoScript = (error: unknown): boolean => {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  return cause instanceof Error && cause.message.startsWith('NOSCRIPT');
+};
 
 /**
  * A Lua script run by its SHA-1 (EVALSHA sends only the digest), loaded with
