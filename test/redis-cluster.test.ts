@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import bcrypt from 'bcryptjs';
 import express, { type Express } from 'express';
 import { createClient, createCluster } from 'redis';
@@ -221,4 +223,25 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
       await single.close();
     }
   });
+});
+
+describeWith(REDIS_SERVER, 'startRedisCluster()', () => {
+  const accepts = (port: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      const socket = createConnection(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+
+  it('stops every node and removes its directory', async () => {
+    const started = await startRedisCluster(3);
+    expect(existsSync(started.dir)).toBe(true);
+    expect(await Promise.all(started.ports.map(accepts))).toEqual([true, true, true]);
+    await started.stop();
+    expect(existsSync(started.dir)).toBe(false);
+    expect(await Promise.all(started.ports.map(accepts))).toEqual([false, false, false]);
+  }, 60_000);
 });

@@ -140,6 +140,8 @@ export interface RedisCluster {
   readonly ports: readonly number[];
   /** `rootNodes` for node-redis's `createCluster()`. */
   readonly rootNodes: readonly { url: string }[];
+  /** The temporary directory of the nodes' config files, removed by `stop()`. */
+  readonly dir: string;
   /** Stops every node (waits for each to exit) and removes their directory. */
   stop(): Promise<void>;
 }
@@ -149,7 +151,8 @@ export interface RedisCluster {
  * loopback ports: one `redis-server --cluster-enabled yes` per master, each
  * with its own cluster bus port and config file in a temporary directory,
  * joined with `redis-cli --cluster create`, and ready once every node reports
- * `cluster_state:ok`. Whatever fails half-way is stopped and removed.
+ * `cluster_state:ok`. Whatever fails half-way is stopped and removed. Needs
+ * Redis 7 (`--cluster-port`: the bus port is chosen free too, not port + 10000).
  */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'eac-redis-cluster-'));
@@ -212,5 +215,5 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     await stop();
     throw error;
   }
-  return { ports, rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })), stop };
+  return { ports, rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })), dir, stop };
 }
