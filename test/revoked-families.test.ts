@@ -112,8 +112,8 @@ describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => 
     await a.refresh();
     expect(b.size).toBe(0);
     expect(a.size).toBe(0);
-    // The key expires with its last entry.
-    expect(await client.exists(`${prefix}revoked:{families}`)).toBe(0);
+    // The keys expire with the last entry.
+    expect(await client.exists([`${prefix}revoked:{families}`, `${prefix}revoked:{families}:version`])).toBe(0);
   });
 
   it('keeps the later end of a family revoked twice', async () => {
@@ -123,6 +123,32 @@ describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => 
     await b.revoke('f', Date.now() + 1_000);
     const client = await connect();
     expect(Number(await client.zScore(`${prefix}revoked:{families}`, 'f'))).toBe(until);
+  });
+
+  it('reads the entries only when the version changed (a quiet poll is one small reply)', async () => {
+    const real = await connect();
+    const replies: unknown[] = [];
+    const spy = {
+      sendCommand: (args: string[], options?: { timeout?: number }) =>
+        real.sendCommand(args, options).then((reply) => {
+          replies.push(reply);
+          return reply;
+        }),
+    };
+    const prefix = `quiet${++run}:`;
+    const a = new RedisRevokedFamilies({ client: await connect(), prefix });
+    const b = new RedisRevokedFamilies({ client: spy, prefix, pollIntervalMs: 60_000 });
+    stores.push(a, b);
+    for (let i = 0; i < 50; i++) await a.revoke(`f-${i}`, Date.now() + 60_000);
+    await b.refresh();
+    expect((replies.at(-1) as unknown[])[1]).toHaveLength(100);
+    await b.refresh();
+    expect(replies.at(-1)).toHaveLength(1);
+    expect(b.isRevoked('f-49')).toBe(true);
+    await a.revoke('f-50', Date.now() + 60_000);
+    await b.refresh();
+    expect((replies.at(-1) as unknown[])[1]).toHaveLength(102);
+    expect(b.isRevoked('f-50')).toBe(true);
   });
 
   it('stops refreshing on close()', async () => {
