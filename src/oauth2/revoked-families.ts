@@ -52,7 +52,6 @@ export class MemoryRevokedFamilies implements RevokedFamilies {
     for (const [familyId, until] of this.#until) if (until <= now) this.#until.delete(familyId);
   }
 
-  close(): void {
-    this.#until.clear();
-  }
+  /** Nothing runs in the background; the entries stay (closing never un-revokes). */
+  close(): void {}
 }
