@@ -4,6 +4,7 @@ import request from 'supertest';
 import { ApiError, apiError, ERROR_CATALOGUE, errorHandler, maintenance, notFound } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { parseBodies } from '../src/request/index.js';
+import { StoreUnavailableError } from '../src/stores/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
 
 type ExpressFactory = () => Express;
@@ -329,5 +330,20 @@ describe('ApiError', () => {
     for (const entry of Object.values(ERROR_CATALOGUE)) {
       expect(Math.floor(entry.code / 100)).toBe(entry.status);
     }
+  });
+});
+
+describe('a shared store that is down', () => {
+  it('is answered 503 stateStoreUnavailable with Retry-After, never 500', async () => {
+    const app = express();
+    app.get('/v1/things', () => {
+      throw new StoreUnavailableError('RedisCounterStore', 'the command timed out after 500 ms');
+    });
+    app.use(errorHandler({ production: true, log: false }));
+    const res = await request(app).get('/v1/things');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({ errors: [{ message: 'A shared state store is unreachable.', code: 50302 }] });
   });
 });

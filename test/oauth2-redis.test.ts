@@ -6,13 +6,14 @@ import { errorHandler, notFound } from '../src/errors/index.js';
 import {
   bearerAuth,
   hashRefreshToken,
+  REMEMBERED_REFRESH_TOKENS,
   RedisClientStore,
   RedisRefreshTokenStore,
   RedisUserStore,
   revokeRefreshToken,
   tokenRouter,
 } from '../src/oauth2/index.js';
-import { RedisCounterStore } from '../src/rate-limit/index.js';
+import { RedisCounterStore, StoreUnavailableError } from '../src/rate-limit/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
@@ -196,6 +197,140 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
     });
   });
 
+  describe('RedisRefreshTokenStore keys (issue 12, part 6: bounded memory)', () => {
+    const grant = (familyId: string) => ({ familyId, subject: 'u-1', clientId: undefined, scopes: ['a'] });
+
+    async function rotateMany(store: RedisRefreshTokenStore, first: string, count: number, ttlMs = 60_000): Promise<string> {
+      let current = first;
+      for (let i = 1; i <= count; i++) {
+        const next = `${first}-${i}`;
+        const outcome = await store.rotate(current, next, Date.now() + ttlMs);
+        if (outcome.status !== 'rotated') throw new Error(`rotation ${i}: ${outcome.status}`);
+        current = next;
+      }
+      return current;
+    }
+
+    it('stay the same in number after 10,000 rotations of one family, each with a TTL no later than the family’s', async () => {
+      const client = await connect();
+      const keyPrefix = `bound${++prefix}:`;
+      const store = new RedisRefreshTokenStore({ client, prefix: keyPrefix });
+      await store.create(grant('f'), 'h', Date.now() + 60_000);
+      const current = await rotateMany(store, 'h', 100);
+      const after100 = (await client.keys(`${keyPrefix}*`)).length;
+      await rotateMany(store, current, 9_900);
+      const keys = await client.keys(`${keyPrefix}*`);
+      expect(keys).toHaveLength(after100);
+      expect(keys).toHaveLength(REMEMBERED_REFRESH_TOKENS + 2);
+      const familyTtl = await client.pTTL(`${keyPrefix}family:{f}`);
+      expect(familyTtl).toBeGreaterThan(50_000);
+      for (const key of keys) {
+        const ttl = await client.pTTL(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(familyTtl);
+      }
+    }, 60_000);
+
+    it('are all deleted when reuse revokes the family', async () => {
+      const client = await connect();
+      const keyPrefix = `gone${++prefix}:`;
+      const store = new RedisRefreshTokenStore({ client, prefix: keyPrefix });
+      await store.create(grant('f'), 'h', Date.now() + 60_000);
+      await rotateMany(store, 'h', 5);
+      await store.create(grant('other'), 'o', Date.now() + 60_000);
+      expect(await store.rotate('h-2', 'x', Date.now() + 60_000)).toEqual({ status: 'reused', familyId: 'f' });
+      expect((await client.keys(`${keyPrefix}*`)).sort()).toEqual([`${keyPrefix}family:{other}`, `${keyPrefix}rt:o`]);
+    });
+
+    it('all expire with their family', async () => {
+      const client = await connect();
+      const keyPrefix = `ttl${++prefix}:`;
+      const store = new RedisRefreshTokenStore({ client, prefix: keyPrefix });
+      await store.create(grant('f'), 'h', Date.now() + 300);
+      await rotateMany(store, 'h', 3, 300);
+      expect((await client.keys(`${keyPrefix}*`)).length).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await client.keys(`${keyPrefix}*`)).toEqual([]);
+    });
+
+    it('remember `rememberedTokens` rotated tokens: reuse of those revokes, older ones are refused', async () => {
+      const client = await connect();
+      const store = new RedisRefreshTokenStore({ client, prefix: `window${++prefix}:`, rememberedTokens: 3 });
+      await store.create(grant('f'), 'h', Date.now() + 60_000);
+      const current = await rotateMany(store, 'h', 4);
+      expect(await store.find('h')).toBeUndefined();
+      expect(await store.rotate('h', 'x', Date.now() + 60_000)).toEqual({ status: 'invalid' });
+      expect(await store.find('h-1')).toEqual(grant('f'));
+      expect(await store.rotate('h-1', 'y', Date.now() + 60_000)).toEqual({ status: 'reused', familyId: 'f' });
+      expect(await store.find(current)).toBeUndefined();
+    });
+  });
+
+  describe('a Redis that stops answering (SIGSTOP)', () => {
+    it('fails each store’s commands within commandTimeoutMs, then they work again', async () => {
+      const frozen = await startRedis();
+      const client = makeClient(frozen.url);
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        const options = { client, commandTimeoutMs: 200 };
+        const users = new RedisUserStore(options);
+        const clientStore = new RedisClientStore(options);
+        const refreshTokens = new RedisRefreshTokenStore(options);
+        await refreshTokens.create({ familyId: 'f', subject: 's', clientId: undefined, scopes: [] }, 'h', Date.now() + 60_000);
+        frozen.pause();
+        const calls = [
+          () => users.findByUsername('alice'),
+          () => clientStore.findById('c'),
+          () => refreshTokens.find('h'),
+          () => refreshTokens.rotate('h', 'h2', Date.now() + 60_000),
+          () => refreshTokens.revokeFamily('f'),
+        ];
+        for (const call of calls) {
+          const started = Date.now();
+          const failure = call();
+          await expect(failure).rejects.toThrow(StoreUnavailableError);
+          await expect(failure).rejects.toThrow(/within 200 ms|timeout/i);
+          expect(Date.now() - started).toBeLessThan(1_000);
+        }
+        frozen.resume();
+        await expect(users.findByUsername('alice')).resolves.toBeUndefined();
+      } finally {
+        frozen.resume();
+        client.destroy();
+        await frozen.stop();
+      }
+    });
+
+    it('rejects with StoreUnavailableError when Redis answers with an error', async () => {
+      const client = await connect();
+      const keyPrefix = `wrong${++prefix}:`;
+      await client.set(`${keyPrefix}user:alice`, 'not a hash');
+      const failure = new RedisUserStore({ client, prefix: keyPrefix }).findByUsername('alice');
+      await expect(failure).rejects.toThrow(StoreUnavailableError);
+      await expect(failure).rejects.toThrow('RedisUserStore: Redis failed HMGET: WRONGTYPE');
+    });
+
+    it('is bounded by 500 ms by default', async () => {
+      const frozen = await startRedis();
+      const client = makeClient(frozen.url);
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        const users = new RedisUserStore({ client });
+        frozen.pause();
+        const started = Date.now();
+        await expect(users.findByUsername('alice')).rejects.toThrow(/within 500 ms|timeout/i);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+        expect(Date.now() - started).toBeLessThan(1_000);
+      } finally {
+        frozen.resume();
+        client.destroy();
+        await frozen.stop();
+      }
+    });
+  });
+
   describe('brute-force counts shared through Redis', () => {
     it('throttles a username on every instance once it used its failures on any', async () => {
       const { apps } = await twoInstances();
@@ -224,8 +359,13 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
         'RedisRefreshTokenStore',
         () => new RedisRefreshTokenStore({ client: { sendCommand: () => Promise.resolve() }, prefix: '' }),
       ],
+      ['RedisUserStore', () => new RedisUserStore({ client: { sendCommand: () => Promise.resolve() }, commandTimeoutMs: 0 })],
+      [
+        'RedisRefreshTokenStore',
+        () => new RedisRefreshTokenStore({ client: { sendCommand: () => Promise.resolve() }, rememberedTokens: 0 }),
+      ],
     ])('%s refuses a wrong option at construction', (_name, make) => {
-      expect(make).toThrow(/`(client|prefix)` must be/);
+      expect(make).toThrow(/`(client|prefix|commandTimeoutMs|rememberedTokens)` must be/);
     });
   });
 });

@@ -14,6 +14,7 @@ import {
 } from '../src/oauth2/index.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
+import { StoreUnavailableError } from '../src/stores/index.js';
 import { expectHeaders } from './helpers.js';
 import {
   ALICE,
@@ -687,6 +688,16 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '1' });
       expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'A shared state store is unreachable.'));
     });
+
+    it('answers a Redis store that is down (StoreUnavailableError) with 503 temporarily_unavailable and Retry-After: 5', async () => {
+      const refreshTokens = new MemoryRefreshTokenStore();
+      refreshTokens.create = () => Promise.reject(new StoreUnavailableError('RedisRefreshTokenStore', 'timed out'));
+      const app = await tokenApp({ refreshTokens });
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(503);
+      expectHeaders(res, { ...ERROR_HEADERS, 'Retry-After': '5' });
+      expect(res.body).toEqual(tokenErrorBody('temporarily_unavailable', 'A shared state store is unreachable.'));
+    });
   });
 
   describe('reading the form', () => {
@@ -746,11 +757,11 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
   });
 
   describe('in the conventions() preset', () => {
-    it('is mounted by the tokenEndpoint key, after the body parsers', async () => {
+    it('is mounted by the tokenRouter key, after the body parsers', async () => {
       const app = express();
       app.use(
         conventions({
-          tokenEndpoint: {
+          tokenRouter: {
             keys: KEYS,
             issuer: ISSUER,
             audience: AUDIENCE,

@@ -4,7 +4,13 @@ import { createClient } from 'redis';
 import { parseList } from 'structured-headers';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
-import { type RateLimitOptions, RedisCounterStore, type RedisScriptClient, rateLimit } from '../src/rate-limit/index.js';
+import {
+  type RateLimitOptions,
+  RedisCounterStore,
+  type RedisScriptClient,
+  rateLimit,
+  StoreUnavailableError,
+} from '../src/rate-limit/index.js';
 import { appWith, expectHeaders } from './helpers.js';
 import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
@@ -104,6 +110,37 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       expect(await store.get('k')).toBeUndefined();
     });
 
+    describe('decrement()', () => {
+      it('gives one hit back and keeps the TTL', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.increment('k', 60_000);
+        await store.increment('k', 60_000);
+        const before = await client.pTTL('eac:k');
+        await store.decrement('k');
+        expect(await client.get('eac:k')).toBe('1');
+        const ttl = await client.pTTL('eac:k');
+        expect(ttl).toBeGreaterThan(before - 1_000);
+        expect(ttl).toBeLessThanOrEqual(before);
+        expect(await store.get('k')).toMatchObject({ count: 1 });
+      });
+
+      it('never goes below 0', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.increment('k', 60_000);
+        await store.decrement('k');
+        await store.decrement('k');
+        expect(await client.get('eac:k')).toBe('0');
+        expect(await store.increment('k', 60_000)).toMatchObject({ count: 1 });
+      });
+
+      it('is a no-op on a missing key (creates none)', async () => {
+        const store = new RedisCounterStore({ client });
+        await store.decrement('missing');
+        expect(await client.exists('eac:missing')).toBe(0);
+        expect(await store.get('missing')).toBeUndefined();
+      });
+    });
+
     it('loads its script again after Redis forgot it', async () => {
       const store = new RedisCounterStore({ client });
       await store.increment('k', 60_000);
@@ -114,17 +151,56 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
     it.each([
       [
         { client: undefined },
-        'RedisCounterStore(options): `client` must be a node-redis v6 client (createClient() of the `redis` package); received undefined.',
+        'RedisCounterStore(options): `client` must be a connected node-redis v6 client (createClient() or createCluster() of the `redis` package); received undefined.',
       ],
       [
         { client: 'redis://x' },
-        'RedisCounterStore(options): `client` must be a node-redis v6 client (createClient() of the `redis` package); received "redis://x".',
+        'RedisCounterStore(options): `client` must be a connected node-redis v6 client (createClient() or createCluster() of the `redis` package); received "redis://x".',
       ],
       [{ commandTimeoutMs: 0 }, 'RedisCounterStore(options): `commandTimeoutMs` must be an integer from 1 to 60000; received 0.'],
       [{ prefix: '' }, 'RedisCounterStore(options): `prefix` must be a non-empty string; received "".'],
     ])('refuses %j', (options, message) => {
       const withClient = 'client' in options ? options : { client: client as unknown as RedisScriptClient, ...options };
       expect(() => new RedisCounterStore(withClient as never)).toThrow(message);
+    });
+  });
+
+  describe('a Redis that stops answering (SIGSTOP: connections open, no replies)', () => {
+    let frozen: RedisServer;
+    let frozenClient: Client;
+
+    beforeAll(async () => {
+      frozen = await startRedis();
+      frozenClient = await connect(frozen.url);
+    });
+    afterAll(async () => {
+      frozenClient?.destroy();
+      await frozen?.stop();
+    });
+
+    it('fails every command within commandTimeoutMs, then works again when it answers', async () => {
+      const store = new RedisCounterStore({ client: frozenClient, commandTimeoutMs: 200 });
+      await store.increment('k', 60_000);
+      frozen.pause();
+      try {
+        for (const call of [
+          () => store.increment('k', 60_000),
+          () => store.get('k'),
+          () => store.decrement('k'),
+          () => store.reset('k'),
+        ]) {
+          const started = Date.now();
+          const failure = call();
+          await expect(failure).rejects.toThrow(StoreUnavailableError);
+          await expect(failure).rejects.toThrow(/within 200 ms|timeout/i);
+          expect(Date.now() - started).toBeLessThan(1_000);
+        }
+      } finally {
+        frozen.resume();
+      }
+      // Commands that timed out may still run once Redis wakes up (the reset did); the store answers again.
+      const state = await store.increment('k', 60_000);
+      expect(state.resetAt).toBeGreaterThan(Date.now());
     });
   });
 

@@ -480,10 +480,10 @@ describe('identifyRequest()', () => {
   it.each([
     ['a verified token', { auth: { subject: 'ann', clientId: 'app', scopes: [] } }, { user: 'ann', application: 'app' }],
     ['a token without client_id', { auth: { subject: 'ann', scopes: [] } }, { user: 'ann', application: undefined }],
-    ['verified client credentials', { client: { id: 'app' } }, { user: undefined, application: 'app' }],
+    ['verified client credentials', { verifiedClient: { id: 'app' } }, { user: undefined, application: 'app' }],
     [
       'a token and verified credentials: the token’s client',
-      { auth: { subject: 'ann', clientId: 'tok', scopes: [] }, client: { id: 'app' } },
+      { auth: { subject: 'ann', clientId: 'tok', scopes: [] }, verifiedClient: { id: 'app' } },
       { user: 'ann', application: 'tok' },
     ],
     ['an unchecked Basic header', { headers: basic }, { user: undefined, application: undefined }],

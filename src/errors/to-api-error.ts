@@ -1,5 +1,6 @@
 import { ApiError, apiError } from './api-error.js';
 import { type ErrorName, entryForStatus } from './catalogue.js';
+import { isStoreFailure, storeUnavailable } from './store-unavailable.js';
 
 // Express's body parsers tag their errors with a `type`; each maps onto one
 // catalogue entry (issue: malformed JSON 400, too large 413, media type and
@@ -27,6 +28,8 @@ const statusOf = (error: { status?: unknown; statusCode?: unknown }): number | u
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // A shared store that is down is the service's 503, never a 500 (issue 12 part 5).
+  if (isStoreFailure(error)) return storeUnavailable(error);
   if (typeof error !== 'object' || error === null) {
     return apiError('internal', { detail: `a non-error value was thrown: ${String(error)}`, cause: error });
   }

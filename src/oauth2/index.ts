@@ -27,13 +27,20 @@ export {
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
 export {
+  DEFAULT_REVOKED_POLL_INTERVAL_MS,
+  RedisRevokedFamilies,
+  type RedisRevokedFamiliesOptions,
+} from './redis-revoked-families.js';
+export {
+  DEFAULT_OAUTH2_REDIS_PREFIX,
   RedisClientStore,
   type RedisCommandClient,
   RedisRefreshTokenStore,
+  type RedisRefreshTokenStoreOptions,
   type RedisStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
-export type { RevokedFamilies } from './revoked-families.js';
+export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
 export {
   DEFAULT_GUARD_WINDOW_SECONDS,
   DEFAULT_MAX_FAILURES_PER_ADDRESS,
@@ -49,15 +56,19 @@ export {
 export {
   type ClientRecord,
   type ClientStore,
+  DEFAULT_REFRESH_SWEEP_INTERVAL_MS,
   GRANT_TYPES,
   type GrantType,
   hashClientSecret,
   hashRefreshToken,
   MemoryClientStore,
   MemoryRefreshTokenStore,
+  type MemoryRefreshTokenStoreOptions,
   MemoryUserStore,
   normalizeUsername,
   REFRESH_TOKEN_BYTES,
+  REMEMBERED_REFRESH_TOKENS,
+  REMEMBERED_REFRESH_TOKENS_RANGE,
   type RefreshFamily,
   type RefreshTokenStore,
   type RotateResult,

@@ -1,5 +1,14 @@
-import { createHash } from 'node:crypto';
-import { checkString, invalidOption, readOptions } from '../config/options.js';
+import { checkInteger } from '../config/options.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  RedisScript,
+  type RedisStoreOptions,
+  readRedisOptions,
+  redisKey,
+  replyText,
+  taggedKey,
+} from '../stores/redis/index.js';
 import {
   type ClientRecord,
   type ClientStore,
@@ -7,6 +16,8 @@ import {
   type GrantType,
   hashClientSecret,
   normalizeUsername,
+  REMEMBERED_REFRESH_TOKENS,
+  REMEMBERED_REFRESH_TOKENS_RANGE,
   type RefreshFamily,
   type RefreshTokenStore,
   type RotateResult,
@@ -16,139 +27,95 @@ import {
 
 /**
  * Redis implementations of the token endpoint's stores, so several instances
- * share users, clients, rotation and revocation (DESIGN.md principle 5). The
- * client is a connected node-redis v6 client (`createClient()` from the
- * `redis` package), passed in; only its `sendCommand` is used.
- *
- * Every change that must be atomic (create, rotate, revoke) is one Lua
- * script: Redis runs a script alone, so of two instances rotating one
- * refresh token at once exactly one sees it as current. A script touches
- * the family key it reads from the token key, so the stores suit one Redis
- * (with replicas), not a Redis Cluster.
+ * share users, clients, rotation and revocation (DESIGN.md principle 5). They
+ * talk to Redis through the library's one Redis layer (src/stores/redis/): a
+ * connected node-redis v6 client, `createClient()` or `createCluster()`,
+ * passed in; every command bounded by `commandTimeoutMs`; every script
+ * touching keys of one hash slot, so the stores run on a Redis Cluster as on
+ * a single Redis.
  */
 
-/** What the stores need of a Redis client: node-redis's `sendCommand`. */
-export interface RedisCommandClient {
-  sendCommand(args: string[]): Promise<unknown>;
-}
+/**
+ * The client these stores take.
+ * @deprecated Use `RedisClient`; kept so code written for 0.1 compiles.
+ */
+export type RedisCommandClient = RedisClient;
+export type { RedisStoreOptions };
 
-export interface RedisStoreOptions {
-  /** A connected node-redis client. Required. */
-  client: RedisCommandClient;
-  /** Prefix of every key. Default: `'oauth2:'`. */
-  prefix?: string;
-}
+/** The default key prefix of the oauth2 stores. */
+export const DEFAULT_OAUTH2_REDIS_PREFIX = 'oauth2:';
 
-const OPTION_NAMES = ['client', 'prefix'] as const;
+const open = (factory: string, options: unknown): RedisConnection =>
+  readRedisOptions(factory, options, DEFAULT_OAUTH2_REDIS_PREFIX).connection;
 
-function readStoreOptions(factory: string, options: unknown): { client: RedisCommandClient; prefix: string } {
-  const given = readOptions<RedisStoreOptions>(factory, options, OPTION_NAMES);
-  const client = given.client;
-  if (typeof (client as Partial<RedisCommandClient> | undefined)?.sendCommand !== 'function') {
-    invalidOption(factory, 'client', client, 'a connected node-redis client (createClient() from the redis package)');
-  }
-  const prefix = given.prefix === undefined ? 'oauth2:' : checkString(factory, 'prefix', given.prefix);
-  return { client: client as RedisCommandClient, prefix };
-}
-
-/** A Lua script run by its SHA-1 (EVALSHA), loaded with EVAL when Redis does not know it yet. */
-class Script {
-  readonly #source: string;
-  readonly #sha: string;
-
-  constructor(source: string) {
-    this.#source = source;
-    this.#sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  async run(client: RedisCommandClient, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    const tail = [String(keys.length), ...keys, ...args];
-    try {
-      return await client.sendCommand(['EVALSHA', this.#sha, ...tail]);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.sendCommand(['EVAL', this.#source, ...tail]);
-    }
-  }
+export interface RedisRefreshTokenStoreOptions extends RedisStoreOptions {
+  /**
+   * How many rotated tokens of each family are remembered, so that their
+   * reuse revokes the family; older ones are refused without revoking it.
+   * From 1 to 1000. Default: `16`.
+   */
+  rememberedTokens?: number;
 }
 
 // KEYS: the record's key. ARGV: field, value, ... Replaces the whole record at once.
-const REPLACE_HASH = new Script(`
+const REPLACE_HASH = new RedisScript(`
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 `);
 
-const text = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
 const words = (value: string | undefined): string[] => (value ? value.split(' ') : []);
 
 /** Users in Redis hashes: `<prefix>user:<normalized username>` → subject, passwordHash, scopes. */
 export class RedisUserStore implements UserStore {
-  readonly #client: RedisCommandClient;
-  readonly #prefix: string;
+  readonly #redis: RedisConnection;
 
   constructor(options: Readonly<RedisStoreOptions>) {
-    ({ client: this.#client, prefix: this.#prefix } = readStoreOptions('RedisUserStore', options));
+    this.#redis = open('RedisUserStore', options);
   }
 
   /** Adds or replaces a user; `passwordHash` comes from hashPassword(). */
   async add(user: Readonly<UserRecord & { username: string }>): Promise<void> {
-    const key = this.#key(user.username);
     const fields = ['subject', user.subject, 'passwordHash', user.passwordHash];
     if (user.scopes !== undefined) fields.push('scopes', user.scopes.join(' '));
-    await REPLACE_HASH.run(this.#client, [key], fields);
+    await REPLACE_HASH.run(this.#redis, [this.#key(user.username)], fields);
   }
 
   async findByUsername(username: string): Promise<UserRecord | undefined> {
-    const reply = (await this.#client.sendCommand([
-      'HMGET',
-      this.#key(username),
-      'subject',
-      'passwordHash',
-      'scopes',
-    ])) as unknown[];
-    const [subject, passwordHash, scopes] = reply.map(text);
+    const key = this.#key(username);
+    const reply = (await this.#redis.send(key, ['HMGET', key, 'subject', 'passwordHash', 'scopes'])) as unknown[];
+    const [subject, passwordHash, scopes] = reply.map(replyText);
     if (subject === undefined || passwordHash === undefined) return undefined;
     return scopes === undefined ? { subject, passwordHash } : { subject, passwordHash, scopes: words(scopes) };
   }
 
   #key(username: string): string {
-    return `${this.#prefix}user:${normalizeUsername(username)}`;
+    return redisKey(this.#redis.prefix, 'user', normalizeUsername(username));
   }
 }
 
 /** Clients in Redis hashes: `<prefix>client:<id>`. */
 export class RedisClientStore implements ClientStore {
-  readonly #client: RedisCommandClient;
-  readonly #prefix: string;
+  readonly #redis: RedisConnection;
 
   constructor(options: Readonly<RedisStoreOptions>) {
-    ({ client: this.#client, prefix: this.#prefix } = readStoreOptions('RedisClientStore', options));
+    this.#redis = open('RedisClientStore', options);
   }
 
   /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
   async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
-    const key = `${this.#prefix}client:${client.id}`;
     const fields = ['id', client.id, 'blocked', client.blocked ? '1' : '0'];
     const secretHash = client.secret === undefined ? client.secretHash : hashClientSecret(client.secret);
     if (secretHash !== undefined) fields.push('secretHash', secretHash);
     if (client.grants !== undefined) fields.push('grants', client.grants.join(' '));
     if (client.scopes !== undefined) fields.push('scopes', client.scopes.join(' '));
-    await REPLACE_HASH.run(this.#client, [key], fields);
+    await REPLACE_HASH.run(this.#redis, [this.#key(client.id)], fields);
   }
 
   async findById(clientId: string): Promise<ClientRecord | undefined> {
-    const reply = (await this.#client.sendCommand([
-      'HMGET',
-      `${this.#prefix}client:${clientId}`,
-      'id',
-      'secretHash',
-      'grants',
-      'scopes',
-      'blocked',
-    ])) as unknown[];
-    const [id, secretHash, grants, scopes, blocked] = reply.map(text);
+    const key = this.#key(clientId);
+    const reply = (await this.#redis.send(key, ['HMGET', key, 'id', 'secretHash', 'grants', 'scopes', 'blocked'])) as unknown[];
+    const [id, secretHash, grants, scopes, blocked] = reply.map(replyText);
     if (id === undefined) return undefined;
     const record: { -readonly [K in keyof ClientRecord]: ClientRecord[K] } = { id, blocked: blocked === '1' };
     if (secretHash !== undefined) record.secretHash = secretHash;
@@ -157,125 +124,214 @@ export class RedisClientStore implements ClientStore {
     if (scopes !== undefined) record.scopes = words(scopes);
     return record;
   }
+
+  #key(clientId: string): string {
+    return redisKey(this.#redis.prefix, 'client', clientId);
+  }
 }
 
-// KEYS: token key. ARGV: family key prefix, family id, current hash, subject, clientId, scope, expiresAt (ms).
-const CREATE = new Script(`
-local family = ARGV[1] .. ARGV[2]
-redis.call('HSET', family, 'current', ARGV[3], 'subject', ARGV[4], 'clientId', ARGV[5], 'scope', ARGV[6], 'expiresAt', ARGV[7])
-redis.call('PEXPIREAT', family, ARGV[7])
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('PEXPIREAT', KEYS[1], ARGV[7])
+// The family record: one hash `<prefix>family:{<id>}` with the current token's
+// hash, the hashes of the last `rememberedTokens` rotated ones
+// (`previous`, newest first, space-separated: base64url has no space), the
+// grant and the expiry. Every script below touches that one key, so it runs
+// on a cluster; the token index (`<prefix>rt:<hash>` → family id) lives in
+// other slots and is written by plain commands around the scripts.
+
+// KEYS: family. ARGV: current hash, subject, clientId, scope, expiresAt (ms).
+const CREATE = new RedisScript(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'current', ARGV[1], 'previous', '', 'subject', ARGV[2], 'clientId', ARGV[3], 'scope', ARGV[4], 'expiresAt', ARGV[5])
+redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 return 1
 `);
 
-// KEYS: token key. ARGV: family key prefix, now (ms).
-const FIND = new Script(`
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-local f = redis.call('HMGET', ARGV[1] .. id, 'subject', 'clientId', 'scope', 'expiresAt')
-if not f[1] or tonumber(f[4]) <= tonumber(ARGV[2]) then return false end
-return {id, f[1], f[2] or '', f[3] or ''}
+// Shared by the scripts: whether ARGV[1] is one of the family's tokens.
+const KNOWS = `
+local function knows(f, hash)
+  if f[1] == hash then return true end
+  for h in string.gmatch(f[2] or '', '%S+') do if h == hash then return true end end
+  return false
+end
+local function all(f)
+  local hashes = {f[1]}
+  for h in string.gmatch(f[2] or '', '%S+') do hashes[#hashes + 1] = h end
+  return hashes
+end
+`;
+
+// KEYS: family. ARGV: hash, now (ms). The grant, when the hash is one of the live family's tokens.
+const FIND = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
+if not f[1] or tonumber(f[6]) <= tonumber(ARGV[2]) or not knows(f, ARGV[1]) then return false end
+return {f[3], f[4] or '', f[5] or ''}
 `);
 
-// KEYS: presented token key, next token key.
-// ARGV: family key prefix, presented hash, next hash, next expiresAt (ms), now (ms).
-// Old token keys are kept as long as their family, so a replayed one is recognised.
-const ROTATE = new Script(`
-local id = redis.call('GET', KEYS[1])
-if not id then return {'invalid'} end
-local family = ARGV[1] .. id
-local f = redis.call('HMGET', family, 'current', 'subject', 'clientId', 'scope', 'expiresAt')
+// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep.
+// Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'reused', every hash}, or {'invalid'}.
+const ROTATE = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
 if not f[1] then return {'invalid'} end
-if tonumber(f[5]) <= tonumber(ARGV[5]) then
-  redis.call('DEL', family)
+if tonumber(f[6]) <= tonumber(ARGV[4]) then
+  redis.call('DEL', KEYS[1])
   return {'invalid'}
 end
-if f[1] ~= ARGV[2] then
-  redis.call('DEL', family)
-  return {'reused', id}
+if f[1] ~= ARGV[1] then
+  if not knows(f, ARGV[1]) then return {'invalid'} end
+  redis.call('DEL', KEYS[1])
+  local reply = all(f)
+  table.insert(reply, 1, 'reused')
+  return reply
 end
-redis.call('HSET', family, 'current', ARGV[3], 'expiresAt', ARGV[4])
-redis.call('PEXPIREAT', family, ARGV[4])
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('SET', KEYS[2], id)
-redis.call('PEXPIREAT', KEYS[2], ARGV[4])
-return {'rotated', id, f[2], f[3] or '', f[4] or ''}
+local previous = {ARGV[1]}
+for h in string.gmatch(f[2] or '', '%S+') do previous[#previous + 1] = h end
+local dropped = ''
+if #previous > tonumber(ARGV[5]) then dropped = table.remove(previous) end
+redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return {'rotated', f[3], f[4] or '', f[5] or '', dropped}
 `);
 
-// KEYS: token key. ARGV: family key prefix.
-const REVOKE = new Script(`
-local id = redis.call('GET', KEYS[1])
-if not id then return 0 end
-return redis.call('DEL', ARGV[1] .. id)
+// KEYS: family. ARGV: a hash the family must know, or '' for any. Deletes the family; answers its hashes.
+const REVOKE = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous')
+if not f[1] then return {} end
+if ARGV[1] ~= '' and not knows(f, ARGV[1]) then return {} end
+redis.call('DEL', KEYS[1])
+return all(f)
 `);
+
+const grantOf = (familyId: string, subject: string | undefined, clientId: string | undefined, scope: string | undefined) => ({
+  familyId,
+  subject: subject as string,
+  clientId: clientId || undefined,
+  scopes: words(scope),
+});
 
 /**
- * Refresh-token families in Redis: `<prefix>rt:<token hash>` → family id,
- * `<prefix>family:<id>` → current hash, subject, client, scope, expiry.
- * A revoked family's key is deleted, so every token of it stops working.
+ * Refresh-token families in Redis (RFC 9700 §4.14.2), on a single Redis or a
+ * Redis Cluster:
+ *
+ * - `<prefix>family:{<id>}`: a hash with the current token's hash, the hashes
+ *   of the last `rememberedTokens` (16) rotated tokens, the grant and the
+ *   expiry; its TTL is the family's expiry.
+ * - `<prefix>rt:<token hash>` → family id, for the current and the
+ *   remembered tokens only, each expiring when its token would (never after
+ *   its family); a token that leaves the remembered window, and every token
+ *   of a revoked family, has its key deleted.
+ *
+ * So a family holds at most `rememberedTokens` + 2 keys (18 by default)
+ * however often it rotates. Each decision
+ * (rotate, reuse, revoke) is one script on the family key: of two instances
+ * rotating one token at once exactly one sees it as current.
+ *
+ * Limit: a token more than `rememberedTokens` rotations old is no longer recognised; it is
+ * refused as `invalid` (it never works again) but does not revoke the family.
  */
 export class RedisRefreshTokenStore implements RefreshTokenStore {
-  readonly #client: RedisCommandClient;
-  readonly #prefix: string;
-  readonly #families: string;
+  readonly #redis: RedisConnection;
+  readonly #remembered: string;
 
-  constructor(options: Readonly<RedisStoreOptions>) {
-    ({ client: this.#client, prefix: this.#prefix } = readStoreOptions('RedisRefreshTokenStore', options));
-    this.#families = `${this.#prefix}family:`;
+  constructor(options: Readonly<RedisRefreshTokenStoreOptions>) {
+    const { connection, given } = readRedisOptions<RedisRefreshTokenStoreOptions>(
+      'RedisRefreshTokenStore',
+      options,
+      DEFAULT_OAUTH2_REDIS_PREFIX,
+      ['rememberedTokens'],
+    );
+    this.#redis = connection;
+    const remembered = checkInteger(
+      'RedisRefreshTokenStore',
+      'rememberedTokens',
+      given.rememberedTokens ?? REMEMBERED_REFRESH_TOKENS,
+      REMEMBERED_REFRESH_TOKENS_RANGE,
+    );
+    this.#remembered = String(remembered);
   }
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
+    // The index first: once the family exists, its token is found.
+    await this.#index(tokenHash, family.familyId, expiresAt);
     await CREATE.run(
-      this.#client,
-      [this.#tokenKey(tokenHash)],
-      [
-        this.#families,
-        family.familyId,
-        tokenHash,
-        family.subject,
-        family.clientId ?? '',
-        family.scopes.join(' '),
-        String(expiresAt),
-      ],
+      this.#redis,
+      [this.#familyKey(family.familyId)],
+      [tokenHash, family.subject, family.clientId ?? '', family.scopes.join(' '), String(expiresAt)],
     );
   }
 
   async find(tokenHash: string): Promise<RefreshFamily | undefined> {
-    const reply = (await FIND.run(this.#client, [this.#tokenKey(tokenHash)], [this.#families, String(Date.now())])) as
-      | unknown[]
-      | null;
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return undefined;
+    const reply = await FIND.run(this.#redis, [this.#familyKey(familyId)], [tokenHash, String(Date.now())]);
     if (!Array.isArray(reply)) return undefined;
-    const [familyId, subject, clientId, scope] = reply.map(text);
-    return { familyId: familyId as string, subject: subject as string, clientId: clientId || undefined, scopes: words(scope) };
+    const [subject, clientId, scope] = reply.map(replyText);
+    return grantOf(familyId, subject, clientId, scope);
   }
 
   async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return { status: 'invalid' };
+    await this.#index(nextHash, familyId, expiresAt);
     const reply = (
       (await ROTATE.run(
-        this.#client,
-        [this.#tokenKey(tokenHash), this.#tokenKey(nextHash)],
-        [this.#families, tokenHash, nextHash, String(expiresAt), String(Date.now())],
+        this.#redis,
+        [this.#familyKey(familyId)],
+        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered],
       )) as unknown[]
-    ).map(text);
-    const [status, familyId, subject, clientId, scope] = reply;
-    if (status === 'reused') return { status, familyId: familyId as string };
-    if (status !== 'rotated') return { status: 'invalid' };
-    return {
-      status,
-      family: { familyId: familyId as string, subject: subject as string, clientId: clientId || undefined, scopes: words(scope) },
-    };
+    ).map(replyText);
+    const [status, ...rest] = reply;
+    if (status === 'rotated') {
+      const [subject, clientId, scope, dropped] = rest;
+      if (dropped) await this.#forget([dropped]);
+      return { status, family: grantOf(familyId, subject, clientId, scope) };
+    }
+    // The next token was never issued: its index key goes (as do a revoked family's).
+    await this.#forget([nextHash, ...(rest as string[])]);
+    return status === 'reused' ? { status, familyId } : { status: 'invalid' };
   }
 
   async revokeByTokenHash(tokenHash: string): Promise<boolean> {
-    return (await REVOKE.run(this.#client, [this.#tokenKey(tokenHash)], [this.#families])) === 1;
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return false;
+    return this.#revoke(familyId, tokenHash);
   }
 
   async revokeFamily(familyId: string): Promise<void> {
-    await this.#client.sendCommand(['DEL', `${this.#families}${familyId}`]);
+    await this.#revoke(familyId, '');
+  }
+
+  async #revoke(familyId: string, tokenHash: string): Promise<boolean> {
+    const hashes = ((await REVOKE.run(this.#redis, [this.#familyKey(familyId)], [tokenHash])) as unknown[]).map(replyText);
+    await this.#forget(hashes as string[]);
+    return hashes.length > 0;
+  }
+
+  async #familyOf(tokenHash: string): Promise<string | undefined> {
+    const key = this.#tokenKey(tokenHash);
+    return replyText(await this.#redis.send(key, ['GET', key]));
+  }
+
+  async #index(tokenHash: string, familyId: string, expiresAt: number): Promise<void> {
+    const key = this.#tokenKey(tokenHash);
+    await this.#redis.send(key, ['SET', key, familyId, 'PXAT', String(expiresAt)]);
+  }
+
+  // Index keys of tokens that no longer count. Only tidiness: each expires
+  // anyway and, until then, points to a family that no longer knows its
+  // token, so a failure here is not the caller's (whose decision is made).
+  async #forget(hashes: readonly string[]): Promise<void> {
+    await Promise.allSettled(
+      hashes.map((hash) => {
+        const key = this.#tokenKey(hash);
+        return this.#redis.send(key, ['DEL', key]);
+      }),
+    );
+  }
+
+  #familyKey(familyId: string): string {
+    return taggedKey(this.#redis.prefix, 'family', familyId);
   }
 
   #tokenKey(tokenHash: string): string {
-    return `${this.#prefix}rt:${tokenHash}`;
+    return redisKey(this.#redis.prefix, 'rt', tokenHash);
   }
 }

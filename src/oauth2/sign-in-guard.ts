@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { checkInteger, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
+import { storeUnavailable } from '../errors/store-unavailable.js';
 import { checkStore, secondsUntil } from '../rate-limit/limiter.js';
 import { storeKeyOf } from '../rate-limit/partition.js';
 import type { CounterState, CounterStore } from '../stores/counter-store.js';
@@ -99,11 +100,7 @@ export function signInAddressKey(req: Pick<Request, 'ip' | 'socket'>): string {
 }
 
 const unavailable = (cause: unknown): ApiError =>
-  apiError('stateStoreUnavailable', {
-    message: 'Sign-in is unavailable; try again later.',
-    headers: { 'Retry-After': '5' },
-    cause,
-  });
+  storeUnavailable(cause, { message: 'Sign-in is unavailable; try again later.' });
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

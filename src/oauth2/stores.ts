@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { checkInteger, readOptions } from '../config/options.js';
 
 /**
  * The token endpoint's state behind small interfaces (DESIGN.md principle 5):
@@ -161,36 +162,91 @@ export class MemoryClientStore implements ClientStore {
   }
 }
 
-interface MemoryFamily extends RefreshFamily {
+interface MemoryFamily {
+  readonly grant: RefreshFamily;
   current: string;
+  /** The last `rememberedTokens` rotated hashes, newest first. */
+  readonly previous: string[];
   expiresAt: number;
 }
 
 /**
+ * How many rotated refresh tokens of a family are remembered by default, so
+ * that presenting one again is recognised as reuse and revokes the family
+ * (RFC 9700 §4.14.2). Bounds a family's memory (and its Redis keys) whatever
+ * the number of rotations. A token older than that is refused as unknown
+ * (`invalid`): it never works again, but it no longer revokes its family.
+ */
+export const REMEMBERED_REFRESH_TOKENS = 16;
+
+/** The range of the refresh-token stores' `rememberedTokens` option. */
+export const REMEMBERED_REFRESH_TOKENS_RANGE = { min: 1, max: 1000 } as const;
+
+export interface MemoryRefreshTokenStoreOptions {
+  /**
+   * How many rotated tokens of each family are remembered, so that their
+   * reuse revokes the family; older ones are refused without revoking it.
+   * From 1 to 1000. Default: `16`.
+   */
+  rememberedTokens?: number;
+  /**
+   * How often expired families are swept out of memory, in milliseconds. An
+   * expired family never answers before the sweep either. Default: `60000`.
+   */
+  sweepIntervalMs?: number;
+}
+
+/** The default sweep interval of MemoryRefreshTokenStore, in milliseconds. */
+export const DEFAULT_REFRESH_SWEEP_INTERVAL_MS = 60_000;
+
+/**
  * In-memory refresh-token families for one process. Rotation is atomic
  * because it runs without awaiting between its check and its change.
+ *
+ * Memory is bounded by live families, not by rotations: a family keeps its
+ * current token hash and the last `rememberedTokens` (16) rotated ones, and
+ * only those point back to it. Families are forgotten when revoked, and
+ * expired ones are swept on an unref'd timer (it never keeps the process
+ * alive; `close()` stops it).
  */
 export class MemoryRefreshTokenStore implements RefreshTokenStore {
-  // Every hash ever issued points to its family, so an old one is recognised.
+  // Token hash → family id, for the current and remembered tokens of live families.
   readonly #familyOf = new Map<string, string>();
   readonly #families = new Map<string, MemoryFamily>();
-  readonly #hashesOf = new Map<string, string[]>();
-  #created = 0;
+  readonly #timer: NodeJS.Timeout;
+  readonly #remembered: number;
+
+  constructor(options?: Readonly<MemoryRefreshTokenStoreOptions>) {
+    const given = readOptions<MemoryRefreshTokenStoreOptions>('MemoryRefreshTokenStore', options, [
+      'rememberedTokens',
+      'sweepIntervalMs',
+    ]);
+    this.#remembered = checkInteger(
+      'MemoryRefreshTokenStore',
+      'rememberedTokens',
+      given.rememberedTokens ?? REMEMBERED_REFRESH_TOKENS,
+      REMEMBERED_REFRESH_TOKENS_RANGE,
+    );
+    const sweepIntervalMs = checkInteger(
+      'MemoryRefreshTokenStore',
+      'sweepIntervalMs',
+      given.sweepIntervalMs ?? DEFAULT_REFRESH_SWEEP_INTERVAL_MS,
+      { min: 1, max: 2 ** 31 - 1 },
+    );
+    this.#timer = setInterval(() => this.sweep(), sweepIntervalMs);
+    this.#timer.unref();
+  }
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
-    // Expired families are dropped now and then, so memory stays bounded by live sign-ins.
-    if (++this.#created % 1024 === 0) this.#sweep();
-    this.#families.set(family.familyId, { ...family, current: tokenHash, expiresAt });
-    this.#familyOf.set(tokenHash, family.familyId);
-    this.#hashesOf.set(family.familyId, [tokenHash]);
+    this.#forget(family.familyId);
+    const { familyId, subject, clientId, scopes } = family;
+    this.#families.set(familyId, { grant: { familyId, subject, clientId, scopes }, current: tokenHash, previous: [], expiresAt });
+    this.#familyOf.set(tokenHash, familyId);
   }
 
   async find(tokenHash: string): Promise<RefreshFamily | undefined> {
-    const familyId = this.#familyOf.get(tokenHash);
-    const family = familyId === undefined ? undefined : this.#families.get(familyId);
-    if (!family || family.expiresAt <= Date.now()) return undefined;
-    const { current: _current, expiresAt: _expiresAt, ...granted } = family;
-    return granted;
+    const family = this.#live(tokenHash);
+    return family?.grant;
   }
 
   async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {
@@ -205,18 +261,18 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
       this.#forget(familyId);
       return { status: 'reused', familyId };
     }
+    family.previous.unshift(tokenHash);
+    if (family.previous.length > this.#remembered) this.#familyOf.delete(family.previous.pop() as string);
     family.current = nextHash;
     family.expiresAt = expiresAt;
     this.#familyOf.set(nextHash, familyId);
-    this.#hashesOf.get(familyId)?.push(nextHash);
-    const { current: _current, expiresAt: _expiresAt, ...granted } = family;
-    return { status: 'rotated', family: granted };
+    return { status: 'rotated', family: family.grant };
   }
 
   async revokeByTokenHash(tokenHash: string): Promise<boolean> {
-    const familyId = this.#familyOf.get(tokenHash);
-    if (familyId === undefined || !this.#families.has(familyId)) return false;
-    this.#forget(familyId);
+    const family = this.#live(tokenHash);
+    if (family === undefined) return false;
+    this.#forget(family.grant.familyId);
     return true;
   }
 
@@ -224,15 +280,41 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     this.#forget(familyId);
   }
 
-  #sweep(): void {
+  /** How many families are held, expired ones not yet swept included. */
+  get families(): number {
+    return this.#families.size;
+  }
+
+  /** How many token hashes point to a family: at most `rememberedTokens` + 1 per family. */
+  get tokens(): number {
+    return this.#familyOf.size;
+  }
+
+  /** Drops every expired family. Runs on its own timer; callable at any time. */
+  sweep(): void {
     const now = Date.now();
     for (const [familyId, family] of this.#families) if (family.expiresAt <= now) this.#forget(familyId);
   }
 
+  /** Stops the sweep timer and forgets every family. */
+  close(): void {
+    clearInterval(this.#timer);
+    this.#families.clear();
+    this.#familyOf.clear();
+  }
+
+  #live(tokenHash: string): MemoryFamily | undefined {
+    const familyId = this.#familyOf.get(tokenHash);
+    const family = familyId === undefined ? undefined : this.#families.get(familyId);
+    return family === undefined || family.expiresAt <= Date.now() ? undefined : family;
+  }
+
   // A revoked family is dropped whole; its old hashes then answer `invalid`.
   #forget(familyId: string): void {
+    const family = this.#families.get(familyId);
+    if (family === undefined) return;
     this.#families.delete(familyId);
-    for (const hash of this.#hashesOf.get(familyId) ?? []) this.#familyOf.delete(hash);
-    this.#hashesOf.delete(familyId);
+    this.#familyOf.delete(family.current);
+    for (const hash of family.previous) this.#familyOf.delete(hash);
   }
 }

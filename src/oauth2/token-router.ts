@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { isApiError } from '../errors/api-error.js';
 import { setErrorShape } from '../errors/error-shape.js';
+import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { clientAuthenticator, type Params } from './client-auth.js';
 import { passwordGrant } from './grants/password.js';
@@ -123,7 +124,10 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     // Whatever fails here (the sign-in guard's 429, a store's 503) is answered in RFC 6749's shape.
     setErrorShape(res, tokenErrorShape);
     handle(req, res).catch((error: unknown) => {
-      next(isApiError(error) ? error : tokenError('server_error', SERVER_ERROR_DESCRIPTION, {}, error));
+      // A store that is down is 503 `temporarily_unavailable` (through the shape), anything else unknown 500.
+      if (isApiError(error)) next(error);
+      else if (isStoreFailure(error)) next(storeUnavailable(error));
+      else next(tokenError('server_error', SERVER_ERROR_DESCRIPTION, {}, error));
     });
   });
   return router;

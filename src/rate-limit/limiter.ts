@@ -1,5 +1,6 @@
 import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
+import { storeUnavailable } from '../errors/store-unavailable.js';
 import type { CounterState, CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import {
@@ -164,7 +165,7 @@ const attempt = <T>(operation: () => Promise<T>): Promise<T> => {
 };
 
 const unavailable = (cause: unknown): never => {
-  throw apiError('stateStoreUnavailable', { cause });
+  throw storeUnavailable(cause);
 };
 
 /**

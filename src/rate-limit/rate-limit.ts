@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { apiError } from '../errors/api-error.js';
+import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
 import { type LimitState, type PolicyKey, tooManyRequests } from './limiter.js';
@@ -74,7 +74,7 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     appendRateLimitHeaders(res, policyHeader, stateHeader);
     if (outcome === 'passed') next();
-    else if (outcome === 'failed') next(apiError('stateStoreUnavailable', { cause: failure }));
+    else if (outcome === 'failed') next(storeUnavailable(failure));
     else next(tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
   }
 

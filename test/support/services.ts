@@ -1,6 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * Real services for tests: a real redis-server and a real headless Chromium.
@@ -12,6 +16,7 @@ import { createServer } from 'node:net';
 export const SERVICES_REQUIRED = process.env.CI === 'true' || process.env.REQUIRE_SERVICES === '1';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+export const REDIS_CLI = process.env.REDIS_CLI_BIN ?? '/usr/bin/redis-cli';
 export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 
 /** Chromium flags for this machine: headless, as root, on a closed network. */
@@ -66,6 +71,12 @@ export interface RedisServer {
   readonly port: number;
   /** Stops the server (SIGKILL-free: waits for exit). */
   stop(): Promise<void>;
+  /**
+   * Freezes the process (SIGSTOP): connections stay open and nothing is
+   * answered, as with a black-holed Redis. `resume()` (SIGCONT) thaws it.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
@@ -88,9 +99,12 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs: number):
   });
 }
 
-/** Starts a real redis-server on a free loopback port, in memory only. */
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
+/**
+ * Starts a real redis-server on a free loopback port (or on `port`, to bring
+ * a stopped one back where its clients reconnect), in memory only.
+ */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
   const child = spawn(
     REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
@@ -104,7 +118,102 @@ export async function startRedis(): Promise<RedisServer> {
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
+        child.kill('SIGCONT');
         child.kill('SIGTERM');
       }),
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
   };
+}
+
+const run = promisify(execFile);
+
+const stopChild = (child: ChildProcess): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+export interface RedisCluster {
+  /** The masters' client ports on 127.0.0.1. */
+  readonly ports: readonly number[];
+  /** `rootNodes` for node-redis's `createCluster()`. */
+  readonly rootNodes: readonly { url: string }[];
+  /** The temporary directory of the nodes' config files, removed by `stop()`. */
+  readonly dir: string;
+  /** Stops every node (waits for each to exit) and removes their directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a real Redis Cluster of `masters` masters (no replicas) on free
+ * loopback ports: one `redis-server --cluster-enabled yes` per master, each
+ * with its own cluster bus port and config file in a temporary directory,
+ * joined with `redis-cli --cluster create`, and ready once every node reports
+ * `cluster_state:ok`. Whatever fails half-way is stopped and removed. Needs
+ * Redis 7 (`--cluster-port`: the bus port is chosen free too, not port + 10000).
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'eac-redis-cluster-'));
+  const children: ChildProcess[] = [];
+  const ports: number[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(children.map(stopChild));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freePort();
+      let busPort = await freePort();
+      while (busPort === port) busPort = await freePort();
+      const child = spawn(
+        REDIS_SERVER,
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout',
+          '5000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--protected-mode',
+          'yes',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      children.push(child);
+      await waitForOutput(child, /Ready to accept connections/, 10_000);
+      ports.push(port);
+    }
+    await run(
+      REDIS_CLI,
+      ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { timeout: 30_000 },
+    );
+    const deadline = Date.now() + 30_000;
+    for (const port of ports) {
+      for (;;) {
+        const { stdout } = await run(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'], { timeout: 5_000 });
+        if (stdout.includes('cluster_state:ok')) break;
+        if (Date.now() > deadline) throw new Error(`the cluster did not reach cluster_state:ok on port ${port}: ${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { ports, rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })), dir, stop };
 }

@@ -1,0 +1,150 @@
+import { checkInteger, checkString, invalidOption, readOptions } from '../../config/options.js';
+import { StoreUnavailableError } from '../store-error.js';
+
+/**
+ * The one way every Redis store of the library talks to Redis: through a
+ * node-redis v6 client the application creates, connects and closes, either a
+ * single Redis (`createClient()`) or a Redis Cluster (`createCluster()`). Only
+ * its raw `sendCommand` is used, which the two expose with different
+ * signatures; `RedisConnection` hides the difference and bounds every command
+ * in time.
+ */
+
+/** Per-command options node-redis accepts; the layer sets `timeout`. */
+export interface RedisCommandOptions {
+  timeout?: number;
+}
+
+/** What a single-Redis node-redis client (`createClient()`) offers the stores. */
+export interface RedisSingleClient {
+  sendCommand(args: string[], options?: RedisCommandOptions): Promise<unknown>;
+}
+
+/**
+ * What a node-redis cluster client (`createCluster()`) offers the stores: its
+ * `sendCommand` takes the key that routes the command to its slot first.
+ */
+export interface RedisClusterClient {
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+    options?: RedisCommandOptions,
+  ): Promise<unknown>;
+  /** Present on a cluster client only: how the layer tells the two apart. */
+  readonly masters: readonly unknown[];
+}
+
+/** A connected node-redis v6 client: `createClient()` or `createCluster()` of the `redis` package. */
+export type RedisClient = RedisSingleClient | RedisClusterClient;
+
+/** Options every Redis store accepts. */
+export interface RedisStoreOptions {
+  /** A connected node-redis v6 client, `createClient()` or `createCluster()`. Required. */
+  client: RedisClient;
+  /** Prepended to every key, so several stores (and other data) share one Redis without meeting. */
+  prefix?: string;
+  /**
+   * The longest a command may take, in milliseconds, before its promise
+   * rejects: an unreachable or unresponsive Redis then fails a request
+   * quickly (callers answer 503) instead of hanging it. Default: `500`.
+   */
+  commandTimeoutMs?: number;
+}
+
+/** The default command time-out of every Redis store, in milliseconds. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 500;
+
+const MAX_COMMAND_TIMEOUT_MS = 60_000;
+
+/** A command that got no answer within the store's `commandTimeoutMs`. */
+export class RedisTimeoutError extends StoreUnavailableError {
+  override readonly name = 'RedisTimeoutError';
+}
+
+const CLIENT_EXPECTED = 'a connected node-redis v6 client (createClient() or createCluster() of the `redis` package)';
+
+const isCluster = (client: RedisClient): client is RedisClusterClient =>
+  Array.isArray((client as Partial<RedisClusterClient>).masters);
+
+/**
+ * Sends commands for one store: each one with node-redis's own `timeout`
+ * (which also drops a command still queued while the client reconnects) and
+ * a deadline of the same length of our own, so no code path of the client
+ * (cluster slot discovery, a black-holed socket) can hold a request longer.
+ */
+export class RedisConnection {
+  readonly owner: string;
+  readonly prefix: string;
+  readonly commandTimeoutMs: number;
+  readonly cluster: boolean;
+  readonly #client: RedisClient;
+  readonly #options: RedisCommandOptions;
+
+  constructor(owner: string, client: RedisClient, prefix: string, commandTimeoutMs: number) {
+    this.owner = owner;
+    this.#client = client;
+    this.prefix = prefix;
+    this.commandTimeoutMs = commandTimeoutMs;
+    this.cluster = isCluster(client);
+    this.#options = { timeout: commandTimeoutMs };
+  }
+
+  /**
+   * Sends one command. `key` is the key that decides the hash slot (on a
+   * cluster the command goes to the node that holds it): every key the
+   * command touches must share that slot. Rejects with a
+   * StoreUnavailableError (a RedisTimeoutError when the deadline passed),
+   * the client's error as its `cause`.
+   */
+  send(key: string, args: string[]): Promise<unknown> {
+    const client = this.#client;
+    const command = args[0] ?? '';
+    const reply = new Promise<unknown>((resolve) => {
+      resolve(isCluster(client) ? client.sendCommand(key, false, args, this.#options) : client.sendCommand(args, this.#options));
+    }).catch((cause: unknown) => {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${command}: ${why}`, { cause });
+    });
+    return this.#bounded(reply, command);
+  }
+
+  #bounded(reply: Promise<unknown>, command: string): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const message = `${this.owner}: Redis did not answer ${command} within ${this.commandTimeoutMs} ms.`;
+        reject(new RedisTimeoutError(this.owner, message));
+      }, this.commandTimeoutMs);
+    });
+    return Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
+  }
+}
+
+/**
+ * Reads a Redis store's options at construction (a wrong one throws
+ * ConfigurationError): `client`, `prefix` (default `defaultPrefix`),
+ * `commandTimeoutMs` (default 500), and the store's own `extraNames`.
+ */
+export function readRedisOptions<T extends RedisStoreOptions>(
+  factory: string,
+  options: unknown,
+  defaultPrefix: string,
+  extraNames: readonly string[] = [],
+): { connection: RedisConnection; given: Partial<T> } {
+  const given = readOptions<T>(
+    factory,
+    options as Readonly<T> | undefined,
+    ['client', 'prefix', 'commandTimeoutMs', ...extraNames] as readonly (keyof T & string)[],
+  );
+  const client = given.client as Partial<RedisSingleClient> | undefined;
+  if (typeof client !== 'object' || client === null || typeof client.sendCommand !== 'function') {
+    invalidOption(factory, 'client', client, CLIENT_EXPECTED);
+  }
+  const prefix = given.prefix === undefined ? defaultPrefix : checkString(factory, 'prefix', given.prefix);
+  const timeout = checkInteger(factory, 'commandTimeoutMs', given.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, {
+    min: 1,
+    max: MAX_COMMAND_TIMEOUT_MS,
+  });
+  return { connection: new RedisConnection(factory, client as RedisClient, prefix, timeout), given };
+}

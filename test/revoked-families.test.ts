@@ -1,0 +1,202 @@
+import { createClient } from 'redis';
+import { MemoryRevokedFamilies, RedisRevokedFamilies, type RevokedFamilies } from '../src/oauth2/index.js';
+import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Milliseconds until `check` holds, polled every 10 ms, or Infinity after `limitMs`. */
+async function timeUntil(check: () => boolean, limitMs = 3_000): Promise<number> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > limitMs) return Number.POSITIVE_INFINITY;
+    await sleep(10);
+  }
+  return Date.now() - started;
+}
+
+describe('MemoryRevokedFamilies', () => {
+  let families: MemoryRevokedFamilies;
+  beforeEach(() => {
+    families = new MemoryRevokedFamilies();
+  });
+  afterEach(() => families.close());
+
+  it('answers true for a revoked family until its end, false for any other', async () => {
+    await families.revoke('f-1', Date.now() + 60_000);
+    expect(families.isRevoked('f-1')).toBe(true);
+    expect(families.isRevoked('f-2')).toBe(false);
+  });
+
+  it('forgets an entry once it ends', async () => {
+    await families.revoke('short', Date.now() + 50);
+    await families.revoke('long', Date.now() + 60_000);
+    expect(families.isRevoked('short')).toBe(true);
+    await sleep(80);
+    expect(families.isRevoked('short')).toBe(false);
+    expect(families.size).toBe(1);
+    await families.revoke('other', Date.now() + 20);
+    await sleep(40);
+    families.sweep();
+    expect(families.size).toBe(1);
+    expect(families.isRevoked('long')).toBe(true);
+  });
+
+  it('keeps the later end of a family revoked twice', async () => {
+    await families.revoke('f', Date.now() + 60_000);
+    await families.revoke('f', Date.now() + 10);
+    await sleep(30);
+    expect(families.isRevoked('f')).toBe(true);
+  });
+});
+
+describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => {
+  let redis: RedisServer;
+  const clients: { destroy(): void; readonly isReady: boolean }[] = [];
+  const stores: RevokedFamilies[] = [];
+  let run = 0;
+
+  async function connect() {
+    const client = createClient({ url: redis.url, socket: { reconnectStrategy: () => 50 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    clients.push(client);
+    return client;
+  }
+
+  /** Two instances, each on its own client, sharing one key. */
+  async function twoInstances(options: { onError?: (error: unknown) => void } = {}) {
+    const prefix = `rf${++run}:`;
+    const a = new RedisRevokedFamilies({ client: await connect(), prefix, ...options });
+    const b = new RedisRevokedFamilies({ client: await connect(), prefix, ...options });
+    stores.push(a, b);
+    return { a, b, prefix };
+  }
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(() => {
+    for (const store of stores.splice(0)) store.close();
+  });
+  afterAll(async () => {
+    for (const client of clients) client.destroy();
+    await redis?.stop();
+  });
+
+  it('shows a revocation made on one instance on the other within a second', async () => {
+    const { a, b } = await twoInstances();
+    await b.refresh();
+    const timings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      expect(b.isRevoked(`f-${i}`)).toBe(false);
+      await a.revoke(`f-${i}`, Date.now() + 60_000);
+      expect(a.isRevoked(`f-${i}`)).toBe(true);
+      timings.push(await timeUntil(() => b.isRevoked(`f-${i}`)));
+    }
+    // Polled every 250 ms: seen within one interval and a round trip.
+    expect(Math.max(...timings)).toBeLessThan(1_000);
+    expect(b.isRevoked('never-revoked')).toBe(false);
+  });
+
+  it('drops ended entries from the local copy and from Redis', async () => {
+    const { a, b, prefix } = await twoInstances();
+    const client = await connect();
+    await a.revoke('short', Date.now() + 300);
+    await b.refresh();
+    expect(b.isRevoked('short')).toBe(true);
+    expect(await client.exists(`${prefix}revoked:{families}`)).toBe(1);
+    await sleep(400);
+    expect(a.isRevoked('short')).toBe(false);
+    expect(b.isRevoked('short')).toBe(false);
+    await b.refresh();
+    await a.refresh();
+    expect(b.size).toBe(0);
+    expect(a.size).toBe(0);
+    // The keys expire with the last entry.
+    expect(await client.exists([`${prefix}revoked:{families}`, `${prefix}revoked:{families}:version`])).toBe(0);
+  });
+
+  it('keeps the later end of a family revoked twice', async () => {
+    const { a, b, prefix } = await twoInstances();
+    const until = Date.now() + 60_000;
+    await a.revoke('f', until);
+    await b.revoke('f', Date.now() + 1_000);
+    const client = await connect();
+    expect(Number(await client.zScore(`${prefix}revoked:{families}`, 'f'))).toBe(until);
+  });
+
+  it('reads the entries only when the version changed (a quiet poll is one small reply)', async () => {
+    const real = await connect();
+    const replies: unknown[] = [];
+    const spy = {
+      sendCommand: (args: string[], options?: { timeout?: number }) =>
+        real.sendCommand(args, options).then((reply) => {
+          replies.push(reply);
+          return reply;
+        }),
+    };
+    const prefix = `quiet${++run}:`;
+    const a = new RedisRevokedFamilies({ client: await connect(), prefix });
+    const b = new RedisRevokedFamilies({ client: spy, prefix, pollIntervalMs: 60_000 });
+    stores.push(a, b);
+    for (let i = 0; i < 50; i++) await a.revoke(`f-${i}`, Date.now() + 60_000);
+    await b.refresh();
+    expect((replies.at(-1) as unknown[])[1]).toHaveLength(100);
+    await b.refresh();
+    expect(replies.at(-1)).toHaveLength(1);
+    expect(b.isRevoked('f-49')).toBe(true);
+    await a.revoke('f-50', Date.now() + 60_000);
+    await b.refresh();
+    expect((replies.at(-1) as unknown[])[1]).toHaveLength(102);
+    expect(b.isRevoked('f-50')).toBe(true);
+  });
+
+  it('stops refreshing on close()', async () => {
+    const { a, b } = await twoInstances();
+    b.close();
+    await a.revoke('after-close', Date.now() + 60_000);
+    await sleep(600);
+    expect(b.isRevoked('after-close')).toBe(false);
+  });
+
+  describe('during a Redis outage', () => {
+    it('answers from its last copy without throwing, and catches up when Redis is back', async () => {
+      const errors: unknown[] = [];
+      const { a, b } = await twoInstances({ onError: (error) => errors.push(error) });
+      await a.revoke('before', Date.now() + 60_000);
+      expect(await timeUntil(() => b.isRevoked('before'))).toBeLessThan(1_000);
+
+      const port = redis.port;
+      await redis.stop();
+      // A refresh fails within its command time-out (500 ms) after the next tick (250 ms).
+      await sleep(1_000);
+      expect(() => b.isRevoked('before')).not.toThrow();
+      expect(b.isRevoked('before')).toBe(true);
+      expect(b.isRevoked('other')).toBe(false);
+      expect(errors.length).toBeGreaterThan(0);
+      const started = Date.now();
+      await expect(a.revoke('during', Date.now() + 60_000)).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(1_000);
+      // The instance that revoked it holds it even though Redis could not be told.
+      expect(a.isRevoked('during')).toBe(true);
+
+      redis = await startRedis({ port });
+      const reconnected = await timeUntil(() => clients.every((client) => client.isReady), 5_000);
+      expect(reconnected).toBeLessThan(5_000);
+      await a.revoke('after', Date.now() + 60_000);
+      expect(await timeUntil(() => b.isRevoked('after'))).toBeLessThan(1_000);
+    });
+  });
+
+  it.each([
+    [{ pollIntervalMs: 5 }, 'RedisRevokedFamilies(options): `pollIntervalMs` must be an integer from 10 to 60000; received 5.'],
+    [{ onError: 'log' }, 'RedisRevokedFamilies(options): `onError` must be a function'],
+    [
+      { commandTimeoutMs: 0 },
+      'RedisRevokedFamilies(options): `commandTimeoutMs` must be an integer from 1 to 60000; received 0.',
+    ],
+  ])('refuses %j', (options, message) => {
+    const client = { sendCommand: () => Promise.resolve([]) };
+    expect(() => new RedisRevokedFamilies({ client, ...(options as object) })).toThrow(message);
+  });
+});
