@@ -1,5 +1,6 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
+import { pathWithoutQuery } from '../http/paths.js';
 import { apiError } from './api-error.js';
 
 /** Options of notFound(). */
@@ -69,12 +70,6 @@ export function allowedMethods(app: unknown, path: string): string[] {
   return [...methods].sort();
 }
 
-const pathOf = (req: Request): string => {
-  const url = req.originalUrl ?? req.url;
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
-
 /**
  * Mounted after every route: a request that no route answered gets 404 JSON
  * with code 40401 (a wrong URI), which differs from 40402, the code a route
@@ -85,7 +80,7 @@ export function notFound(options?: Readonly<NotFoundOptions>): RequestHandler {
   const given = readOptions<NotFoundOptions>('notFound', options, ['methodNotAllowed']);
   const answer405 = given.methodNotAllowed ?? true;
   return function notFoundMiddleware(req, _res, next) {
-    const path = pathOf(req);
+    const path = pathWithoutQuery(req);
     const allowed = answer405 ? allowedMethods(req.app, path) : [];
     if (allowed.length > 0) {
       next(apiError('methodNotAllowed', { headers: { Allow: allowed.join(', ') }, detail: { method: req.method, path } }));

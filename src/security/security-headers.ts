@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
  * SPEC.md "Security response headers", value by value. Each is what the
@@ -15,7 +16,7 @@ export const SECURITY_HEADERS = {
   /** "Restrict sources". */
   'Content-Security-Policy': "script-src 'self'",
   /** "No MIME sniffing". */
-  'X-Content-Type-Options': 'nosniff',
+  [NOSNIFF_HEADER]: NOSNIFF_VALUE,
   /** "Clickjacking". */
   'X-Frame-Options': 'deny',
   /** "Referrer". */
@@ -123,7 +124,8 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     xXssProtection: false,
     xDownloadOptions: false,
     xPoweredBy: true,
-    xContentTypeOptions: checkBoolean(FACTORY, 'xContentTypeOptions', given.xContentTypeOptions ?? true),
+    // nosniff is written below, from the one constant commonHeaders() writes too.
+    xContentTypeOptions: false,
     originAgentCluster: checkBoolean(FACTORY, 'originAgentCluster', given.originAgentCluster ?? false),
   };
   for (const key of HELMET_KEYS) {
@@ -149,6 +151,8 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     throw new ConfigurationError('EAC_OPTION_INVALID', `${FACTORY}(options): ${(error as Error).message}`);
   }
   const extra: [string, string][] = [];
+  if (checkBoolean(FACTORY, 'xContentTypeOptions', given.xContentTypeOptions ?? true))
+    extra.push([NOSNIFF_HEADER, NOSNIFF_VALUE]);
   if (frame !== false) extra.push(['X-Frame-Options', frame]);
   if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
 
