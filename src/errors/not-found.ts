@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { apiError } from './api-error.js';
+import { routerStackOf } from './refuse.js';
 
 /** Options of notFound(). */
 export interface NotFoundOptions {
@@ -22,21 +23,6 @@ interface RouterLayer {
   route?: { methods: Record<string, boolean | undefined> };
   handle?: { stack?: RouterLayer[] };
 }
-
-const routerOf = (app: unknown): { stack: RouterLayer[] } | undefined => {
-  const holder = app as { router?: { stack?: RouterLayer[] }; _router?: { stack?: RouterLayer[] } };
-  // Express 5 exposes `app.router`; Express 4 keeps `app._router` (and throws on `app.router`).
-  const router = '_router' in holder && holder._router ? holder._router : safeRouter(holder);
-  return router?.stack ? (router as { stack: RouterLayer[] }) : undefined;
-};
-
-const safeRouter = (holder: { router?: unknown }): { stack?: RouterLayer[] } | undefined => {
-  try {
-    return holder.router as { stack?: RouterLayer[] } | undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 /** The methods that some route of `stack` answers for `path`, upper case. */
 function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<string>): void {
@@ -62,10 +48,10 @@ function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<s
 
 /** The methods the app's routes answer for a path (GET implies HEAD), sorted. */
 export function allowedMethods(app: unknown, path: string): string[] {
-  const router = routerOf(app);
-  if (!router) return [];
+  const stack = routerStackOf(app) as readonly RouterLayer[] | undefined;
+  if (!stack) return [];
   const methods = new Set<string>();
-  collectMethods(router.stack, path, methods);
+  collectMethods(stack, path, methods);
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods].sort();
 }

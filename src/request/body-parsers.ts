@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
+import { refuse } from '../errors/refuse.js';
 
 /** Options of parseBodies(). */
 export interface ParseBodiesOptions {
@@ -23,8 +24,9 @@ const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
 /**
  * Express's own body parsers (body-parser), bounded in size, for the two
  * body types SPEC.md uses: JSON and `application/x-www-form-urlencoded`.
- * Their failures (malformed JSON, too large, bad charset) reach the error
- * handler, which answers them as JSON (400, 413, 415).
+ * Their failures (malformed JSON, too large, bad charset) are answered as
+ * JSON (400, 413, 415): by errorHandler() when one is mounted after, else
+ * here (refuse()).
  *
  * Form bodies are parsed flat (`extended: false`): `a[b]=1` stays a key named
  * `a[b]`, so a form cannot build nested objects or reach `__proto__`.
@@ -68,7 +70,12 @@ function whenBodied(parser: RequestHandler): RequestHandler {
       next();
       return;
     }
-    parser(req, res, next);
+    parser(req, res, (error?: unknown) => {
+      // A body the parser refuses (400, 413, 415) is answered in JSON even
+      // when no errorHandler() follows (refuse()).
+      if (error === undefined || error === null) next();
+      else refuse(req, res, next, error);
+    });
   };
 }
 

@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
 import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 
 /**
@@ -171,11 +172,16 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
     return undefined;
   };
 
-  return function csrfProtectionMiddleware(req, _res, next) {
+  return function csrfProtectionMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
       next();
       return;
     }
+    const decide = (sessionId: string | undefined): void => {
+      const refusal = judge(req, sessionId);
+      if (refusal === undefined) next();
+      else refuse(req, res, next, refusal);
+    };
     let found: string | undefined | Promise<string | undefined>;
     try {
       found = sessionOf(req);
@@ -184,9 +190,9 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
       return;
     }
     if (found instanceof Promise) {
-      found.then((sessionId) => next(judge(req, sessionId)), next);
+      found.then(decide, next);
       return;
     }
-    next(judge(req, found));
+    decide(found);
   };
 }
