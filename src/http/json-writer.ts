@@ -28,8 +28,8 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  */
 export type JsonWriteStep = (res: Response, text: string) => boolean;
 
-const CONDITIONAL = Symbol('express-api-conventions.conditionalStep');
-const OBSERVER = Symbol('express-api-conventions.jsonObserver');
+const CONDITIONAL = Symbol.for('express-api-conventions.conditionalStep');
+const OBSERVER = Symbol.for('express-api-conventions.jsonObserver');
 
 type StepResponse = Response & { [CONDITIONAL]?: JsonWriteStep; [OBSERVER]?: JsonWriteStep };
 
