@@ -76,9 +76,11 @@ export function httpDate(value: Date | number | string): string {
 
 /**
  * Sets `ETag` and `Last-Modified` on a response before its body is sent.
- * With an ETag set, Express does not compute its own; its freshness check
- * (`req.fresh`, the `fresh` package) then answers 304 when the client's
- * `If-None-Match` or `If-Modified-Since` still matches.
+ * With an ETag set, caching() computes none from the body; its
+ * conditional-GET step (`req.fresh`, the `fresh` package) then answers 304
+ * when the client's `If-None-Match` or `If-Modified-Since` still matches.
+ * On a write (PUT/PATCH 200, POST 201) the tag is sent as it is, so the
+ * client can send it back in `If-Match`.
  */
 export function setValidators(res: Response, validators: Validators): void {
   if (res.headersSent) return;
