@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
@@ -172,16 +172,18 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
     return undefined;
   };
 
+  // Made once: the request passes, or is refused in JSON (refuse()).
+  const decide = (req: Request, res: Response, next: NextFunction, sessionId: string | undefined): void => {
+    const refusal = judge(req, sessionId);
+    if (refusal === undefined) next();
+    else refuse(req, res, next, refusal);
+  };
+
   return function csrfProtectionMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
       next();
       return;
     }
-    const decide = (sessionId: string | undefined): void => {
-      const refusal = judge(req, sessionId);
-      if (refusal === undefined) next();
-      else refuse(req, res, next, refusal);
-    };
     let found: string | undefined | Promise<string | undefined>;
     try {
       found = sessionOf(req);
@@ -190,9 +192,9 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
       return;
     }
     if (found instanceof Promise) {
-      found.then(decide, next);
+      found.then((sessionId) => decide(req, res, next, sessionId), next);
       return;
     }
-    decide(found);
+    decide(req, res, next, found);
   };
 }
