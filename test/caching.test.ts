@@ -90,6 +90,7 @@ describe('caching()', () => {
       it('answers HEAD with 304 too', async () => {
         const res = await request(app).head('/v1/users/1').set('If-None-Match', USER_TAG);
         expect(res.status).toBe(304);
+        expectHeaders(res, { ETag: USER_TAG, 'Content-Type': null, 'Content-Length': null });
       });
     });
 
@@ -140,13 +141,24 @@ describe('caching()', () => {
       });
 
       it('lets If-None-Match decide when both are sent (RFC 9110 §13.1.3)', async () => {
+        // If-Modified-Since alone would answer 304 (the test above); the
+        // non-matching If-None-Match wins and the full answer is sent.
         const res = await request(app).get('/v1/users/1').set('If-None-Match', '"other"').set('If-Modified-Since', LAST_MODIFIED);
         expect(res.status).toBe(200);
+        expect(res.body).toEqual({ ...USER, updatedAt: UPDATED_AT.toISOString() });
+        expectHeaders(res, { ETag: `"${UPDATED_AT.getTime()}"` });
+        const matching = await request(app)
+          .get('/v1/users/1')
+          .set('If-None-Match', `"${UPDATED_AT.getTime()}"`)
+          .set('If-Modified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT');
+        expect(matching.status).toBe(304);
       });
 
       it('ignores an If-Modified-Since that is not a date', async () => {
         const res = await request(app).get('/v1/users/1').set('If-Modified-Since', 'yesterday');
         expect(res.status).toBe(200);
+        expect(res.body).toEqual({ ...USER, updatedAt: UPDATED_AT.toISOString() });
+        expectHeaders(res, { 'Last-Modified': LAST_MODIFIED });
       });
     });
   });
@@ -161,15 +173,18 @@ describe('caching()', () => {
       });
     });
 
-    it('a 201 to POST gets no body-hash ETag of ours', async () => {
+    it('a 201 to POST gets no body-hash ETag of ours, and no weak tag of Express', async () => {
       const res = await request(app).post('/v1/users');
       expect(res.status).toBe(201);
-      expect(res.headers.etag).not.toBe(USER_TAG);
+      expect(res.body).toEqual(USER);
+      expectHeaders(res, { ETag: null });
     });
 
-    it('a non-200 GET gets no ETag of ours', async () => {
+    it('a non-200 GET gets no ETag of ours, and no weak tag of Express', async () => {
       const res = await request(app).get('/v1/missing');
-      expect(res.headers.etag).not.toBe(`"${hash('sha1', '{"errors":[]}', 'base64url')}"`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ errors: [] });
+      expectHeaders(res, { ETag: null });
     });
   });
 
@@ -186,17 +201,25 @@ describe('caching()', () => {
       expectHeaders(res, { ETag: `W/${USER_TAG}` });
     });
 
-    it('leaves tagging to Express with etag: false, and no Cache-Control with defaultCacheControl: false', async () => {
+    it('adds no tag with etag: false (a tag the route set still answers 304), and no Cache-Control with defaultCacheControl: false', async () => {
       const app = cachedApp(
-        (a) =>
+        (a) => {
           a.get('/v1/users/1', (_req, res) => {
             res.json(USER);
-          }),
+          });
+          a.get('/v1/users/2', (_req, res) => {
+            setValidators(res, { etag: '"v2"' });
+            res.json(USER);
+          });
+        },
         { etag: false, defaultCacheControl: false },
       );
       const res = await request(app).get('/v1/users/1');
-      expect(res.headers.etag).toMatch(/^W\/"/);
-      expectHeaders(res, { 'Cache-Control': null });
+      expect(res.status).toBe(200);
+      expectHeaders(res, { ETag: null, 'Cache-Control': null });
+      const own = await request(app).get('/v1/users/2').set('If-None-Match', '"v2"');
+      expect(own.status).toBe(304);
+      expectHeaders(own, { ETag: '"v2"' });
     });
 
     it('refuses wrong options at start-up', () => {
@@ -304,8 +327,11 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
 
   describe('If-Match', () => {
     it('lets the write through when it names the current tag', async () => {
-      const res = await request(app).put('/v1/users/1').set('If-Match', tag());
+      const before = tag();
+      const res = await request(app).put('/v1/users/1').set('If-Match', before);
       expect(res.status).toBe(200);
+      expect(res.body).toEqual({ saved: true });
+      expect(tag()).not.toBe(before);
     });
 
     it('lets it through for one of a list, and for *', async () => {
@@ -390,6 +416,7 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
   it('leaves safe methods alone', async () => {
     const res = await request(app).get('/v1/users/1').set('If-Match', '"nope"');
     expect(res.status).toBe(200);
+    expect(res.body).toEqual({ read: true });
   });
 
   it('passes a failing lookup to the error handler', async () => {
@@ -404,7 +431,9 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
         (_req, res) => res.json({}),
       );
     });
-    expect((await request(failing).put('/v1/x')).status).toBe(500);
+    const failed = await request(failing).put('/v1/x');
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject({ errors: [{ code: 50000, detail: 'store down' }] });
     const throwing = cachedApp((a) => {
       a.put(
         '/v1/x',
@@ -416,7 +445,9 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
         (_req, res) => res.json({}),
       );
     });
-    expect((await request(throwing).put('/v1/x')).status).toBe(500);
+    const thrown = await request(throwing).put('/v1/x');
+    expect(thrown.status).toBe(500);
+    expect(thrown.body).toMatchObject({ errors: [{ code: 50000, detail: 'bug' }] });
   });
 
   it('refuses wrong options at start-up', () => {
@@ -457,7 +488,10 @@ describe('entity tags', () => {
         res.json({});
       }),
     );
-    expect((await request(app).get('/v1/x')).status).toBe(500);
+    const res = await request(app).get('/v1/x');
+    expect(res.status).toBe(500);
+    expect(res.body.errors[0].detail).toMatch(/setValidators: etag must be an entity tag/);
+    expectHeaders(res, { ETag: null });
   });
 });
 
@@ -484,5 +518,77 @@ describe.each([
     const res = await request(app).get('/v1/nope');
     expect(res.status).toBe(404);
     expectHeaders(res, { ETag: null, 'Cache-Control': 'no-store, max-age=0' });
+  });
+});
+
+describe('the ETag of a write (issue 12: a client sends the tag of its own write in If-Match)', () => {
+  let version = 1;
+  const current = () => ({ etag: entityTag(version) });
+  const write = (status: number) => (_req: express.Request, res: express.Response) => {
+    version += 1;
+    setValidators(res, current());
+    res.status(status).json({ id: 1, version });
+  };
+  const app = cachedApp((a) => {
+    a.put('/v1/users/1', preconditions({ current }), write(200));
+    a.patch('/v1/users/1', preconditions({ current }), write(200));
+    a.post('/v1/users', write(201));
+    a.put('/v1/notes/1', (_req, res) => {
+      res.json({ id: 1 });
+    });
+    a.get('/v1/users/1', (_req, res) => {
+      setValidators(res, current());
+      res.json({ id: 1, version });
+    });
+  });
+  afterEach(() => {
+    version = 1;
+  });
+
+  it.each([
+    ['PUT', 200],
+    ['PATCH', 200],
+  ] as const)('%s answers %i with the strong tag its route set, the one a GET then returns', async (method, status) => {
+    const res = await request(app)[method === 'PUT' ? 'put' : 'patch']('/v1/users/1').set('If-Match', '"1"');
+    expect(res.status).toBe(status);
+    expectHeaders(res, { ETag: '"2"' });
+    const read = await request(app).get('/v1/users/1');
+    expectHeaders(read, { ETag: '"2"' });
+  });
+
+  it('POST answers 201 with the strong tag its route set', async () => {
+    const res = await request(app).post('/v1/users');
+    expect(res.status).toBe(201);
+    expectHeaders(res, { ETag: '"2"' });
+  });
+
+  it('the tag of a write passes If-Match on the next write (no 412)', async () => {
+    const first = await request(app).put('/v1/users/1').set('If-Match', '"1"');
+    const next = await request(app)
+      .patch('/v1/users/1')
+      .set('If-Match', first.headers.etag as string);
+    expect(next.status).toBe(200);
+    expectHeaders(next, { ETag: '"3"' });
+  });
+
+  it('a write whose route set no tag answers none: never Express\'s weak W/"…"', async () => {
+    const res = await request(app).put('/v1/notes/1');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: 1 });
+    expectHeaders(res, { ETag: null });
+  });
+
+  it('the same through conventions() with the response linter on (development)', async () => {
+    const dev = express();
+    dev.use(conventions({ responseLinter: { log: () => {} } }));
+    dev.put('/v1/users/1', write(200));
+    dev.put('/v1/notes/1', (_req, res) => {
+      res.json({ id: 1 });
+    });
+    dev.use(errorHandler({ log: false }));
+    const tagged = await request(dev).put('/v1/users/1');
+    expectHeaders(tagged, { ETag: '"2"' });
+    const untagged = await request(dev).put('/v1/notes/1');
+    expectHeaders(untagged, { ETag: null });
   });
 });

@@ -3,7 +3,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler } from '../src/errors/index.js';
-import { idPair, jsonResponses } from '../src/json/index.js';
+import { idPair, jsonResponses, sendJsonText } from '../src/json/index.js';
 import { type ResponseLinterOptions, type ResponseLintReport, responseLinter } from '../src/lint/index.js';
 import { type ConventionsMiddleware, conventions } from '../src/preset.js';
 import { sendList } from '../src/request/index.js';
@@ -201,7 +201,7 @@ describe('responseLinter()', () => {
       const app = express();
       app.use(responseLinter({ log }));
       app.get('/v1/users', (_req, res) => {
-        res.type('application/json').send('[1,2]');
+        sendJsonText(res, '[1,2]');
       });
       await request(app).get('/v1/users');
       expect(log).toHaveBeenCalledWith({
@@ -266,6 +266,41 @@ describe('responseLinter()', () => {
         status: 200,
         findings: [{ path: 'user_name', rule: 'camelCase', message: '"user_name" is not camelCase; write "userName".' }],
       });
+    });
+  });
+
+  describe('the same write path as production', () => {
+    it('observes the body through the JSON writer without replacing res.send()', async () => {
+      const log = jest.fn();
+      const app = express();
+      app.use(jsonResponses(), responseLinter({ log }));
+      let sendReplaced: boolean | undefined;
+      app.get('/v1/users/1', (_req, res) => {
+        sendReplaced = Object.hasOwn(res, 'send');
+        res.json({ user_name: 'Ada' });
+      });
+      const res = await request(app).get('/v1/users/1');
+      expect(res.body).toEqual({ user_name: 'Ada' });
+      expect(sendReplaced).toBe(false);
+      expect(log).toHaveBeenCalledTimes(1);
+    });
+
+    it('a tagged 200 answers 304 with the linter on, as without it', async () => {
+      const tagsOf = async (options: Parameters<typeof conventions>[0]) => {
+        const app = express();
+        app.use(conventions(options));
+        app.get('/v1/users/1', (_req, res) => {
+          res.json({ name: 'Ada' });
+        });
+        const first = await request(app).get('/v1/users/1');
+        const again = await request(app)
+          .get('/v1/users/1')
+          .set('If-None-Match', first.headers.etag as string);
+        return [first.status, first.headers.etag, again.status, again.text];
+      };
+      const linted = await tagsOf({ responseLinter: { strict: true } });
+      expect(linted).toEqual(await tagsOf({ responseLinter: false }));
+      expect(linted).toEqual([200, expect.stringMatching(/^"[A-Za-z0-9_-]{27}"$/), 304, '']);
     });
   });
 

@@ -1,17 +1,13 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions } from '../config/options.js';
-import { ENTITY_TAG_MODE, httpDate } from './entity-tag.js';
+import { setConditionalStep } from '../http/json-writer.js';
+import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
+import { conditionalGetStep } from './conditional-get.js';
+import { httpDate } from './entity-tag.js';
 
-/** SPEC.md "Caching", intent "Client must not reuse without checking": `no-cache`. */
-export const CACHE_CONTROL_NO_CACHE = 'no-cache' as const;
-/** SPEC.md "Caching", intent "Confidential data, no storage by clients or proxies": `no-store`. */
-export const CACHE_CONTROL_NO_STORE = 'no-store' as const;
-/**
- * SPEC.md "Security response headers", "Prevent cache exposure":
- * `Cache-Control: no-store, max-age=0`. The default of every response that
- * states no caching of its own.
- */
-export const CACHE_CONTROL_SENSITIVE = 'no-store, max-age=0' as const;
+// SPEC.md's Cache-Control values live in the leaf layer (src/http/spec.ts);
+// exported here too, where they always were.
+export { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE };
 
 /**
  * One of SPEC.md's Cache-Control intents:
@@ -106,7 +102,8 @@ export interface CachingOptions {
   /**
    * How JSON bodies of GET and HEAD 200 answers are tagged when the route set
    * no `ETag` of its own: `'strong'` (a SHA-1 of the body), `'weak'`, or
-   * `false` to leave it to Express. Default: `'strong'`.
+   * `false` for no tag of ours (a tag the route sets still answers 304).
+   * Default: `'strong'`.
    */
   etag?: 'strong' | 'weak' | false;
   /**
@@ -125,6 +122,11 @@ export interface CachingOptions {
  *   from the bytes sent, unless the route set its own (setValidators());
  * - Express's freshness check (`req.fresh`, the `fresh` package) turns a
  *   matching `If-None-Match` / `If-Modified-Since` into 304 with an empty body.
+ *
+ * The last two are one step, conditionalGetStep(), that caching() hands to
+ * the JSON writer (src/http/json-writer.ts) on each response; the writer
+ * calls it for a GET or HEAD 200 before writing. Writes are never tagged by
+ * the library: a PUT/PATCH/POST answer carries the tag its route set, or none.
  */
 export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   const given = readOptions<CachingOptions>('caching', options, ['etag', 'defaultCacheControl']);
@@ -136,10 +138,10 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   if (fallback !== false && (typeof fallback !== 'string' || fallback.trim() === '' || /[\r\n]/.test(fallback))) {
     invalidOption('caching', 'defaultCacheControl', fallback, 'a Cache-Control value or false');
   }
-  const mode = etag === false ? undefined : etag;
+  const step = conditionalGetStep(etag === false ? undefined : etag);
   return function cachingMiddleware(_req, res, next) {
     if (fallback !== false && !res.headersSent) res.setHeader('Cache-Control', fallback);
-    if (mode !== undefined) res[ENTITY_TAG_MODE] = mode;
+    setConditionalStep(res, step);
     next();
   };
 }

@@ -1,26 +1,14 @@
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { answerNotModified } from '../http/json-writer.js';
 
 /**
  * Entity tags (RFC 9110 §8.8.3): `"opaque"` (strong) or `W/"opaque"` (weak).
  * SPEC.md "Caching": "`ETag` — Entity tag of the current representation."
  */
 
-/** How caching() asks sendJsonText() to tag JSON bodies. */
+/** How caching() tags JSON bodies. */
 export type EntityTagMode = 'strong' | 'weak';
-
-/**
- * Where caching() leaves its entity-tag mode on the response, for the JSON
- * write path (sendJsonText) to read: a symbol, so it never collides with
- * anything an app puts on `res`.
- */
-export const ENTITY_TAG_MODE: unique symbol = Symbol.for('express-api-conventions.entityTagMode');
-
-declare module 'express-serve-static-core' {
-  interface Response {
-    [ENTITY_TAG_MODE]?: EntityTagMode;
-  }
-}
 
 // RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text.
 const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
@@ -88,9 +76,11 @@ export function httpDate(value: Date | number | string): string {
 
 /**
  * Sets `ETag` and `Last-Modified` on a response before its body is sent.
- * With an ETag set, Express does not compute its own; its freshness check
- * (`req.fresh`, the `fresh` package) then answers 304 when the client's
- * `If-None-Match` or `If-Modified-Since` still matches.
+ * With an ETag set, caching() computes none from the body; its
+ * conditional-GET step (`req.fresh`, the `fresh` package) then answers 304
+ * when the client's `If-None-Match` or `If-Modified-Since` still matches.
+ * On a write (PUT/PATCH 200, POST 201) the tag is sent as it is, so the
+ * client can send it back in `If-Match`.
  */
 export function setValidators(res: Response, validators: Validators): void {
   if (res.headersSent) return;
@@ -114,6 +104,6 @@ export function setValidators(res: Response, validators: Validators): void {
  */
 export function notModified(req: Request, res: Response): boolean {
   if (res.headersSent || !req.fresh) return false;
-  res.status(304).end();
+  answerNotModified(res);
   return true;
 }

@@ -9,9 +9,9 @@ export {
   setCacheControl,
   varyOn,
 } from './cache-control.js';
+export { conditionalGetStep, isFresh } from './conditional-get.js';
 export {
   bodyEntityTag,
-  ENTITY_TAG_MODE,
   type EntityTagMode,
   type EntityTagOptions,
   entityTag,

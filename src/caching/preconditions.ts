@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { checkBoolean, checkFunction, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { isSafeMethod } from '../http/spec.js';
 import { httpDate, type Validators } from './entity-tag.js';
 
 /**
@@ -10,8 +11,6 @@ import { httpDate, type Validators } from './entity-tag.js';
  * so a client that sends `If-Match` or `If-Unmodified-Since` gets 412 when the
  * resource changed since it read it, and a route can require one (428).
  */
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 /**
  * Whether an entity-tag list (`If-Match`, `If-None-Match`) names `current`.
@@ -75,7 +74,7 @@ export function checkPreconditions(
   current: Validators | undefined,
   options: Readonly<PreconditionCheckOptions> = {},
 ): void {
-  if (SAFE_METHODS.has(req.method)) return;
+  if (isSafeMethod(req.method)) return;
   const ifMatch = req.headers['if-match'];
   const ifUnmodifiedSince = req.headers['if-unmodified-since'];
   if (options.required === true && ifMatch === undefined && ifUnmodifiedSince === undefined) {
@@ -131,7 +130,7 @@ export function preconditions(options: Readonly<PreconditionsOptions>): RequestH
   const required = checkBoolean('preconditions', 'required', given.required ?? false);
   const check = { required };
   return function preconditionsMiddleware(req, _res, next) {
-    if (SAFE_METHODS.has(req.method)) {
+    if (isSafeMethod(req.method)) {
       next();
       return;
     }

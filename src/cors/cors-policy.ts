@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
 
 /** SPEC.md "Methods" table: every method the API answers. */
 export const CORS_DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -188,7 +189,7 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
     if (!anyOrigin && (origin === 'null' || !isAllowed(origin))) {
       // An actual request goes on without CORS headers: the browser keeps
       // its answer from the calling script. A preflight is refused here.
-      if (preflight) next(apiError('corsOriginRefused', { detail: { origin } }));
+      if (preflight) refuse(req, res, next, apiError('corsOriginRefused', { detail: { origin } }));
       else next();
       return;
     }

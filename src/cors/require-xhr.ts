@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
 
 /**
  * SPEC.md "Cross-origin (CORS)", Browser-script-only endpoints: "May require
@@ -14,7 +15,9 @@ export type RequireXhrOptions = Readonly<Record<string, never>>;
 
 /**
  * Marks an endpoint browser-script-only: without `X-Requested-With:
- * XMLHttpRequest` the request is refused with 403 JSON (code 40301).
+ * XMLHttpRequest` the request is refused with 403 JSON (code 40301), by
+ * errorHandler() when one is mounted after it, else by this middleware
+ * itself (refuse()).
  * Why it protects: a page on another site can make a browser send a plain
  * GET with the user's cookies (a `<script src>` or a form), but it cannot add
  * a custom header without a CORS preflight, which the CORS policy refuses
@@ -22,8 +25,8 @@ export type RequireXhrOptions = Readonly<Record<string, never>>;
  */
 export function requireXhr(options?: RequireXhrOptions): RequestHandler {
   readOptions<Record<string, never>>('requireXhr', options, []);
-  return function requireXhrMiddleware(req, _res, next) {
+  return function requireXhrMiddleware(req, res, next) {
     if (req.headers[XHR_HEADER] === XHR_VALUE) next();
-    else next(apiError('xhrRequired'));
+    else refuse(req, res, next, apiError('xhrRequired'));
   };
 }

@@ -33,6 +33,14 @@ export const ERROR_CATALOGUE = {
   oauthUnauthorizedClient: { status: 400, code: 40009, message: 'The client may not use this grant.' },
   oauthUnsupportedGrantType: { status: 400, code: 40010, message: 'The grant type is not supported.' },
   oauthInvalidScope: { status: 400, code: 40011, message: 'The requested scope is not valid.' },
+  // RFC 8259 §8.1: JSON text exchanged between systems is UTF-8; so is a form (SPEC.md "UTF-8").
+  invalidUtf8Body: {
+    status: 400,
+    code: 40012,
+    message: 'The request body is not valid UTF-8 (or holds an unpaired surrogate escape).',
+  },
+  // What Node's HTTP parser refuses before any route runs (answerParserErrors()).
+  malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
   // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
   oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
@@ -70,6 +78,12 @@ export const ERROR_CATALOGUE = {
     status: 429,
     code: 42901,
     message: 'Too many failed sign-in attempts; retry after the time in Retry-After.',
+  },
+  // 431: RFC 6585 §5, what Node's parser answers to an over-long request line or header section.
+  headerFieldsTooLarge: {
+    status: 431,
+    code: 43100,
+    message: 'The request line and header fields are too large.',
   },
   // 5xx
   internal: { status: 500, code: 50000, message: 'An internal error occurred.' },

@@ -1,8 +1,9 @@
-import type { ErrorRequestHandler, Request, Response } from 'express';
-import { CACHE_CONTROL_SENSITIVE } from '../caching/cache-control.js';
+import type { ErrorRequestHandler, Response } from 'express';
 import { checkBoolean, checkFunction, isProductionEnvironment, readOptions } from '../config/options.js';
-import { JSON_CONTENT_TYPE } from '../json/json-responses.js';
-import { stringifyJson } from '../json/serialize.js';
+import { writeJsonAnswer } from '../http/json-writer.js';
+import { pathWithoutQuery } from '../http/paths.js';
+import { stringifyJson } from '../http/serialize.js';
+import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
@@ -51,12 +52,6 @@ const logToStderr = (entry: ErrorLogEntry): void => {
   process.stderr.write(`${JSON.stringify({ level: 'error', ...fields, stack })}\n`);
 };
 
-const pathOf = (req: Request): string => {
-  const url = req.originalUrl ?? req.url ?? '';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
-
 /** The JSON body of an error, in SPEC.md's shape unless the error brings its own. */
 export function errorBody(error: ApiError, production: boolean): Record<string, unknown> {
   if (error.body) return { ...error.body };
@@ -80,13 +75,9 @@ export function renderError(res: Response, raised: ApiError, production: boolean
   // error itself brings a Cache-Control value.
   res.setHeader('Cache-Control', CACHE_CONTROL_SENSITIVE);
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  // Written directly, not through res.send(): an error body gets no ETag
-  // and no freshness check. Node drops the body of a HEAD answer itself.
-  const text = stringifyJson(errorBody(error, production));
-  res.statusCode = error.status;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
+  // Through the one JSON writer, as an answer rather than a representation:
+  // an error body gets no ETag and no freshness check.
+  writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));
 }
 
 /**
@@ -110,7 +101,7 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
     const error = toApiError(thrown);
     if (log && error.status >= 500) {
       const original = error === thrown ? (error.cause ?? error) : thrown;
-      log({ status: error.status, code: error.code, method: req.method, path: pathOf(req), error: original });
+      log({ status: error.status, code: error.code, method: req.method, path: pathWithoutQuery(req), error: original });
     }
     if (res.headersSent) {
       // Part of a response is already on the wire: no error can be sent any

@@ -1,6 +1,8 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
+import { pathWithoutQuery } from '../http/paths.js';
 import { apiError } from './api-error.js';
+import { routerStackOf } from './refuse.js';
 
 /** Options of notFound(). */
 export interface NotFoundOptions {
@@ -21,21 +23,6 @@ interface RouterLayer {
   route?: { methods: Record<string, boolean | undefined> };
   handle?: { stack?: RouterLayer[] };
 }
-
-const routerOf = (app: unknown): { stack: RouterLayer[] } | undefined => {
-  const holder = app as { router?: { stack?: RouterLayer[] }; _router?: { stack?: RouterLayer[] } };
-  // Express 5 exposes `app.router`; Express 4 keeps `app._router` (and throws on `app.router`).
-  const router = '_router' in holder && holder._router ? holder._router : safeRouter(holder);
-  return router?.stack ? (router as { stack: RouterLayer[] }) : undefined;
-};
-
-const safeRouter = (holder: { router?: unknown }): { stack?: RouterLayer[] } | undefined => {
-  try {
-    return holder.router as { stack?: RouterLayer[] } | undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 /** The methods that some route of `stack` answers for `path`, upper case. */
 function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<string>): void {
@@ -61,19 +48,13 @@ function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<s
 
 /** The methods the app's routes answer for a path (GET implies HEAD), sorted. */
 export function allowedMethods(app: unknown, path: string): string[] {
-  const router = routerOf(app);
-  if (!router) return [];
+  const stack = routerStackOf(app) as readonly RouterLayer[] | undefined;
+  if (!stack) return [];
   const methods = new Set<string>();
-  collectMethods(router.stack, path, methods);
+  collectMethods(stack, path, methods);
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods].sort();
 }
-
-const pathOf = (req: Request): string => {
-  const url = req.originalUrl ?? req.url;
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
 
 /**
  * Mounted after every route: a request that no route answered gets 404 JSON
@@ -85,7 +66,7 @@ export function notFound(options?: Readonly<NotFoundOptions>): RequestHandler {
   const given = readOptions<NotFoundOptions>('notFound', options, ['methodNotAllowed']);
   const answer405 = given.methodNotAllowed ?? true;
   return function notFoundMiddleware(req, _res, next) {
-    const path = pathOf(req);
+    const path = pathWithoutQuery(req);
     const allowed = answer405 ? allowedMethods(req.app, path) : [];
     if (allowed.length > 0) {
       next(apiError('methodNotAllowed', { headers: { Allow: allowed.join(', ') }, detail: { method: req.method, path } }));

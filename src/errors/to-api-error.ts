@@ -8,6 +8,8 @@ import { isStoreFailure, storeUnavailable } from './store-unavailable.js';
 const BODY_PARSER_ERRORS: Readonly<Record<string, ErrorName>> = {
   'entity.parse.failed': 'malformedBody',
   'entity.verify.failed': 'malformedBody',
+  // parseBodies()'s UTF-8 check (src/request/body-parsers.ts).
+  'entity.utf8.invalid': 'invalidUtf8Body',
   'entity.too.large': 'payloadTooLarge',
   'parameters.too.many': 'payloadTooLarge',
   'charset.unsupported': 'unsupportedCharset',

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
+import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /** Options of commonHeaders(). It has none yet; the object is kept for growth. */
 export type CommonHeadersOptions = Readonly<Record<string, never>>;
@@ -16,7 +17,7 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
 export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
   readOptions<Record<string, never>>('commonHeaders', options, []);
   return function commonHeadersMiddleware(_req, res, next) {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader(NOSNIFF_HEADER, NOSNIFF_VALUE);
     res.removeHeader('X-Powered-By');
     res.sendDate = true;
     next();

@@ -1,4 +1,4 @@
-import { JsonInteger } from './serialize.js';
+import { JsonInteger } from '../http/serialize.js';
 
 /** The `id` / `id_str` pair of SPEC.md "Large integers". */
 export interface IdPair {

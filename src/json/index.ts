@@ -1,3 +1,4 @@
+export { JsonInteger, stringifyJson } from '../http/serialize.js';
 export { type IdPair, idPair } from './ids.js';
 export {
   JSON_CONTENT_TYPE,
@@ -6,4 +7,3 @@ export {
   sendJson,
   sendJsonText,
 } from './json-responses.js';
-export { JsonInteger, stringifyJson } from './serialize.js';

@@ -2,6 +2,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import { checkBoolean, checkFunction, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { renderError } from '../errors/error-handler.js';
+import { setJsonObserver } from '../http/json-writer.js';
+import { pathWithoutQuery } from '../http/paths.js';
 import { singularOf, wordsOf } from './words.js';
 
 /**
@@ -81,10 +83,6 @@ const LOOKS_LIKE_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}/;
 const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 const VERSION = /^v[0-9]+$/;
 const GENDERS = new Set(['male', 'female']);
-const JSON_TYPE = /^application\/(?:[a-z0-9.+-]+\+)?json\b/i;
-
-const ORIGINAL_SEND = Symbol('express-api-conventions.originalSend');
-type LintedResponse = Response & { [ORIGINAL_SEND]?: Response['send'] };
 
 /** What the path of a request says about its body. */
 export interface ResourceContext {
@@ -96,9 +94,9 @@ export interface ResourceContext {
 
 /** Reads the resource from the path: the last collection segment after the version. */
 function contextOf(req: Request): ResourceContext {
-  const url = req.originalUrl ?? req.url;
-  const mark = url.indexOf('?');
-  const segments = (mark === -1 ? url : url.slice(0, mark)).split('/').filter((s) => s !== '');
+  const segments = pathWithoutQuery(req)
+    .split('/')
+    .filter((s) => s !== '');
   const version = segments.findIndex((s) => VERSION.test(s));
   if (version === -1) return { list: false };
   let collection: string | undefined;
@@ -224,9 +222,12 @@ const logToStderr = (report: ResponseLintReport): void => {
  * top-level object). Reports go to `log`; with `strict`, a response that
  * breaks a convention fails with 500 instead, so a test sees it.
  *
- * It reads the JSON text as it is sent, so it sees bodies from `res.json()`,
- * `sendJson()`, `sendList()` and `sendItem()` alike; error bodies rendered by
- * errorHandler() are the library's own and are not read. conventions()
+ * It reads the JSON text the one JSON writer sends, so it sees bodies from
+ * `res.json()` (under jsonResponses()), `sendJson()`, `sendJsonText()`,
+ * `sendList()` and `sendItem()` alike, without replacing `res.send()`: a
+ * body a route writes with `res.send()` bypasses the writer and is not
+ * read. Error bodies rendered by errorHandler() are the library's own and
+ * are not read either. conventions()
  * mounts it outside production only: in production it is not in the stack
  * and costs nothing.
  */
@@ -245,36 +246,28 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     for (const key of given.allowKeys) allowKeys.add(key);
   }
 
-  // One wrapper per linter, made here; a request only swaps it in and keeps
-  // the send it replaced on the response.
-  function lintedSend(this: LintedResponse, body?: unknown): Response {
-    const send = this[ORIGINAL_SEND] as Response['send'];
-    const type = this.getHeader('Content-Type');
-    if ((typeof body !== 'string' && !Buffer.isBuffer(body)) || typeof type !== 'string' || !JSON_TYPE.test(type)) {
-      return send.call(this, body);
-    }
-    this.send = send;
+  // One observer per linter, made here; a request only hands it to the JSON
+  // writer (src/http/json-writer.ts), which calls it with the text it is
+  // about to send, before the conditional GET: the answer then takes the
+  // same path as in production, where the linter is not mounted.
+  function lintJson(res: Response, text: string): boolean {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body.toString());
+      parsed = JSON.parse(text);
     } catch {
-      return send.call(this, body);
+      return false;
     }
-    const req = this.req;
+    const req = res.req;
     const findings = lintBody(parsed, contextOf(req), allowKeys);
-    if (findings.length === 0) return send.call(this, body);
-    const url = req.originalUrl ?? req.url;
-    const mark = url.indexOf('?');
-    log({ method: req.method, path: mark === -1 ? url : url.slice(0, mark), status: this.statusCode, findings });
-    if (!strict) return send.call(this, body);
-    renderError(this, apiError('responseConventionViolated', { detail: findings }), false);
-    return this;
+    if (findings.length === 0) return false;
+    log({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
+    if (!strict) return false;
+    renderError(res, apiError('responseConventionViolated', { detail: findings }), false);
+    return true;
   }
 
   return function responseLinterMiddleware(_req, res, next) {
-    const linted = res as LintedResponse;
-    linted[ORIGINAL_SEND] = res.send;
-    linted.send = lintedSend;
+    setJsonObserver(res, lintJson);
     next();
   };
 }

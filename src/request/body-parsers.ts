@@ -1,5 +1,8 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
+import { refuse } from '../errors/refuse.js';
 
 /** Options of parseBodies(). */
 export interface ParseBodiesOptions {
@@ -21,11 +24,18 @@ const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
 /**
  * Express's own body parsers (body-parser), bounded in size, for the two
  * body types SPEC.md uses: JSON and `application/x-www-form-urlencoded`.
- * Their failures (malformed JSON, too large, bad charset) reach the error
- * handler, which answers them as JSON (400, 413, 415).
+ * Their failures (malformed JSON, too large, bad charset) are answered as
+ * JSON (400, 413, 415): by errorHandler() when one is mounted after, else
+ * here (refuse()).
  *
  * Form bodies are parsed flat (`extended: false`): `a[b]=1` stays a key named
  * `a[b]`, so a form cannot build nested objects or reach `__proto__`.
+ *
+ * A UTF-8 body must be valid UTF-8 (RFC 8259 §8.1 for JSON, the WHATWG URL
+ * standard's form encoding for forms): invalid bytes, a percent-escape in a
+ * form that decodes to invalid UTF-8, or a JSON `\uD800`-style escape of an
+ * unpaired surrogate are refused with 400 `invalidUtf8Body` (code 40012),
+ * where the decoders would silently store U+FFFD or a lone surrogate.
  */
 export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHandler[] {
   const given = readOptions<ParseBodiesOptions>('parseBodies', options, ['limit', 'json', 'form', 'parameterLimit']);
@@ -38,9 +48,9 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
     invalidOption('parseBodies', 'parameterLimit', parameterLimit, 'a positive whole number');
   }
   const parsers: RequestHandler[] = [];
-  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true })));
+  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText })));
   if (given.form ?? true) {
-    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit })));
+    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText })));
   }
   return parsers;
 }
@@ -60,6 +70,91 @@ function whenBodied(parser: RequestHandler): RequestHandler {
       next();
       return;
     }
-    parser(req, res, next);
+    parser(req, res, (error?: unknown) => {
+      // A body the parser refuses (400, 413, 415) is answered in JSON even
+      // when no errorHandler() follows (refuse()).
+      if (error === undefined || error === null) next();
+      else refuse(req, res, next, error);
+    });
   };
+}
+
+/**
+ * The `type` of the error the verify hooks throw. body-parser keeps a thrown
+ * error's `type` and decorates the error (status, body bytes), so a plain
+ * Error travels, and toApiError() maps the type to `invalidUtf8Body`.
+ */
+export const INVALID_UTF8_TYPE = 'entity.utf8.invalid' as const;
+
+const invalidUtf8 = (detail: string): Error => Object.assign(new Error(detail), { type: INVALID_UTF8_TYPE, status: 400 });
+
+/** body-parser's `verify` hook for JSON: valid UTF-8, no unpaired surrogate escape. */
+function verifyJsonText(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
+  // Other charsets (UTF-16, UTF-32) are decoded by body-parser itself.
+  if (encoding !== 'utf-8') return;
+  if (!isUtf8(body)) throw invalidUtf8('the JSON body holds bytes that are not UTF-8');
+  // Most bodies hold no \u escape at all: one indexOf, no decoding.
+  if (body.indexOf('\\u') !== -1 && hasUnpairedSurrogateEscape(body.toString('utf8'))) {
+    throw invalidUtf8('the JSON body holds a \\u escape of an unpaired surrogate');
+  }
+}
+
+/** body-parser's `verify` hook for forms: the bytes and the percent-decoded bytes are valid UTF-8. */
+function verifyFormText(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding !== 'utf-8') return;
+  if (!isUtf8(body)) throw invalidUtf8('the form body holds bytes that are not UTF-8');
+  if (body.indexOf(0x25) !== -1 && !isUtf8(percentDecoded(body))) {
+    throw invalidUtf8('a percent-escape of the form body decodes to bytes that are not UTF-8');
+  }
+}
+
+// One JSON escape: `\uXXXX` (group 1 holds its four hex digits) or `\` and one character.
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|[\s\S])/g;
+
+/**
+ * Whether JSON text holds a `\uD800`-`\uDBFF` escape not followed at once by a
+ * `\uDC00`-`\uDFFF` one, or a low one not preceded by a high one: JSON.parse
+ * accepts both and returns a string that is not well-formed Unicode.
+ */
+export function hasUnpairedSurrogateEscape(text: string): boolean {
+  let pendingHighEnd = -1;
+  JSON_ESCAPE.lastIndex = 0;
+  for (let match = JSON_ESCAPE.exec(text); match !== null; match = JSON_ESCAPE.exec(text)) {
+    const hex = match[1];
+    const unit = hex === undefined ? -1 : Number.parseInt(hex, 16);
+    const isLow = unit >= 0xdc00 && unit <= 0xdfff;
+    if (pendingHighEnd !== -1) {
+      if (!(isLow && match.index === pendingHighEnd)) return true;
+      pendingHighEnd = -1;
+      continue;
+    }
+    if (isLow) return true;
+    if (unit >= 0xd800 && unit <= 0xdbff) pendingHighEnd = match.index + match[0].length;
+  }
+  return pendingHighEnd !== -1;
+}
+
+const hexValue = (byte: number | undefined): number => {
+  if (byte === undefined) return -1;
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  const lower = byte | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+};
+
+/** The bytes of a form body with each `%XX` replaced by the byte it names. */
+function percentDecoded(body: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(body.length);
+  let length = 0;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i] as number;
+    const high = byte === 0x25 ? hexValue(body[i + 1]) : -1;
+    const low = high === -1 ? -1 : hexValue(body[i + 2]);
+    if (low === -1) {
+      out[length++] = byte;
+    } else {
+      out[length++] = high * 16 + low;
+      i += 2;
+    }
+  }
+  return out.subarray(0, length);
 }

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse as refuseRequest } from '../errors/refuse.js';
 
 /** Options of methodOverride(). */
 export interface MethodOverrideOptions {
@@ -50,7 +51,7 @@ export function methodOverride(options?: Readonly<MethodOverrideOptions>): Reque
   const allowed = new Set<string>(methods);
   const allowedList = [...allowed].join(', ');
 
-  return function methodOverrideMiddleware(req, _res, next) {
+  return function methodOverrideMiddleware(req, res, next) {
     const header = req.headers[METHOD_OVERRIDE_HEADER];
     const field = formOverride(req);
     if (header === undefined && field === undefined) {
@@ -58,7 +59,7 @@ export function methodOverride(options?: Readonly<MethodOverrideOptions>): Reque
       return;
     }
     const refuse = (why: string): void =>
-      next(apiError('methodOverrideRefused', { message: `The method override is not allowed: ${why}` }));
+      refuseRequest(req, res, next, apiError('methodOverrideRefused', { message: `The method override is not allowed: ${why}` }));
     if (req.method !== 'POST') return refuse(`only a POST can be overridden, this request is a ${req.method}.`);
     if (typeof header !== 'undefined' && typeof header !== 'string') return refuse('the header is sent more than once.');
     if (field !== undefined && typeof field !== 'string') return refuse('the _method field is sent more than once.');

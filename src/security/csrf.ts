@@ -1,7 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
+import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 
 /**
  * Cross-site request forgery (SPEC.md "Cross-site request forgery"):
@@ -19,7 +21,7 @@ export const CSRF_HEADER = 'CSRF-Token' as const;
 /** The form field that carries the token. */
 export const CSRF_FIELD = '_csrf' as const;
 /** Methods that never change state (RFC 9110 §9.2.1); every other method is checked. */
-export const CSRF_SAFE_METHODS = ['GET', 'HEAD', 'OPTIONS', 'TRACE'] as const;
+export const CSRF_SAFE_METHODS = SAFE_METHODS;
 
 /** Issues and checks the CSRF tokens of sessions. */
 export interface CsrfTokens {
@@ -146,7 +148,6 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
   const sessionOf = checkFunction<CsrfProtectionOptions['sessionOf']>(FACTORY, 'sessionOf', given.sessionOf);
   const header = checkString(FACTORY, 'header', given.header ?? CSRF_HEADER).toLowerCase();
   const field = checkString(FACTORY, 'field', given.field ?? CSRF_FIELD);
-  const safe = new Set<string>(CSRF_SAFE_METHODS);
 
   const tokenOf = (req: Request): string | undefined => {
     const fromHeader = req.headers[header];
@@ -171,8 +172,15 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
     return undefined;
   };
 
-  return function csrfProtectionMiddleware(req, _res, next) {
-    if (safe.has(req.method)) {
+  // Made once: the request passes, or is refused in JSON (refuse()).
+  const decide = (req: Request, res: Response, next: NextFunction, sessionId: string | undefined): void => {
+    const refusal = judge(req, sessionId);
+    if (refusal === undefined) next();
+    else refuse(req, res, next, refusal);
+  };
+
+  return function csrfProtectionMiddleware(req, res, next) {
+    if (isSafeMethod(req.method)) {
       next();
       return;
     }
@@ -184,9 +192,9 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
       return;
     }
     if (found instanceof Promise) {
-      found.then((sessionId) => next(judge(req, sessionId)), next);
+      found.then((sessionId) => decide(req, res, next, sessionId), next);
       return;
     }
-    next(judge(req, found));
+    decide(req, res, next, found);
   };
 }

@@ -10,9 +10,11 @@ export {
   csrfProtection,
   csrfTokens,
 } from './csrf.js';
+export { type AnswerParserErrorsOptions, answerParserErrors } from './parser-errors.js';
 export {
   SECURITY_HEADERS,
   type SecurityHeadersOptions,
   securityHeaders,
+  securityHeaderValues,
   UNUSED_SECURITY_HEADERS,
 } from './security-headers.js';

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
  * SPEC.md "Security response headers", value by value. Each is what the
@@ -15,7 +16,7 @@ export const SECURITY_HEADERS = {
   /** "Restrict sources". */
   'Content-Security-Policy': "script-src 'self'",
   /** "No MIME sniffing". */
-  'X-Content-Type-Options': 'nosniff',
+  [NOSNIFF_HEADER]: NOSNIFF_VALUE,
   /** "Clickjacking". */
   'X-Frame-Options': 'deny',
   /** "Referrer". */
@@ -117,42 +118,7 @@ const isPlainObject = (value: unknown): boolean => typeof value === 'object' && 
  * `Permissions-Policy`, and removes the headers SPEC.md lists as unused.
  */
 export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
-  const given = readOptions<SecurityHeadersOptions>(FACTORY, options, OPTION_NAMES);
-  const helmetOptions: Record<string, unknown> = {
-    xFrameOptions: false,
-    xXssProtection: false,
-    xDownloadOptions: false,
-    xPoweredBy: true,
-    xContentTypeOptions: checkBoolean(FACTORY, 'xContentTypeOptions', given.xContentTypeOptions ?? true),
-    originAgentCluster: checkBoolean(FACTORY, 'originAgentCluster', given.originAgentCluster ?? false),
-  };
-  for (const key of HELMET_KEYS) {
-    const value = given[key] ?? DEFAULTS[key];
-    if (value !== false && !isPlainObject(value))
-      invalidOption(FACTORY, key, value, "helmet's options object for this header, or false");
-    helmetOptions[key] = value;
-  }
-  const frame = given.xFrameOptions ?? 'deny';
-  if (frame !== 'deny' && frame !== 'sameorigin' && frame !== false) {
-    invalidOption(FACTORY, 'xFrameOptions', frame, "'deny', 'sameorigin' or false");
-  }
-  const permissions = given.permissionsPolicy ?? false;
-  if (permissions !== false && (typeof permissions !== 'string' || permissions.trim() === '' || /[\r\n]/.test(permissions))) {
-    invalidOption(FACTORY, 'permissionsPolicy', permissions, 'a Permissions-Policy value or false');
-  }
-
-  let writeHelmetHeaders: ReturnType<typeof helmet>;
-  try {
-    writeHelmetHeaders = helmet(helmetOptions as HelmetOptions);
-  } catch (error) {
-    // helmet checks its values when it is called: report its finding as ours.
-    throw new ConfigurationError('EAC_OPTION_INVALID', `${FACTORY}(options): ${(error as Error).message}`);
-  }
-  const extra: [string, string][] = [];
-  if (frame !== false) extra.push(['X-Frame-Options', frame]);
-  if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
-
-  const recorded = hasDynamicDirective(helmetOptions.contentSecurityPolicy) ? undefined : record(writeHelmetHeaders);
+  const { writeHelmetHeaders, extra, recorded } = configure(FACTORY, options);
   if (recorded !== undefined) {
     // Work once, at construction: helmet builds every value when it is
     // called, and with no function among the CSP directives its middleware
@@ -178,6 +144,76 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     for (const [name, value] of extra) res.setHeader(name, value);
     writeHelmetHeaders(req, res, next);
   };
+}
+
+/**
+ * The headers securityHeaders(options) writes on every response, as fixed
+ * name/value pairs computed once: for answers written where no middleware
+ * runs (answerParserErrors()). Throws a ConfigurationError when a CSP
+ * directive is a function (a nonce per request has no value without one).
+ */
+export function securityHeaderValues(
+  options?: Readonly<SecurityHeadersOptions>,
+  factory = 'securityHeaderValues',
+): readonly (readonly [string, string])[] {
+  const { extra, recorded } = configure(factory, options);
+  if (recorded === undefined) {
+    throw new ConfigurationError(
+      'EAC_OPTION_INVALID',
+      `${factory}(options): \`contentSecurityPolicy\` must have fixed directives here; a directive given as a function has no value before a request exists.`,
+    );
+  }
+  return [...extra, ...recorded.written];
+}
+
+interface Configuration {
+  readonly writeHelmetHeaders: RequestHandler;
+  readonly extra: readonly [string, string][];
+  /** What helmet writes, when it is the same on every response. */
+  readonly recorded: { written: [string, string][]; removed: string[] } | undefined;
+}
+
+/** Turns securityHeaders()'s options into helmet's middleware and the fixed headers added to it. */
+function configure(factory: string, options: unknown): Configuration {
+  const given = readOptions<SecurityHeadersOptions>(factory, options, OPTION_NAMES);
+  const helmetOptions: Record<string, unknown> = {
+    xFrameOptions: false,
+    xXssProtection: false,
+    xDownloadOptions: false,
+    xPoweredBy: true,
+    // nosniff is written below, from the one constant commonHeaders() writes too.
+    xContentTypeOptions: false,
+    originAgentCluster: checkBoolean(factory, 'originAgentCluster', given.originAgentCluster ?? false),
+  };
+  for (const key of HELMET_KEYS) {
+    const value = given[key] ?? DEFAULTS[key];
+    if (value !== false && !isPlainObject(value))
+      invalidOption(factory, key, value, "helmet's options object for this header, or false");
+    helmetOptions[key] = value;
+  }
+  const frame = given.xFrameOptions ?? 'deny';
+  if (frame !== 'deny' && frame !== 'sameorigin' && frame !== false) {
+    invalidOption(factory, 'xFrameOptions', frame, "'deny', 'sameorigin' or false");
+  }
+  const permissions = given.permissionsPolicy ?? false;
+  if (permissions !== false && (typeof permissions !== 'string' || permissions.trim() === '' || /[\r\n]/.test(permissions))) {
+    invalidOption(factory, 'permissionsPolicy', permissions, 'a Permissions-Policy value or false');
+  }
+
+  let writeHelmetHeaders: ReturnType<typeof helmet>;
+  try {
+    writeHelmetHeaders = helmet(helmetOptions as HelmetOptions);
+  } catch (error) {
+    // helmet checks its values when it is called: report its finding as ours.
+    throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): ${(error as Error).message}`);
+  }
+  const extra: [string, string][] = [];
+  if (checkBoolean(factory, 'xContentTypeOptions', given.xContentTypeOptions ?? true))
+    extra.push([NOSNIFF_HEADER, NOSNIFF_VALUE]);
+  if (frame !== false) extra.push(['X-Frame-Options', frame]);
+  if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
+  const recorded = hasDynamicDirective(helmetOptions.contentSecurityPolicy) ? undefined : record(writeHelmetHeaders);
+  return { writeHelmetHeaders, extra, recorded };
 }
 
 /** A CSP directive given as a function (a nonce per request) makes helmet's output differ per request. */

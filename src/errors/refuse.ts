@@ -1,0 +1,66 @@
+import type { NextFunction, Request, Response } from 'express';
+import { isProductionEnvironment } from '../config/options.js';
+import { renderError } from './error-handler.js';
+import { toApiError } from './to-api-error.js';
+
+// The parts of Express 4 and 5 router internals read here: a stack of layers,
+// each holding the function it calls.
+interface StackLayer {
+  readonly handle?: unknown;
+}
+type AppLike = { readonly parent?: unknown; readonly router?: unknown; readonly _router?: unknown };
+
+/** The router stack of an Express 4 (`app._router`) or 5 (`app.router`) app. */
+export function routerStackOf(app: unknown): readonly StackLayer[] | undefined {
+  if (typeof app !== 'function' && (typeof app !== 'object' || app === null)) return undefined;
+  const holder = app as AppLike;
+  let router: unknown;
+  if ('_router' in holder && holder._router) router = holder._router;
+  else {
+    try {
+      // Express 4 throws on `app.router`.
+      router = holder.router;
+    } catch {
+      router = undefined;
+    }
+  }
+  const stack = (router as { stack?: unknown } | undefined)?.stack;
+  return Array.isArray(stack) ? (stack as StackLayer[]) : undefined;
+}
+
+/**
+ * Whether an error passed to `next()` reaches an error-handling middleware
+ * (four parameters, as errorHandler()'s) of the app or of an app it is
+ * mounted in; when none, Express's final handler would answer it in HTML.
+ * Read on a refusal only, never on a request that passes.
+ */
+export function hasErrorMiddleware(req: Request): boolean {
+  const seen = new Set<unknown>();
+  for (let app: unknown = req.app; app && !seen.has(app); app = (app as AppLike).parent) {
+    seen.add(app);
+    for (const layer of routerStackOf(app) ?? []) {
+      if (typeof layer.handle === 'function' && layer.handle.length === 4) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * How a middleware of the library refuses a request (DESIGN.md: every
+ * middleware answers its own refusals, so it works alone): the error goes to
+ * `next()` when an error-handling middleware will render it (errorHandler(),
+ * with its options: one look for every error), else it is rendered here, in
+ * the same JSON shape through the same writer, with `detail` outside
+ * production, rather than left to Express's HTML page.
+ */
+export function refuse(req: Request, res: Response, next: NextFunction, error: unknown): void {
+  if (hasErrorMiddleware(req)) {
+    next(error);
+    return;
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  renderError(res, toApiError(error), isProductionEnvironment());
+}

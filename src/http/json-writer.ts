@@ -1,0 +1,107 @@
+import type { Response } from 'express';
+import { JSON_CONTENT_TYPE } from './spec.js';
+
+/**
+ * The one JSON writer: every JSON answer of the library goes out through
+ * writeJson() (a representation: res.json() under jsonResponses(),
+ * sendJson(), sendItem(), sendList()) or writeJsonAnswer() (an error, a
+ * protocol answer that is never conditional). Both write headers and body in
+ * one `res.end()`, never through `res.send()`: Express's send would turn the
+ * text into a Buffer, parse the Content-Type again and add its own weak
+ * `ETag` (`W/"…"`) to every answer, writes included, which a client would
+ * then send back in `If-Match` and get 412 (RFC 9110 §13.1.1 compares
+ * If-Match strongly).
+ *
+ * What the writer does not decide itself, middlewares hand in per response,
+ * by an explicit step it calls, the same in development and production:
+ * - the conditional GET (tag and 304): caching() sets it with
+ *   setConditionalStep();
+ * - an observer of the text (the response linter) with setJsonObserver().
+ * A step is one function made when its middleware was built; handing it in
+ * is one property write, not a closure per request.
+ */
+
+/**
+ * A step the writer runs before writing a JSON representation. It may set
+ * headers; it returns `true` when it answered the response itself (a 304, a
+ * replaced answer), and then the writer writes nothing more.
+ */
+export type JsonWriteStep = (res: Response, text: string) => boolean;
+
+const CONDITIONAL = Symbol.for('express-api-conventions.conditionalStep');
+const OBSERVER = Symbol.for('express-api-conventions.jsonObserver');
+
+type StepResponse = Response & { [CONDITIONAL]?: JsonWriteStep; [OBSERVER]?: JsonWriteStep };
+
+/** Hands the writer the conditional-GET step for this response (caching() does). */
+export function setConditionalStep(res: Response, step: JsonWriteStep): void {
+  (res as StepResponse)[CONDITIONAL] = step;
+}
+
+/** Hands the writer an observer of this response's JSON text (responseLinter() does). */
+export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
+  (res as StepResponse)[OBSERVER] = observer;
+}
+
+/**
+ * Writes JSON text that is already serialized as the representation of the
+ * response, with the status already set (200 unless a route chose another):
+ * SPEC.md's Content-Type, the observer's look, the conditional-GET step for
+ * a GET or HEAD 200, then the text with its Content-Length in one write.
+ * An `ETag` a route set (setValidators()) is kept on every status, so a
+ * write (PUT/PATCH 200, POST 201) answers the same strong tag a GET would;
+ * the writer itself never adds one.
+ */
+export function writeJson(res: Response, text: string): Response {
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  const hooked = res as StepResponse;
+  const observer = hooked[OBSERVER];
+  if (observer?.(res, text)) return res;
+  const conditional = hooked[CONDITIONAL];
+  if (conditional !== undefined && res.statusCode === 200) {
+    const method = res.req.method;
+    if ((method === 'GET' || method === 'HEAD') && conditional(res, text)) return res;
+  }
+  endWithText(res, text);
+  return res;
+}
+
+/**
+ * Writes a JSON answer with the given status, not a representation: no
+ * observer, no tag, no freshness check. For errors (errorHandler) and
+ * protocol answers (the token endpoint's success).
+ */
+export function writeJsonAnswer(res: Response, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  endWithText(res, text);
+}
+
+/**
+ * 304 Not Modified (RFC 9110 §15.4.5): no body, and no header that would
+ * describe one.
+ */
+export function answerNotModified(res: Response): void {
+  res.statusCode = 304;
+  endWithoutBody(res);
+}
+
+function endWithoutBody(res: Response): void {
+  res.removeHeader('Content-Type');
+  res.removeHeader('Content-Length');
+  res.removeHeader('Transfer-Encoding');
+  res.end();
+}
+
+function endWithText(res: Response, text: string): void {
+  const status = res.statusCode;
+  // RFC 9110 §15.3.5 and §15.4.5: 204 and 304 carry no content.
+  if (status === 204 || status === 304) {
+    endWithoutBody(res);
+    return;
+  }
+  res.setHeader('Content-Length', Buffer.byteLength(text, 'utf8'));
+  // Node writes no body for HEAD; the Content-Length stays that of GET.
+  if (res.req.method === 'HEAD') res.end();
+  else res.end(text, 'utf8');
+}

@@ -1,0 +1,166 @@
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express4 from 'express4';
+import request from 'supertest';
+import { corsPolicy, requireXhr } from '../src/cors/index.js';
+import { errorHandler } from '../src/errors/index.js';
+import { methodOverride, parseBodies } from '../src/request/index.js';
+import { csrfProtection, csrfTokens } from '../src/security/index.js';
+import { expectHeaders } from './helpers.js';
+
+/**
+ * Every middleware answers its own refusals in SPEC.md's JSON shape when no
+ * error-handling middleware follows it (DESIGN.md "Layers and the preset"),
+ * where Express's final handler would write an HTML page; with errorHandler()
+ * mounted, errorHandler() renders them, with its options.
+ */
+
+const ORIGIN = 'http://localhost:5173';
+const tokens = csrfTokens({ secret: 'a-test-secret-of-at-least-32-bytes!!' });
+
+type Factory = () => express.Express;
+
+/** The middleware, a route, and nothing after it. */
+const alone = (factory: Factory, middlewares: RequestHandler[]) => {
+  const app = factory();
+  app.use(...middlewares);
+  app.all('/v1/users/1', (_req, res) => {
+    res.status(200).end();
+  });
+  return app;
+};
+
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store, max-age=0' };
+
+interface Case {
+  readonly middlewares: () => RequestHandler[];
+  readonly send: (app: express.Express) => request.Test;
+  readonly status: number;
+  readonly error: { readonly message: string; readonly code: number; readonly detail?: unknown };
+}
+
+const CASES: Readonly<Record<string, Case>> = {
+  'corsPolicy(): a preflight from an origin it does not allow': {
+    middlewares: () => [corsPolicy({ origins: [ORIGIN] })],
+    send: (app) =>
+      request(app).options('/v1/users/1').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'PUT'),
+    status: 403,
+    error: { message: 'The origin is not allowed.', code: 40303, detail: { origin: 'https://evil.example' } },
+  },
+  'requireXhr(): a request without X-Requested-With': {
+    middlewares: () => [requireXhr()],
+    send: (app) => request(app).get('/v1/users/1'),
+    status: 403,
+    error: { message: 'This endpoint only answers browser scripts (X-Requested-With: XMLHttpRequest).', code: 40301 },
+  },
+  'csrfProtection(): a session request without a token': {
+    middlewares: () => [csrfProtection({ tokens, sessionOf: () => 's1' })],
+    send: (app) => request(app).post('/v1/users/1'),
+    status: 403,
+    error: {
+      message: 'The CSRF token is missing or not valid.',
+      code: 40302,
+      detail: 'no CSRF token in the CSRF-Token header or the _csrf field',
+    },
+  },
+  'csrfProtection(): an asynchronous session lookup and a wrong token': {
+    middlewares: () => [csrfProtection({ tokens, sessionOf: async () => 's1' })],
+    send: (app) => request(app).post('/v1/users/1').set('CSRF-Token', tokens.issue('s2')),
+    status: 403,
+    error: {
+      message: 'The CSRF token is missing or not valid.',
+      code: 40302,
+      detail: 'the CSRF token does not belong to this session',
+    },
+  },
+  'methodOverride(): an override of a GET': {
+    middlewares: () => [methodOverride()],
+    send: (app) => request(app).get('/v1/users/1').set('X-HTTP-Method-Override', 'DELETE'),
+    status: 400,
+    error: {
+      message: 'The method override is not allowed: only a POST can be overridden, this request is a GET.',
+      code: 40002,
+    },
+  },
+  'parseBodies(): malformed JSON': {
+    middlewares: () => parseBodies(),
+    send: (app) => request(app).post('/v1/users/1').set('Content-Type', 'application/json').send('{"name":'),
+    status: 400,
+    error: { message: 'The request body could not be parsed.', code: 40001, detail: expect.any(String) },
+  },
+  'parseBodies(): a body over the limit': {
+    middlewares: () => parseBodies({ limit: 10 }),
+    send: (app) => request(app).post('/v1/users/1').send({ name: 'longer than ten bytes' }),
+    status: 413,
+    error: { message: 'The request body is too large.', code: 41300, detail: expect.any(String) },
+  },
+  'parseBodies(): a JSON body that is not UTF-8': {
+    middlewares: () => parseBodies(),
+    send: (app) =>
+      request(app)
+        .post('/v1/users/1')
+        .set('Content-Type', 'application/json')
+        // superagent would JSON.stringify a Buffer sent as JSON: send the bytes as they are.
+        .serialize((bytes) => bytes)
+        .send(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])),
+    status: 400,
+    error: {
+      message: 'The request body is not valid UTF-8 (or holds an unpaired surrogate escape).',
+      code: 40012,
+      detail: 'the JSON body holds bytes that are not UTF-8',
+    },
+  },
+};
+
+describe.each([
+  ['Express 5', express as Factory],
+  ['Express 4', express4 as unknown as Factory],
+])('refusals answered in JSON by the middleware itself, on %s', (_name, factory) => {
+  describe('with nothing mounted after it', () => {
+    it.each(Object.entries(CASES))('%s', async (_case, { middlewares, send, status, error }) => {
+      const res = await send(alone(factory, middlewares()));
+      expect(res.status).toBe(status);
+      expectHeaders(res, JSON_HEADERS);
+      expect(res.body).toEqual({ errors: [error] });
+    });
+  });
+
+  describe('with errorHandler() mounted after it: errorHandler renders, with its options', () => {
+    it.each(Object.entries(CASES))('%s', async (_case, { middlewares, send, status, error }) => {
+      const app = alone(factory, middlewares());
+      app.use(errorHandler({ production: true, log: false }));
+      const res = await send(app);
+      expect(res.status).toBe(status);
+      expectHeaders(res, JSON_HEADERS);
+      // production: true leaves out detail; the middleware alone (above) keeps it outside production.
+      const { detail: _detail, ...withoutDetail } = error;
+      expect(res.body).toEqual({ errors: [withoutDetail] });
+    });
+  });
+});
+
+describe("an app's own error middleware still receives the refusal", () => {
+  it('gets the ApiError through next(), as before', async () => {
+    const seen: unknown[] = [];
+    const app = alone(express, [requireXhr()]);
+    const own: ErrorRequestHandler = (error, _req, res, _next) => {
+      seen.push(error);
+      res.status(418).json({ mine: true });
+    };
+    app.use(own);
+    const res = await request(app).get('/v1/users/1');
+    expect(res.status).toBe(418);
+    expect(seen).toEqual([expect.objectContaining({ name: 'ApiError', code: 40301 })]);
+  });
+
+  it('also when the app is mounted in another app that has it', async () => {
+    const inner = alone(express, [requireXhr()]);
+    const outer = express();
+    outer.use(inner);
+    outer.use(errorHandler({ production: true, log: false }));
+    const res = await request(outer).get('/v1/users/1');
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      errors: [{ message: 'This endpoint only answers browser scripts (X-Requested-With: XMLHttpRequest).', code: 40301 }],
+    });
+  });
+});
