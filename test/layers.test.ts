@@ -89,7 +89,11 @@ describe('layers of src/', () => {
     expect([...(graph.get('config') ?? [])]).toEqual([]);
   });
 
-  it('puts errors beneath the feature modules: it imports only the leaf layer and config', () => {
-    expect([...(graph.get('errors') ?? [])].sort()).toEqual(['config', 'http']);
+  it('puts errors beneath the feature modules: it imports only the leaf layer, config and the stores (a store failure is a 503)', () => {
+    expect([...(graph.get('errors') ?? [])].sort()).toEqual(['config', 'http', 'stores']);
+  });
+
+  it('keeps the stores beneath the error model: they import only the leaf layer and config', () => {
+    expect([...(graph.get('stores') ?? [])].filter((to) => to !== 'config' && to !== 'http')).toEqual([]);
   });
 });

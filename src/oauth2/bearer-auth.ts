@@ -3,6 +3,7 @@ import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
+import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { checkAudience, checkRealm } from './checks.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
@@ -17,8 +18,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** SPEC.md "Token failure": "`Cache-Control: no-store`, `Pragma: no-cache`". */
-export const TOKEN_FAILURE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+// SPEC.md "Token failure": "`Cache-Control: no-store`, `Pragma: no-cache`" (the leaf layer's one value).
+export { TOKEN_FAILURE_HEADERS };
 /** Default leeway for `exp`, `nbf` and `iat`: a few seconds of clock skew between servers. */
 export const DEFAULT_CLOCK_TOLERANCE = 5;
 

@@ -1,6 +1,6 @@
-import { CACHE_CONTROL_SENSITIVE } from '../caching/cache-control.js';
 import { ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
+import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
 
 /**
  * Token-endpoint errors: RFC 6749 §5.2 bodies `{ error, error_description }`
@@ -10,7 +10,7 @@ import type { ErrorName } from '../errors/catalogue.js';
 /** SPEC.md "Security response headers", "Prevent cache exposure": every token-endpoint response. */
 export const TOKEN_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
 /** SPEC.md: `Pragma` "appears only in the token error response". */
-export const TOKEN_ERROR_PRAGMA = 'no-cache';
+export const TOKEN_ERROR_PRAGMA = TOKEN_FAILURE_PRAGMA;
 
 /** RFC 6749 §5.2 error codes, with this package's catalogue entry for each. */
 export const TOKEN_ERRORS = {

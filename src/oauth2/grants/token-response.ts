@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { JSON_CONTENT_TYPE } from '../../json/json-responses.js';
-import { stringifyJson } from '../../json/serialize.js';
+import { writeJsonAnswer } from '../../http/json-writer.js';
+import { stringifyJson } from '../../http/serialize.js';
 import type { AccessTokenSigner } from '../access-tokens.js';
 import type { Params } from '../client-auth.js';
 import { formatScope, parseScope } from '../scope.js';
@@ -54,9 +54,6 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued)
   if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes)) {
     body.scope = scopes.join(' ');
   }
-  const text = stringifyJson(body);
-  res.statusCode = 200;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
+  // Through the one writer of protocol answers: no entity tag, no 304.
+  writeJsonAnswer(res, 200, stringifyJson(body));
 }
