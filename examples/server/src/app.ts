@@ -104,7 +104,15 @@ export function createApp(settings: Settings, services: Services): Express {
     res.json(representUser(user));
   });
 
-  app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay }));
+  app.use(
+    exportsRouter({
+      state,
+      users,
+      delaySeconds: settings.exportDelay,
+      keptSeconds: settings.exportKept,
+      limit: settings.exportLimit,
+    }),
+  );
   app.use(sessionsRouter({ sessions, accounts, dummyHash, csrf, users, counters, partitionSecret: secrets.partition }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
