@@ -23,13 +23,13 @@ import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from 
 import { SessionStore } from './sessions/store.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
 import {
-  COMMAND_TIMEOUT_MS,
   commandClient,
   connectRedis,
   MemoryState,
   OUTAGE_RETRY_AFTER,
   type RedisClient,
   RedisState,
+  scriptClient,
 } from './state.js';
 import { UserRepository } from './users/repository.js';
 import { seedUsers } from './users/seed.js';
@@ -51,7 +51,7 @@ function openStores(redis: RedisClient | undefined) {
     accounts: new RedisUserStore({ client: commandClient(redis) }),
     clients: new RedisClientStore({ client: commandClient(redis) }),
     refreshTokens: new RedisRefreshTokenStore({ client: commandClient(redis) }),
-    counters: new RedisCounterStore({ client: redis, commandTimeoutMs: COMMAND_TIMEOUT_MS }),
+    counters: new RedisCounterStore({ client: scriptClient(redis) }),
   };
 }
 

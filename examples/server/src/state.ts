@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { apiError } from 'express-api-conventions';
+import { apiError, type RedisCommandClient, type RedisScriptClient } from 'express-api-conventions';
 import { createClient, ErrorReply } from 'redis';
 import { StartupError } from './settings.js';
 
@@ -128,15 +128,44 @@ export async function connectRedis(url: string, onReconnect: () => void = () => 
 }
 
 /**
- * What the library's token stores need of Redis (`sendCommand`), with the
- * failures of an outage turned into the 503 of `stateUnavailable`.
+ * Rejects when Redis has not answered within COMMAND_TIMEOUT_MS. node-redis's
+ * own command `timeout` stops counting once the command is written to the
+ * socket, so a Redis that hangs (SIGSTOP, a black hole, a full disk) would
+ * hang the request for ever; this deadline covers the wait for the answer.
+ * A late answer is still read and dropped by node-redis, in order.
  */
-export const commandClient = (client: RedisClient) => ({
-  sendCommand: (args: string[]): Promise<unknown> =>
-    client.sendCommand(args).catch((error: unknown) => {
-      throw error instanceof ErrorReply ? error : stateUnavailable(error);
-    }),
+export function withDeadline<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS} ms`)), COMMAND_TIMEOUT_MS);
+  });
+  return Promise.race([command, late]).finally(() => clearTimeout(timer));
+}
+
+const unavailable = (error: unknown): never => {
+  throw error instanceof ErrorReply ? error : stateUnavailable(error);
+};
+
+/**
+ * What the library's token stores need of Redis (`sendCommand`), with the
+ * deadline, and the failures of an outage turned into the 503 of
+ * `stateUnavailable`.
+ */
+export const commandClient = (client: RedisClient): RedisCommandClient => ({
+  sendCommand: (args: string[]): Promise<unknown> => withDeadline(client.sendCommand(args)).catch(unavailable),
 });
+
+/** What the library's RedisCounterStore needs of Redis, with the deadline (its limiter maps failures to 503). */
+export const scriptClient = (client: RedisClient): RedisScriptClient => {
+  const bounded: RedisScriptClient = {
+    eval: (script, options) => withDeadline(client.eval(script, options)),
+    evalSha: (sha, options) => withDeadline(client.evalSha(sha, options)),
+    del: (key) => withDeadline(client.del(key)),
+    // The deadline above is the time-out; the store's own would stop at the socket.
+    withCommandOptions: () => bounded,
+  };
+  return bounded;
+};
 
 // KEYS: records, claims. ARGV: id, expected ('' = must be absent, else '=' .. text),
 // value ('' = delete, else '=' .. text), the number of claims to release, those
@@ -189,12 +218,8 @@ export class RedisState implements SharedState {
   ) {}
 
   // Every command goes through here: an outage is a 503, a wrong command stays a fault.
-  private async command<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw error instanceof ErrorReply ? error : stateUnavailable(error);
-    }
+  private command<T>(run: () => Promise<T>): Promise<T> {
+    return withDeadline(run()).catch(unavailable);
   }
 
   get(key: string): Promise<string | undefined> {
