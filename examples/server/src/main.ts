@@ -19,18 +19,11 @@ import {
 } from 'express-api-conventions';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
+import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
-import {
-  commandClient,
-  connectRedis,
-  MemoryState,
-  OUTAGE_RETRY_AFTER,
-  type RedisClient,
-  RedisState,
-  scriptClient,
-} from './state.js';
+import { commandClient, connectRedis, OUTAGE_RETRY_AFTER, type RedisClient, RedisState, scriptClient } from './state.js';
 import { UserRepository } from './users/repository.js';
 import { seedUsers } from './users/seed.js';
 
