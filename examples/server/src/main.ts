@@ -70,7 +70,7 @@ const retryAfterOnOutage: ErrorShape = (error) =>
  * request a keep-alive client sent on one just as the signal came is still
  * answered (with `Connection: close`) instead of meeting a reset.
  */
-export const SHUTDOWN_GRACE_MS = 1000;
+const SHUTDOWN_GRACE_MS = 1000;
 
 /** Listens on HOST:PORT; a port in use is a clear start-up error, not a crash. */
 function listen(server: Server, settings: Settings): Promise<void> {

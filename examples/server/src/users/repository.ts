@@ -156,14 +156,15 @@ export class UserRepository {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const read = await this.state.hashGet(USERS, id.toString());
       if (read === undefined) return false;
-      precondition(decode(read));
+      const current = decode(read);
+      precondition(current);
       const outcome = await this.state.writeRecord({
         records: USERS,
         claims: EMAILS,
         id: id.toString(),
         expected: read,
         value: undefined,
-        release: [emailKey(decode(read).email)],
+        release: [emailKey(current.email)],
         take: [],
       });
       if (outcome === 'written') return true;
