@@ -68,6 +68,8 @@ export interface SharedState {
 
 /** The longest a Redis command may wait for its answer before the request gets 503. */
 export const COMMAND_TIMEOUT_MS = 500;
+/** Commands waiting for Redis at most; more fail at once (503). */
+export const COMMAND_QUEUE_LIMIT = 10_000;
 /** How long start-up waits for Redis to answer before it gives up (exit 1). */
 export const CONNECT_DEADLINE_MS = 5000;
 /** `Retry-After` of a 503 while Redis is unreachable: it reconnects within two seconds. */
@@ -80,10 +82,13 @@ export const stateUnavailable = (cause: unknown) =>
 const newClient = (url: string, connected: () => boolean) =>
   createClient({
     url,
-    // A command waits COMMAND_TIMEOUT_MS at most, and none waits at all while the
-    // connection is down: an outage answers 503 at once instead of queueing.
+    // No command waits while the connection is down (an outage answers 503 at
+    // once instead of queueing), nor longer than COMMAND_TIMEOUT_MS to be sent;
+    // the wait for its answer is bounded by withDeadline(). While Redis hangs,
+    // at most COMMAND_QUEUE_LIMIT commands wait for it: memory stays bounded.
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     disableOfflineQueue: true,
+    commandsQueueMaxLength: COMMAND_QUEUE_LIMIT,
     socket: {
       connectTimeout: CONNECT_DEADLINE_MS,
       // Once connected, reconnect for ever (a lasting outage shows as 503 on the
@@ -132,7 +137,10 @@ export async function connectRedis(url: string, onReconnect: () => void = () => 
  * own command `timeout` stops counting once the command is written to the
  * socket, so a Redis that hangs (SIGSTOP, a black hole, a full disk) would
  * hang the request for ever; this deadline covers the wait for the answer.
- * A late answer is still read and dropped by node-redis, in order.
+ * The command itself is not withdrawn: a write that Redis runs once it
+ * answers again is applied although the request got 503, and a client that
+ * sends it again finds it done (409 for a create, 412 with If-Match), never
+ * applied twice over a newer version.
  */
 export function withDeadline<T>(command: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
