@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { freePort } from '../support/services.js';
+import { freePort, REDIS_SERVER } from '../support/services.js';
 
 /**
  * The black-box harness: the reference server as a real process, started the
@@ -148,4 +148,66 @@ export async function startFailure(env: ServerEnvironment): Promise<{ code: numb
   const { output, exited } = spawnNode(MAIN, { PORT: String(await freePort()), ...FAST_PASSWORDS, ...env });
   const code = await exited;
   return { code, output: output() };
+}
+
+/** A redis-server the test can pause, stop and start again on the same port (issue 12 part 5). */
+export interface ControlledRedis {
+  readonly url: string;
+  readonly port: number;
+  /** SIGSTOP: the connections stay open, nothing is answered (a hung Redis). */
+  pause(): void;
+  /** SIGCONT: answers again, queued commands included. */
+  resume(): void;
+  /** Stops it (SIGTERM, nothing saved) and waits for the exit. */
+  stop(): Promise<void>;
+  /** Starts it again, empty, on the same port. */
+  restart(): Promise<void>;
+}
+
+function spawnRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    REDIS_SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${seen}`)), 10_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (/Ready to accept connections/.test(seen)) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}: ${seen}`));
+    });
+  });
+}
+
+/** A real redis-server on a free loopback port, in memory only, under the test's control. */
+export async function startControlledRedis(): Promise<ControlledRedis> {
+  const port = await freePort();
+  let child = await spawnRedis(port);
+  const stop = () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', () => done());
+      // A paused process takes SIGTERM only once it runs again.
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+    });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+    stop,
+    restart: async () => {
+      await stop();
+      child = await spawnRedis(port);
+    },
+  };
 }

@@ -27,7 +27,11 @@ describe('settings', () => {
       redisUrl: undefined,
       production: false,
       tokenSecret: undefined,
+      csrfSecret: undefined,
+      partitionSecret: undefined,
       exportDelay: 2,
+      exportLimit: 1000,
+      exportKept: 3600,
       passwordCost: 12,
     });
   });
@@ -43,8 +47,18 @@ describe('settings', () => {
       MAINTENANCE: '1',
       REDIS_URL: 'redis://127.0.0.1:6379',
       NODE_ENV: 'production',
+      TOKEN_SECRET: 't'.repeat(32),
+      CSRF_SECRET: 'c'.repeat(32),
+      RATE_LIMIT_PARTITION_SECRET: 'p'.repeat(32),
+      EXPORT_LIMIT: '7',
+      EXPORT_KEPT: '60',
     });
     expect(settings).toMatchObject({
+      tokenSecret: 't'.repeat(32),
+      csrfSecret: 'c'.repeat(32),
+      partitionSecret: 'p'.repeat(32),
+      exportLimit: 7,
+      exportKept: 60,
       port: 8080,
       host: '0.0.0.0',
       corsOrigins: ['https://a.example', 'http://localhost:5173'],
@@ -73,6 +87,14 @@ describe('settings', () => {
       ],
       ['NODE_ENV', 'staging', 'NODE_ENV="staging" is not valid: expected development, production or test.'],
       ['DEMO_PASSWORD', ' ', 'DEMO_PASSWORD=" " is not valid'],
+      ['TOKEN_SECRET', 'short', 'TOKEN_SECRET="(hidden)" is not valid: expected at least 32 bytes'],
+      ['CSRF_SECRET', 'x'.repeat(31), 'CSRF_SECRET="(hidden)" is not valid: expected at least 32 bytes'],
+      [
+        'RATE_LIMIT_PARTITION_SECRET',
+        ` ${'x'.repeat(40)}`,
+        'RATE_LIMIT_PARTITION_SECRET="(hidden)" is not valid: expected at least 32 bytes, with no space at either end',
+      ],
+      ['EXPORT_LIMIT', '0', 'EXPORT_LIMIT="0" is not valid: expected a whole number from 1 to 1000000.'],
     ])('%s=%s', (name, value, message) => {
       expect(() => readSettings({ [name]: value })).toThrow(message);
     });

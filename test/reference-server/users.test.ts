@@ -355,3 +355,56 @@ describe('PUT, PATCH and DELETE /v1/users/{id}', () => {
     });
   });
 });
+
+describe('concurrent writes on one instance, state in memory (the same guarantees as on Redis: integrity-redis.test.ts)', () => {
+  const created = async () => {
+    const res = await asBrowser(api().post('/v1/users')).send({ name: 'Memo Race', email: freshEmail(), gender: 'male' });
+    expect(res.status).toBe(201);
+    return { path: `/v1/users/${exactId(res.text)}`, etag: String(res.headers.etag), email: res.body.email as string };
+  };
+
+  it('answers a write with the strong ETag a GET of the result returns', async () => {
+    const user = await created();
+    expect(user.etag).toMatch(/^"[^"]+"$/);
+    expect((await api().get(user.path)).headers.etag).toBe(user.etag);
+    const put = await asBrowser(api().put(user.path))
+      .set('If-Match', user.etag)
+      .send({ name: 'Memo Put', email: user.email, gender: 'female' });
+    expect(put.status).toBe(200);
+    expect((await api().get(user.path)).headers.etag).toBe(put.headers.etag);
+    const patch = await asBrowser(api().patch(user.path))
+      .set('If-Match', put.headers.etag ?? '')
+      .send({ name: 'Memo Patch' });
+    expect(patch.status).toBe(200);
+    expect((await api().get(user.path)).headers.etag).toBe(patch.headers.etag);
+  });
+
+  it('never lets two PUTs with the same If-Match both win (30 pairs): the other gets 412', async () => {
+    const user = await created();
+    let etag = user.etag;
+    for (let pair = 0; pair < 30; pair++) {
+      const put = (name: string) =>
+        asBrowser(api().put(user.path)).set('If-Match', etag).send({ name, email: user.email, gender: 'male' });
+      const answers = await Promise.all([put(`First ${pair}`), put(`Second ${pair}`)]);
+      expect(answers.map((res) => res.status).sort()).toEqual([200, 412]);
+      const winner = answers.find((res) => res.status === 200);
+      expect((await api().get(user.path)).body.name).toBe(winner?.body.name);
+      etag = String(winner?.headers.etag);
+    }
+  });
+
+  it('keeps a user deleted when a PUT races the DELETE, and frees its email', async () => {
+    for (let trial = 0; trial < 10; trial++) {
+      const user = await created();
+      const [removal, replacement] = await Promise.all([
+        asBrowser(api().delete(user.path)),
+        asBrowser(api().put(user.path)).send({ name: 'Not Again', email: user.email, gender: 'male' }),
+      ]);
+      expect(removal.status).toBe(204);
+      expect([200, 404]).toContain(replacement.status);
+      expect((await api().get(user.path)).status).toBe(404);
+      const again = await asBrowser(api().post('/v1/users')).send({ name: 'New Owner', email: user.email, gender: 'female' });
+      expect(again.status).toBe(201);
+    }
+  });
+});

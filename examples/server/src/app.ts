@@ -98,7 +98,15 @@ export function createApp(settings: Settings, services: Services): Express {
     res.json(representUser(user));
   });
 
-  app.use(exportsRouter({ state, users, delaySeconds: settings.exportDelay }));
+  app.use(
+    exportsRouter({
+      state,
+      users,
+      delaySeconds: settings.exportDelay,
+      keptSeconds: settings.exportKept,
+      limit: settings.exportLimit,
+    }),
+  );
   app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.

@@ -1,5 +1,7 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, Server as NetServer } from 'node:net';
 import {
+  answerParserErrors,
   hashPassword,
   MemoryClientStore,
   MemoryCounterStore,
@@ -12,10 +14,11 @@ import {
 } from 'express-api-conventions';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
-import { sharedSecret } from './secrets.js';
+import { MemoryState } from './memory-state.js';
+import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
-import { readSettings, type Settings, SettingsError } from './settings.js';
-import { connectRedis, MemoryState, type RedisClient, RedisState } from './state.js';
+import { readSettings, type Settings, StartupError } from './settings.js';
+import { connectRedis, type RedisClient, RedisState } from './state.js';
 import { UserRepository } from './users/repository.js';
 import { seedUsers } from './users/seed.js';
 
@@ -30,6 +33,8 @@ function openStores(redis: RedisClient | undefined) {
       counters: new MemoryCounterStore(),
     };
   }
+  // Every library store bounds its commands (500 ms) and fails with
+  // StoreUnavailableError, which the error model answers 503 with Retry-After.
   return {
     state: new RedisState(redis),
     accounts: new RedisUserStore({ client: redis }),
@@ -40,26 +45,61 @@ function openStores(redis: RedisClient | undefined) {
 }
 
 /**
+ * After SIGTERM, how long connections that are open but idle stay open: a
+ * request a keep-alive client sent on one just as the signal came is still
+ * answered (with `Connection: close`) instead of meeting a reset.
+ */
+const SHUTDOWN_GRACE_MS = 1000;
+
+/** Listens on HOST:PORT; a port in use is a clear start-up error, not a crash. */
+function listen(server: Server, settings: Settings): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => {
+      const where = `${settings.host}:${settings.port}`;
+      if (error.code === 'EADDRINUSE') {
+        reject(new StartupError(`${where} is already in use by another process: stop it, or set PORT (or HOST) to a free one`));
+      } else if (error.code === 'EACCES') {
+        reject(new StartupError(`not allowed to listen on ${where}: set PORT to one above 1023`));
+      } else {
+        reject(new StartupError(`cannot listen on ${where}: ${error.message}`));
+      }
+    };
+    server.once('error', failed);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+}
+
+/**
  * Starts the reference server: reads the settings, opens the shared state
  * (memory, or Redis with REDIS_URL), seeds the demo data, listens, and on
  * SIGTERM stops accepting, finishes the requests in flight and exits 0.
  */
 async function start(settings: Settings): Promise<void> {
-  const redis = settings.redisUrl ? await connectRedis(settings.redisUrl) : undefined;
+  // Set once the stores exist: what to do when Redis comes back after an outage.
+  let reconnected = () => {};
+  const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
   const { state, accounts, clients, refreshTokens, counters } = openStores(redis);
   const users = new UserRepository(state);
 
   // The demo user (a user of the API and an account that signs in) and the demo application.
   const demoUser = { name: 'Alice Liddell', email: `${settings.demoUsername}@example.com`, gender: 'female' as const };
-  const demoId = await seedUsers(state, users, demoUser);
   // The password is kept only as a bcrypt hash, made off the event loop.
   const passwordHash = await hashPassword(settings.demoPassword, { cost: settings.passwordCost });
-  await accounts.add({ username: settings.demoUsername, subject: demoId.toString(), passwordHash });
-  await clients.add({ id: settings.demoClientId, secret: settings.demoClientSecret });
-  // The browser page cannot keep a secret: it signs in as a public client (RFC 6749 §2.1).
-  await clients.add({ id: BROWSER_PAGE_CLIENT_ID, grants: ['password', 'refresh_token'] });
+  // Every step is idempotent: run again when Redis comes back empty, it restores the demo data.
+  const seed = async () => {
+    const demoId = await seedUsers(state, users, demoUser);
+    await accounts.add({ username: settings.demoUsername, subject: demoId.toString(), passwordHash });
+    await clients.add({ id: settings.demoClientId, secret: settings.demoClientSecret });
+    // The browser page cannot keep a secret: it signs in as a public client (RFC 6749 §2.1).
+    await clients.add({ id: BROWSER_PAGE_CLIENT_ID, grants: ['password', 'refresh_token'] });
+  };
+  await seed();
 
-  const services: Services = {
+  const pinned: PinnedSecrets = { token: settings.tokenSecret, csrf: settings.csrfSecret, partition: settings.partitionSecret };
+  let services: Services = {
     state,
     users,
     sessions: new SessionStore(state),
@@ -67,47 +107,66 @@ async function start(settings: Settings): Promise<void> {
     clients,
     refreshTokens,
     counters,
-    secrets: {
-      token: settings.tokenSecret ?? (await sharedSecret(state, 'access-token')),
-      csrf: await sharedSecret(state, 'csrf'),
-      partition: await sharedSecret(state, 'rate-limit-partition'),
-    },
+    secrets: await agreeOnSecrets(state, pinned),
   };
-  const app = createApp(settings, services);
+  let app = createApp(settings, services);
 
-  const server = app.listen(settings.port, settings.host, () => {
-    const { port } = server.address() as AddressInfo;
-    const mode = redis ? 'state in Redis' : 'state in memory';
-    console.log(`reference server listening on http://${settings.host}:${port} (${mode})`);
+  reconnected = async () => {
+    try {
+      await seed();
+      const published = await republishSecrets(state, services.secrets, pinned);
+      const changed = differing(services.secrets, published);
+      if (changed.length > 0) {
+        // Another instance started while Redis was away and drew its own: adopt
+        // them, so that all instances agree again (tokens this one signed before are refused).
+        services = { ...services, secrets: published };
+        app = createApp(settings, services);
+        console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
+      }
+    } catch (error) {
+      process.stderr.write(`redis: after reconnecting: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  };
+
+  let stopping = false;
+  const server = createServer((req, res) => {
+    // Once stopping, each answer closes its connection, so a keep-alive client
+    // sends its next request elsewhere rather than on a connection about to end.
+    if (stopping) res.setHeader('Connection', 'close');
+    app(req, res);
   });
-  server.on('error', (error) => {
-    console.error(`reference server: cannot listen on ${settings.host}:${settings.port}: ${error.message}`);
-    process.exit(1);
-  });
+  // What Node's HTTP parser refuses before Express sees it (431, 400, 408) is
+  // answered in the JSON error shape with the security headers too.
+  answerParserErrors(server, { production: settings.production });
+  await listen(server, settings);
+  const { port } = server.address() as AddressInfo;
+  console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);
 
   const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     console.log(`reference server: ${signal}: finishing requests in flight`);
-    // close() stops accepting and waits for open requests. Keep-alive
-    // connections would hold it open once idle, so each is closed as soon as
-    // its request is answered.
-    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-    server.close(async () => {
-      clearInterval(sweeper);
-      await redis?.close();
+    // Stops accepting now. http.Server.close() would also cut the idle
+    // keep-alive connections at once, resetting a request a client sent on one
+    // at that moment: net.Server's close leaves them to the grace period.
+    NetServer.prototype.close.call(server, async () => {
+      await redis?.close().catch(() => {});
       console.log('reference server: stopped');
       process.exit(0);
     });
-    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeIdleConnections();
+      setInterval(() => server.closeIdleConnections(), 50).unref();
+    }, SHUTDOWN_GRACE_MS).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
-
 try {
   await start(readSettings());
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error);
   console.error(`reference server: cannot start: ${message}`);
-  if (!(error instanceof SettingsError) && error instanceof Error && error.stack) console.error(error.stack);
+  if (!(error instanceof StartupError) && error instanceof Error && error.stack) console.error(error.stack);
   process.exit(1);
 }

@@ -25,19 +25,33 @@ export interface Settings {
   readonly redisUrl: string | undefined;
   readonly production: boolean;
   /**
-   * Key that signs access tokens. Not in the contract: unset, each instance
-   * draws one at random, or, with Redis, the first instance draws it and the
-   * others read it, so that tokens from one instance work on all.
+   * Key that signs access tokens (TOKEN_SECRET). Not in the contract: unset,
+   * each instance draws one at random, or, with Redis, the first instance
+   * draws it and the others read it, so that tokens from one instance work on
+   * all (see secrets.ts).
    */
   readonly tokenSecret: string | undefined;
+  /** Key of the CSRF tokens (CSRF_SECRET); unset, drawn as tokenSecret is. */
+  readonly csrfSecret: string | undefined;
+  /** Key of the rate-limit partition keys, `pk` (RATE_LIMIT_PARTITION_SECRET); unset, drawn as tokenSecret is. */
+  readonly partitionSecret: string | undefined;
+  /** Exports being prepared or kept at once, at most (EXPORT_LIMIT, not in the contract). */
+  readonly exportLimit: number;
+  /** Seconds an export is kept once asked for (EXPORT_KEPT, not in the contract). */
+  readonly exportKept: number;
   /** Seconds an export takes to prepare (not in the contract). */
   readonly exportDelay: number;
   /** bcrypt cost of password hashes (not in the contract); tests lower it to run fast. */
   readonly passwordCost: number;
 }
 
-/** A setting with a wrong value. The process prints it and exits with status 1. */
-export class SettingsError extends Error {
+/** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
+export class StartupError extends Error {
+  override readonly name: string = 'StartupError';
+}
+
+/** A setting with a wrong value. */
+export class SettingsError extends StartupError {
   override readonly name = 'SettingsError';
 }
 
@@ -105,12 +119,21 @@ function environment(env: Environment): boolean {
   return value === 'production';
 }
 
+/** The fewest bytes of a pinned secret: HS256 and HMAC keys of 256 bits. */
+export const MIN_SECRET_BYTES = 32;
+
+// A secret pinned in the environment; its value is never printed.
+function secret(env: Environment, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (Buffer.byteLength(value) < MIN_SECRET_BYTES || value.trim() !== value) {
+    invalid(name, '(hidden)', `at least ${MIN_SECRET_BYTES} bytes, with no space at either end (openssl rand -base64 32)`);
+  }
+  return value;
+}
+
 /** Reads and checks every setting; throws a SettingsError for the first wrong one. */
 export function readSettings(env: Environment = process.env): Settings {
-  const tokenSecret = env.TOKEN_SECRET;
-  if (tokenSecret !== undefined && tokenSecret.length < 32) {
-    invalid('TOKEN_SECRET', '(hidden)', 'at least 32 characters');
-  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: text(env, 'HOST', '127.0.0.1'),
@@ -125,7 +148,11 @@ export function readSettings(env: Environment = process.env): Settings {
     maintenance: flag(env, 'MAINTENANCE'),
     redisUrl: redisUrl(env),
     production: environment(env),
-    tokenSecret,
+    tokenSecret: secret(env, 'TOKEN_SECRET'),
+    csrfSecret: secret(env, 'CSRF_SECRET'),
+    partitionSecret: secret(env, 'RATE_LIMIT_PARTITION_SECRET'),
+    exportLimit: integer(env, 'EXPORT_LIMIT', 1000, 1, 1_000_000),
+    exportKept: integer(env, 'EXPORT_KEPT', 3600, 1, 86_400),
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
   };

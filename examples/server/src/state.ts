@@ -1,10 +1,49 @@
-import { createClient } from 'redis';
+import { createHash } from 'node:crypto';
+import { storeUnavailable } from 'express-api-conventions';
+import { createClient, ErrorReply } from 'redis';
+import { StartupError } from './settings.js';
+
+/**
+ * One atomic change of a record kept with unique claims (a user and its
+ * email address): applied whole when the record is still what the writer
+ * read, or not at all. This is how two instances sharing one Redis never
+ * lose an update, resurrect a deleted record or leave a claim behind.
+ */
+export interface RecordWrite {
+  /** The hash of the records (`users`). */
+  readonly records: string;
+  /** The hash of the unique claims, claim → record id (`users:emails`). */
+  readonly claims: string;
+  readonly id: string;
+  /**
+   * The record as the writer read it, compared whole with what is stored
+   * now; `undefined` when it must not exist yet (a create).
+   */
+  readonly expected: string | undefined;
+  /** The new record; `undefined` deletes it. */
+  readonly value: string | undefined;
+  /** Claims the record gives up (those it held when read). */
+  readonly release: readonly string[];
+  /** Claims the record takes; each must be free or already its own. */
+  readonly take: readonly string[];
+}
+
+/**
+ * `written`: applied. `changed`: the record is no longer what was read (or a
+ * create found it there); nothing was written. `claimTaken`: another record
+ * holds a claim in `take`; nothing was written.
+ */
+export type RecordWriteOutcome = 'written' | 'changed' | 'claimTaken';
 
 /**
  * The server's own shared state (users, exports, sessions): a few key and
  * hash operations, in memory for one instance, or in Redis so that several
  * instances behind one address act as one service. The library's stores
  * (rate-limit counters, refresh tokens) get the same Redis client.
+ *
+ * In Redis, a command that cannot be answered (Redis down, or not answering
+ * within COMMAND_TIMEOUT_MS) rejects with the `stateStoreUnavailable`
+ * ApiError: 503 with `Retry-After`, never a hang and never a 500.
  */
 export interface SharedState {
   get(key: string): Promise<string | undefined>;
@@ -15,41 +54,145 @@ export interface SharedState {
   delete(key: string): Promise<void>;
   hashGet(key: string, field: string): Promise<string | undefined>;
   hashValues(key: string): Promise<string[]>;
-  hashSet(key: string, field: string, value: string): Promise<void>;
-  /** Sets `field` only when it is not set; tells whether it was (unique keys across instances). */
-  hashSetIfAbsent(key: string, field: string, value: string): Promise<boolean>;
-  /** Deletes `field`; tells whether it was there. */
-  hashDelete(key: string, field: string): Promise<boolean>;
+  /** Applies `write` in one atomic step (see RecordWrite). */
+  writeRecord(write: RecordWrite): Promise<RecordWriteOutcome>;
+  /**
+   * Adds `member` to the bounded set `key` until `expiresAt` (milliseconds
+   * since the epoch), unless the set already holds `limit` members that have
+   * not expired; one atomic step, so instances sharing a Redis cannot pass the
+   * limit together. Returns `undefined` when added, else when the first
+   * member expires (a place frees up).
+   */
+  admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined>;
 }
+
+/** The longest a Redis command may wait for its answer before the request gets 503. */
+export const COMMAND_TIMEOUT_MS = 500;
+/** Commands waiting for Redis at most; more fail at once (503). */
+export const COMMAND_QUEUE_LIMIT = 10_000;
+/** How long start-up waits for Redis to answer before it gives up (exit 1). */
+export const CONNECT_DEADLINE_MS = 5000;
+/** The 503 of a request that needs Redis while it cannot be reached: the library's, with its Retry-After. */
+export const stateUnavailable = (cause: unknown) => storeUnavailable(cause);
 
 const newClient = (url: string, connected: () => boolean) =>
   createClient({
     url,
+    // No command waits while the connection is down (an outage answers 503 at
+    // once instead of queueing), nor longer than COMMAND_TIMEOUT_MS to be sent;
+    // the wait for its answer is bounded by withDeadline(). While Redis hangs,
+    // at most COMMAND_QUEUE_LIMIT commands wait for it: memory stays bounded.
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: COMMAND_QUEUE_LIMIT,
     socket: {
-      connectTimeout: 5000,
-      // Once connected, reconnect for ever (a lasting outage shows as errors on the
+      connectTimeout: CONNECT_DEADLINE_MS,
+      // Once connected, reconnect for ever (a lasting outage shows as 503 on the
       // requests that need Redis); before that, the first failure stops the start.
-      reconnectStrategy: (retries: number, cause: Error) => (connected() ? Math.min(retries * 100, 2000) : cause),
+      reconnectStrategy: (retries: number, cause: Error) => (connected() ? Math.min(retries * 100, 1000) : cause),
     },
   });
 
 export type RedisClient = ReturnType<typeof newClient>;
 
-/** Connects to Redis, failing the start-up when it cannot be reached. */
-export async function connectRedis(url: string): Promise<RedisClient> {
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Connects to Redis, failing the start-up when it cannot be reached or does
+ * not answer within CONNECT_DEADLINE_MS (a port that accepts connections and
+ * never answers included). `onReconnect` runs on every later reconnection.
+ */
+export async function connectRedis(url: string, onReconnect: () => void = () => {}): Promise<RedisClient> {
   let connected = false;
   const client = newClient(url, () => connected);
   client.on('error', (error: unknown) => {
-    if (connected) process.stderr.write(`redis: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (connected) process.stderr.write(`redis: ${messageOf(error)}\n`);
+  });
+  client.on('ready', () => {
+    if (connected) onReconnect();
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS / 1000} s`)), CONNECT_DEADLINE_MS);
   });
   try {
-    await client.connect();
+    // The handshake and a PING: a black hole accepts the connection but never answers.
+    await Promise.race([client.connect().then(() => client.ping()), deadline]);
   } catch (error) {
-    throw new Error(`cannot reach Redis at ${url}: ${error instanceof Error ? error.message : String(error)}`);
+    client.destroy();
+    throw new StartupError(`cannot reach Redis at ${url}: ${messageOf(error)}`);
+  } finally {
+    clearTimeout(timer);
   }
   connected = true;
   return client;
 }
+
+/**
+ * Rejects when Redis has not answered within COMMAND_TIMEOUT_MS. node-redis's
+ * own command `timeout` stops counting once the command is written to the
+ * socket, so a Redis that hangs (SIGSTOP, a black hole, a full disk) would
+ * hang the request for ever; this deadline covers the wait for the answer.
+ * The command itself is not withdrawn: a write that Redis runs once it
+ * answers again is applied although the request got 503, and a client that
+ * sends it again finds it done (409 for a create, 412 with If-Match), never
+ * applied twice over a newer version.
+ */
+export function withDeadline<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS} ms`)), COMMAND_TIMEOUT_MS);
+  });
+  return Promise.race([command, late]).finally(() => clearTimeout(timer));
+}
+
+const unavailable = (error: unknown): never => {
+  throw error instanceof ErrorReply ? error : stateUnavailable(error);
+};
+
+// KEYS: records, claims. ARGV: id, expected ('' = must be absent, else '=' .. text),
+// value ('' = delete, else '=' .. text), the number of claims to release, those
+// claims, then the claims to take. Checks everything first, then writes: Redis
+// runs a script alone, so no other command sees half of it.
+const WRITE_RECORD = `
+local id = ARGV[1]
+local current = redis.call('HGET', KEYS[1], id)
+if ARGV[2] == '' then
+  if current then return 'changed' end
+elseif current ~= string.sub(ARGV[2], 2) then
+  return 'changed'
+end
+local releases = tonumber(ARGV[4])
+for i = 5 + releases, #ARGV do
+  local owner = redis.call('HGET', KEYS[2], ARGV[i])
+  if owner and owner ~= id then return 'claimTaken' end
+end
+for i = 5, 4 + releases do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == id then redis.call('HDEL', KEYS[2], ARGV[i]) end
+end
+for i = 5 + releases, #ARGV do
+  redis.call('HSET', KEYS[2], ARGV[i], id)
+end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], id)
+else
+  redis.call('HSET', KEYS[1], id, string.sub(ARGV[3], 2))
+end
+return 'written'
+`;
+const WRITE_RECORD_SHA = createHash('sha1').update(WRITE_RECORD).digest('hex');
+
+// KEYS: the set (a sorted set scored by expiry). ARGV: now, expiresAt, limit, member.
+const ADMIT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return false
+`;
+const ADMIT_SHA = createHash('sha1').update(ADMIT).digest('hex');
 
 export class RedisState implements SharedState {
   constructor(
@@ -57,102 +200,70 @@ export class RedisState implements SharedState {
     private readonly prefix = 'reference-server:',
   ) {}
 
-  async get(key: string): Promise<string | undefined> {
-    return (await this.client.get(this.prefix + key)) ?? undefined;
+  // Every command goes through here: an outage is a 503, a wrong command stays a fault.
+  private command<T>(run: () => Promise<T>): Promise<T> {
+    return withDeadline(run()).catch(unavailable);
   }
 
-  async set(key: string, value: string, ttlSeconds?: number): Promise<void> {
-    await this.client.set(this.prefix + key, value, ttlSeconds ? { expiration: { type: 'EX', value: ttlSeconds } } : undefined);
+  get(key: string): Promise<string | undefined> {
+    return this.command(async () => (await this.client.get(this.prefix + key)) ?? undefined);
   }
 
-  async setIfAbsent(key: string, value: string, ttlSeconds?: number): Promise<boolean> {
+  set(key: string, value: string, ttlSeconds?: number): Promise<void> {
+    return this.command(async () => {
+      await this.client.set(this.prefix + key, value, ttlSeconds ? { expiration: { type: 'EX', value: ttlSeconds } } : undefined);
+    });
+  }
+
+  setIfAbsent(key: string, value: string, ttlSeconds?: number): Promise<boolean> {
     const expiration = ttlSeconds ? { expiration: { type: 'EX' as const, value: ttlSeconds } } : {};
-    return (await this.client.set(this.prefix + key, value, { condition: 'NX', ...expiration })) === 'OK';
+    return this.command(
+      async () => (await this.client.set(this.prefix + key, value, { condition: 'NX', ...expiration })) === 'OK',
+    );
   }
 
-  async delete(key: string): Promise<void> {
-    await this.client.del(this.prefix + key);
+  delete(key: string): Promise<void> {
+    return this.command(async () => {
+      await this.client.del(this.prefix + key);
+    });
   }
 
-  async hashGet(key: string, field: string): Promise<string | undefined> {
-    return (await this.client.hGet(this.prefix + key, field)) ?? undefined;
+  hashGet(key: string, field: string): Promise<string | undefined> {
+    return this.command(async () => (await this.client.hGet(this.prefix + key, field)) ?? undefined);
   }
 
-  async hashValues(key: string): Promise<string[]> {
-    return this.client.hVals(this.prefix + key);
+  hashValues(key: string): Promise<string[]> {
+    return this.command(() => this.client.hVals(this.prefix + key));
   }
 
-  async hashSet(key: string, field: string, value: string): Promise<void> {
-    await this.client.hSet(this.prefix + key, field, value);
-  }
-
-  async hashSetIfAbsent(key: string, field: string, value: string): Promise<boolean> {
-    return (await this.client.hSetNX(this.prefix + key, field, value)) === 1;
-  }
-
-  async hashDelete(key: string, field: string): Promise<boolean> {
-    return (await this.client.hDel(this.prefix + key, field)) === 1;
-  }
-}
-
-interface Entry {
-  value: string;
-  expiresAt: number;
-}
-
-export class MemoryState implements SharedState {
-  private readonly values = new Map<string, Entry>();
-  private readonly hashes = new Map<string, Map<string, string>>();
-
-  async get(key: string): Promise<string | undefined> {
-    const entry = this.values.get(key);
-    if (entry && entry.expiresAt <= Date.now()) this.values.delete(key);
-    return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
-  }
-
-  async set(key: string, value: string, ttlSeconds?: number): Promise<void> {
-    this.values.set(key, { value, expiresAt: ttlSeconds ? Date.now() + ttlSeconds * 1000 : Number.POSITIVE_INFINITY });
-  }
-
-  async setIfAbsent(key: string, value: string, ttlSeconds?: number): Promise<boolean> {
-    if ((await this.get(key)) !== undefined) return false;
-    await this.set(key, value, ttlSeconds);
-    return true;
-  }
-
-  async delete(key: string): Promise<void> {
-    this.values.delete(key);
-  }
-
-  private hash(key: string): Map<string, string> {
-    let hash = this.hashes.get(key);
-    if (!hash) {
-      hash = new Map();
-      this.hashes.set(key, hash);
+  // EVALSHA sends only the digest; the first call on a fresh Redis loads the script.
+  private async script(sha: string, source: string, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.client.evalSha(sha, { keys, arguments: args });
+    } catch (error) {
+      if (!(error instanceof ErrorReply) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return this.client.eval(source, { keys, arguments: args });
     }
-    return hash;
   }
 
-  async hashGet(key: string, field: string): Promise<string | undefined> {
-    return this.hashes.get(key)?.get(field);
+  admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined> {
+    const args = [String(Date.now()), String(expiresAt), String(limit), member];
+    return this.command(async () => {
+      const reply = await this.script(ADMIT_SHA, ADMIT, [this.prefix + key], args);
+      return reply === null || reply === undefined ? undefined : Number(reply);
+    });
   }
 
-  async hashValues(key: string): Promise<string[]> {
-    return [...(this.hashes.get(key)?.values() ?? [])];
-  }
-
-  async hashSet(key: string, field: string, value: string): Promise<void> {
-    this.hash(key).set(field, value);
-  }
-
-  async hashSetIfAbsent(key: string, field: string, value: string): Promise<boolean> {
-    const hash = this.hash(key);
-    if (hash.has(field)) return false;
-    hash.set(field, value);
-    return true;
-  }
-
-  async hashDelete(key: string, field: string): Promise<boolean> {
-    return this.hashes.get(key)?.delete(field) ?? false;
+  writeRecord(write: RecordWrite): Promise<RecordWriteOutcome> {
+    const args = [
+      write.id,
+      write.expected === undefined ? '' : `=${write.expected}`,
+      write.value === undefined ? '' : `=${write.value}`,
+      String(write.release.length),
+      ...write.release,
+      ...write.take,
+    ];
+    const keys = [this.prefix + write.records, this.prefix + write.claims];
+    return this.command(async () => String(await this.script(WRITE_RECORD_SHA, WRITE_RECORD, keys, args)) as RecordWriteOutcome);
   }
 }

@@ -1,4 +1,4 @@
-import { type Request, type RequestHandler, Router } from 'express';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
 import {
   apiError,
   cacheControl,
@@ -17,7 +17,7 @@ import {
   type Validators,
   validate,
 } from 'express-api-conventions';
-import type { User, UserInput, UserRepository, WriteResult } from './repository.js';
+import type { Precondition, User, UserInput, UserRepository, WriteResult } from './repository.js';
 
 /** A user as clients see it: SPEC.md's `id` / `id_str` pair, `gender`, `*At` timestamps. */
 export const representUser = (user: User) => ({
@@ -61,17 +61,27 @@ const validatorsOf = (user: User): Validators => ({ etag: entityTag(user.updated
 
 const ID = /^[1-9][0-9]{0,19}$/;
 
-async function findUser(users: UserRepository, req: Request): Promise<User> {
+// SPEC.md Errors rule 4: a missing record (40402) differs from a wrong URI (40401).
+const userNotFound = (req: Request) =>
+  apiError('resourceNotFound', { message: 'No user has this id.', detail: { id: req.params.id } });
+
+/** The id of the path; one that cannot name a user is as missing as one that names nobody. */
+function idOf(req: Request): bigint {
   const raw = req.params.id;
-  const user = typeof raw === 'string' && ID.test(raw) ? await users.get(BigInt(raw)) : undefined;
-  // SPEC.md Errors rule 4: a missing record (40402) differs from a wrong URI (40401).
-  if (!user) throw apiError('resourceNotFound', { message: 'No user has this id.', detail: { id: raw } });
+  if (typeof raw !== 'string' || !ID.test(raw)) throw userNotFound(req);
+  return BigInt(raw);
+}
+
+async function findUser(users: UserRepository, req: Request): Promise<User> {
+  const user = await users.get(idOf(req));
+  if (!user) throw userNotFound(req);
   return user;
 }
 
-const written = (result: WriteResult): User => {
+const written = (result: WriteResult, req: Request): User => {
   // SPEC.md status 409: "a create with a unique key that already exists".
   if ('emailTaken' in result) throw apiError('uniqueKeyTaken', { message: 'A user with this email already exists.' });
+  if ('missing' in result) throw userNotFound(req);
   return result.user;
 };
 
@@ -121,28 +131,39 @@ export function usersRouter(users: UserRepository): Router {
     sendItem(res, representUser(user));
   });
 
+  // Each write answers with the validators a GET of the result returns (the
+  // strong ETag of its version), so a client can send its own write's tag in If-Match.
   router.post('/v1/users', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
-    const user = written(await users.create(req.body as UserInput));
+    const user = written(await users.create(req.body as UserInput), req);
+    setValidators(res, validatorsOf(user));
     res.status(201).location(`/v1/users/${user.id}`).json(representUser(user));
   });
 
-  // Writes honour If-Match / If-Unmodified-Since: 412 when the user changed since the client read it.
+  // Writes honour If-Match / If-Unmodified-Since: 412 when the user changed since the
+  // client read it. The check is handed to the repository, which makes it against the
+  // version its atomic write compares: checked before the write, two clients holding
+  // the same tag could both pass it and one update would be lost.
+  const preconditionOf =
+    (req: Request): Precondition =>
+    (current) =>
+      checkPreconditions(req, validatorsOf(current));
+
+  const replaceOrChange = async (req: Request, res: Response, changes: Partial<UserInput>) => {
+    const user = written(await users.update(idOf(req), changes, preconditionOf(req)), req);
+    setValidators(res, validatorsOf(user));
+    res.json(representUser(user));
+  };
+
   router.put('/v1/users/:id', mayWrite, validate({ body: WHOLE_USER }), async (req, res) => {
-    const user = await findUser(users, req);
-    checkPreconditions(req, validatorsOf(user));
-    res.json(representUser(written(await users.update(user, req.body as UserInput))));
+    await replaceOrChange(req, res, req.body as UserInput);
   });
 
   router.patch('/v1/users/:id', mayWrite, validate({ body: USER_CHANGES }), async (req, res) => {
-    const user = await findUser(users, req);
-    checkPreconditions(req, validatorsOf(user));
-    res.json(representUser(written(await users.update(user, req.body as Partial<UserInput>))));
+    await replaceOrChange(req, res, req.body as Partial<UserInput>);
   });
 
   router.delete('/v1/users/:id', mayWrite, async (req, res) => {
-    const user = await findUser(users, req);
-    checkPreconditions(req, validatorsOf(user));
-    await users.delete(user);
+    if (!(await users.delete(idOf(req), preconditionOf(req)))) throw userNotFound(req);
     res.status(204).end();
   });
 
