@@ -3,6 +3,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { ApiError, apiError, ERROR_CATALOGUE, errorHandler, maintenance, notFound } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
+import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
@@ -113,6 +114,20 @@ describe.each([
       const res = await request(app).get('/v1/items/3');
       expect(res.status).toBe(405);
       expectHeaders(res, { Allow: 'PUT' });
+    });
+
+    it('sees the routes of a router inside the preset (the token endpoint)', async () => {
+      const app = factory();
+      const router = express.Router();
+      router.post('/v1/oauth2/token', (_req, res) => {
+        res.json({});
+      });
+      app.use(conventions({ after: { tokenRouter: [router] } }));
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      const res = await request(app).patch('/v1/oauth2/token');
+      expect(res.status).toBe(405);
+      expectHeaders(res, { Allow: 'POST' });
+      expect(res.body).toEqual({ errors: [{ message: 'The method is not allowed on this URI.', code: 40500 }] });
     });
   });
 

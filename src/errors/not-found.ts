@@ -21,7 +21,9 @@ interface RouterLayer {
   match(path: string): boolean | { path: string };
   path?: string;
   route?: { methods: Record<string, boolean | undefined> };
-  handle?: { stack?: RouterLayer[] };
+  // A nested router has a stack; the preset's one middleware lists the
+  // middlewares it runs in `modules` (tokenRouter() among them).
+  handle?: { stack?: RouterLayer[]; modules?: readonly { stack?: RouterLayer[] }[] };
 }
 
 /** The methods that some route of `stack` answers for `path`, upper case. */
@@ -42,6 +44,9 @@ function collectMethods(stack: readonly RouterLayer[], path: string, into: Set<s
       const matched = typeof match === 'object' ? match.path : (layer.path ?? '');
       const rest = path.slice(matched.length) || '/';
       collectMethods(layer.handle.stack, rest.startsWith('/') ? rest : `/${rest}`, into);
+    } else if (layer.handle?.modules) {
+      // Routers inside the preset (the token endpoint) are routes of the app too.
+      for (const module of layer.handle.modules) if (module.stack) collectMethods(module.stack, path, into);
     }
   }
 }

@@ -193,7 +193,6 @@ describe('MAINTENANCE=1', () => {
 
   it.each([
     ['GET', '/v1/users'],
-    ['POST', '/v1/oauth2/token'],
     ['POST', '/v1/sessions'],
     ['GET', '/v1/no-such-thing'],
   ])('answers %s %s with 503 JSON and Retry-After', async (method, path) => {
@@ -203,6 +202,18 @@ describe('MAINTENANCE=1', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
       errors: [{ message: 'The service is down for maintenance; retry after the time in Retry-After.', code: 50301 }],
+    });
+  });
+
+  it('answers POST /v1/oauth2/token with 503 in RFC 6749’s shape (temporarily_unavailable), Retry-After and Pragma', async () => {
+    const res = await request(server.url).post('/v1/oauth2/token').type('form').send({ grant_type: 'password' });
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('300');
+    expect(res.headers.pragma).toBe('no-cache');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'The service is down for maintenance; retry after the time in Retry-After.',
     });
   });
 });
