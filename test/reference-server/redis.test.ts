@@ -142,6 +142,31 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
       expect((await token(a.url, refresh(rotated.body.refresh_token))).status).toBe(400);
     });
 
+    it('stops the access tokens of a revoked family on every instance within a second, not at their expiry', async () => {
+      const issued = await token(a.url, password);
+      const rotated = await token(a.url, refresh(issued.body.refresh_token));
+      const bearer = `Bearer ${rotated.body.access_token}`;
+      expect((await request(b.url).get('/v1/me').set('Authorization', bearer)).status).toBe(200);
+      // Reuse of the first refresh token on one instance revokes the family...
+      expect((await token(a.url, refresh(issued.body.refresh_token))).body.error).toBe('invalid_grant');
+      const revokedAt = Date.now();
+      // ...and its newest access token is refused on the other within a second.
+      let refused: request.Response | undefined;
+      while (Date.now() - revokedAt < 1000) {
+        const res = await request(b.url).get('/v1/me').set('Authorization', bearer);
+        if (res.status === 401) {
+          refused = res;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(refused?.status).toBe(401);
+      expect(refused?.headers['cache-control']).toBe('no-store');
+      expect(refused?.headers.pragma).toBe('no-cache');
+      expect(refused?.body).toEqual({ error: 'invalid_token', error_description: 'The access token was revoked.' });
+      expect((await request(a.url).get('/v1/me').set('Authorization', bearer)).status).toBe(401);
+    });
+
     it('lets one of two concurrent refreshes with one token win, across the instances', async () => {
       const issued = await token(a.url, password);
       const statuses = (

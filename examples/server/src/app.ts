@@ -9,6 +9,7 @@ import {
   errorHandler,
   notFound,
   type RefreshTokenStore,
+  type RevokedFamilies,
   signInGuard,
   type UserStore,
 } from 'express-api-conventions';
@@ -31,6 +32,8 @@ export interface Services {
   readonly accounts: UserStore;
   readonly clients: ClientStore;
   readonly refreshTokens: RefreshTokenStore;
+  /** Refresh-token families revoked before their access tokens expire (reuse detected). */
+  readonly revokedFamilies: RevokedFamilies;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
   /** Secrets every instance shares (see secrets.ts). */
@@ -42,8 +45,8 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, counters, secrets } = services;
-  const tokens = tokenSettings(secrets.token);
+  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets } = services;
+  const tokens = tokenSettings(secrets.token, revokedFamilies);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
   const guard = signInGuard({ store: counters });

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type AccessTokenKey, bearerAuth } from 'express-api-conventions';
+import { type AccessTokenKey, bearerAuth, type RevokedFamilies } from 'express-api-conventions';
 
 /** The public client (no secret) the browser page signs in as. */
 export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
@@ -15,17 +15,23 @@ export const SCOPES = ['users:write', 'exports'] as const;
 export const TOKEN_ISSUER = 'urn:express-api-conventions:reference-server';
 export const TOKEN_AUDIENCE = TOKEN_ISSUER;
 
-/** What tokenRouter() and bearerAuth() share: the keys, the issuer, the audience. */
+/**
+ * What tokenRouter() and bearerAuth() share: the keys, the issuer, the
+ * audience, and the revoked refresh-token families, whose access tokens stop
+ * working on every instance within a second (reuse detected at the token endpoint).
+ */
 export interface TokenSettings {
   readonly keys: readonly AccessTokenKey[];
   readonly issuer: string;
   readonly audience: string;
+  readonly revokedFamilies: RevokedFamilies;
 }
 
-export const tokenSettings = (secret: string): TokenSettings => ({
+export const tokenSettings = (secret: string, revokedFamilies: RevokedFamilies): TokenSettings => ({
   keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
   issuer: TOKEN_ISSUER,
   audience: TOKEN_AUDIENCE,
+  revokedFamilies,
 });
 
 /** Realm of the `WWW-Authenticate: Bearer` challenges. */
