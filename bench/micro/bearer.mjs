@@ -21,7 +21,7 @@ export async function runBearer() {
   };
   // Ours: bearerAuth()'s middleware on a request that carries the token (it
   // reads the header, verifies, and fills req.auth), as a route runs it.
-  const { bearerAuth } = await loadLibrary();
+  const { bearerAuth, MemoryRevokedFamilies } = await loadLibrary();
   const middleware = bearerAuth({ keys: ACCESS_TOKEN_KEYS, issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
   const req = { headers: { authorization: `Bearer ${token}` } };
   let passed = false;
@@ -32,6 +32,18 @@ export async function runBearer() {
   candidates['ours: bearerAuth(), a token seen before'] = () => {
     passed = false;
     middleware(req, undefined, next);
+    return passed;
+  };
+  // The same with revokedFamilies (issue 12: access tokens die with their
+  // refresh-token family): the token carries its family in `sid`, and 1,000
+  // other families are revoked; the check is one local lookup per request.
+  const revokedFamilies = new MemoryRevokedFamilies();
+  for (let i = 0; i < 1000; i++) await revokedFamilies.revoke(`family-${i}`, Date.now() + 3_600_000);
+  const withRevocations = bearerAuth({ keys: ACCESS_TOKEN_KEYS, issuer: JWT_ISSUER, audience: JWT_AUDIENCE, revokedFamilies });
+  const familyReq = { headers: { authorization: `Bearer ${bearerTokenForBench({ sid: 'family-live' })}` } };
+  candidates['ours: with revokedFamilies, seen before'] = () => {
+    passed = false;
+    withRevocations(familyReq, undefined, next);
     return passed;
   };
   // Every call a token the verifier has not accepted yet: 20,000 distinct
