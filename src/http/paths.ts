@@ -10,7 +10,12 @@ interface RequestUrl {
  * for logs, error detail and the path rules; never decoded.
  */
 export function pathWithoutQuery(req: RequestUrl): string {
+  return pathAndQuery(req)[0];
+}
+
+/** The path the client asked for and its query (after the `?`, `undefined` without one), as written. */
+export function pathAndQuery(req: RequestUrl): readonly [path: string, query: string | undefined] {
   const url = req.originalUrl ?? req.url ?? '';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
+  const mark = url.indexOf('?');
+  return mark === -1 ? [url, undefined] : [url.slice(0, mark), url.slice(mark + 1)];
 }

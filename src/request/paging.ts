@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
+import { pathAndQuery } from '../http/paths.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
 import { parsedQuery } from './query.js';
@@ -98,12 +99,10 @@ export function paging(options?: Readonly<PagingOptions>): RequestHandler {
  * request URI).
  */
 export function nextPageAddress(req: Request, page: Page): string {
-  const url = req.originalUrl ?? req.url;
-  const mark = url.indexOf('?');
-  const path = mark === -1 ? url : url.slice(0, mark);
+  const [path, query] = pathAndQuery(req);
   const kept: string[] = [];
-  if (mark !== -1) {
-    for (const pair of url.slice(mark + 1).split('&')) {
+  if (query !== undefined) {
+    for (const pair of query.split('&')) {
       if (pair === '') continue;
       const equals = pair.indexOf('=');
       const name = equals === -1 ? pair : pair.slice(0, equals);
