@@ -163,9 +163,11 @@ describe('corsPolicy()', () => {
     });
 
     it('refuses other wrong options', () => {
-      expect(() => corsPolicy({ origins: [ALLOWED], maxAgeSeconds: 1.5 })).toThrow('`maxAgeSeconds` must be an integer at least 0');
+      expect(() => corsPolicy({ origins: [ALLOWED], maxAgeSeconds: 1.5 })).toThrow(
+        '`maxAgeSeconds` must be an integer at least 0',
+      );
       expect(() => corsPolicy({ origins: [ALLOWED], methods: ['GET,PUT'] })).toThrow('`methods` must be');
-      expect(() => corsPolicy({ origin: [ALLOWED] } as never)).toThrow('Did you mean `origins`?');
+      expect(() => corsPolicy({ origin: [ALLOWED] } as never)).toThrow("cors's `origin` is `origins` here");
     });
   });
 });
