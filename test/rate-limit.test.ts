@@ -392,6 +392,17 @@ describe('rateLimit()', () => {
       expectHeaders(res, { RateLimit: null });
       expect(log).toHaveBeenCalledTimes(2);
     });
+
+    it('logs each failure as one JSON line on stderr by default, and nothing with log: false', async () => {
+      const written = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      await request(limitedApp({ ...byAddress, store: failing, application: false })).get('/v1/things');
+      const lines = written.mock.calls.map(([chunk]) => String(chunk));
+      expect(lines).toEqual([expect.stringContaining('"message":"rate-limit store failed"')]);
+      written.mockClear();
+      const res = await request(limitedApp({ ...byAddress, store: failing, application: false, log: false })).get('/v1/things');
+      expect(res.status).toBe(503);
+      expect(written).not.toHaveBeenCalled();
+    });
   });
 
   describe('options, checked at start-up', () => {
