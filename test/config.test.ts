@@ -1,6 +1,6 @@
 import { ConfigurationError, checkInteger, checkLog, checkOneOf, readOptions, refuseHintedOptions } from '../src/config/index.js';
 import { corsPolicy } from '../src/cors/index.js';
-import { bearerAuth, tokenRouter } from '../src/oauth2/index.js';
+import { bearerAuth, MemoryRefreshTokenStore, revokeRefreshToken, tokenRouter } from '../src/oauth2/index.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { securityHeaders } from '../src/security/index.js';
 
@@ -148,6 +148,17 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
   it.each(CASES)('%s', (_name, make, hint) => {
     expect(make).toThrow(ConfigurationError);
     expect(make).toThrow(hint);
+  });
+
+  it('revokeRefreshToken accessTokenTtl', async () => {
+    const store = new MemoryRefreshTokenStore();
+    try {
+      await expect(revokeRefreshToken(store, 'token', { accessTokenTtl: 60 } as never)).rejects.toThrow(
+        'revokeRefreshToken(options): received an unsupported option `accessTokenTtl`. It is now `accessTokenTtlSeconds` (seconds).',
+      );
+    } finally {
+      store.close();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { corsPolicy, requireXhr } from '../src/cors/index.js';
 import { errorHandler } from '../src/errors/index.js';
-import { bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
+import { type AuthContext, bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { methodOverride, parseBodies } from '../src/request/index.js';
 import { csrfProtection, csrfTokens } from '../src/security/index.js';
@@ -152,7 +152,9 @@ const postForm = (app: express.Express, form: Record<string, string>) =>
   request(app).post('/v1/oauth2/token').type('form').send(form);
 const bearer = () => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE });
 const readerAuth: RequestHandler = (req, _res, next) => {
-  req.auth = { subject: 'u-2', scopes: ['users:read'] };
+  // AuthContext, the type of req.auth, comes from the oauth2 entry point too (issue 14).
+  const auth: AuthContext = { subject: 'u-2', scopes: ['users:read'] };
+  req.auth = auth;
   next();
 };
 
