@@ -152,7 +152,7 @@ describe.each([
       });
     });
 
-    it('keeps the status an error carries, with its generic code (status × 100) and a generic message when the error does not expose its own', async () => {
+    it('maps an error carrying a status to that status, with the class code when none fits', async () => {
       const res = await request(prod).get('/http-error');
       expect(res.status).toBe(418);
       expectHeaders(res, { 'Content-Type': JSON_TYPE });
