@@ -27,7 +27,7 @@ export interface ErrorHandlerOptions {
    */
   production?: boolean;
   /**
-   * Called for every 5xx answer (and every error that is not an ApiError).
+   * Called for every 5xx answer, with the original error.
    * Default: one JSON line on stderr. `false` turns logging off.
    */
   log?: ((entry: ErrorLogEntry) => void) | false;

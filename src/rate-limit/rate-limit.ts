@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { refuse as refuseRequest } from '../errors/refuse.js';
+import { refuse } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
@@ -80,15 +80,15 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     appendRateLimitHeaders(res, policyHeader, stateHeader);
     if (outcome === 'passed') next();
-    else if (outcome === 'failed') refuseRequest(req, res, next, storeUnavailable(failure));
-    else refuseRequest(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
+    else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
+    else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
   }
 
   // A refused request (over the limit of policy `at`, or the store failed
   // there and the limiter fails closed) gives back its hit in every policy
   // that counted it. The policies after `at` did not count it: a refusal
   // shows their state too (a peek), as a passed request would.
-  function refuse(
+  function giveBackAndRefuse(
     req: Request,
     res: Response,
     next: NextFunction,
@@ -150,13 +150,13 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
       (policies[index] as (typeof policies)[number]).consumeKey(keys[index] as PolicyKey).then(
         (state) => {
           states[index] = state;
-          if (state.limited) refuse(req, res, next, keys, states, index);
+          if (state.limited) giveBackAndRefuse(req, res, next, keys, states, index);
           else step(index + 1);
         },
         (error: unknown) => {
           onStoreError(error);
           if (failOpen) step(index + 1);
-          else refuse(req, res, next, keys, states, index, { error });
+          else giveBackAndRefuse(req, res, next, keys, states, index, { error });
         },
       );
     };
