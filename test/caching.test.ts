@@ -233,15 +233,15 @@ describe('caching()', () => {
 describe('Cache-Control intents (SPEC.md "Cache-Control values by intent")', () => {
   const app = cachedApp((a) => {
     a.get('/v1/no-cache', cacheControl('no-cache'), (_req, res) => res.json({}));
-    a.get('/v1/period', cacheControl({ maxAge: 300 }), (_req, res) => res.json({}));
+    a.get('/v1/period', cacheControl({ maxAgeSeconds: 300 }), (_req, res) => res.json({}));
     a.get('/v1/secret', cacheControl('no-store'), (_req, res) => res.json({}));
     a.get('/v1/daily', cacheControl({ nextUpdate: () => new Date(Date.now() + 90_000) }), (_req, res) => res.json({}));
     a.get('/v1/inside', (_req, res) => {
-      setCacheControl(res, { maxAge: 60 });
+      setCacheControl(res, { maxAgeSeconds: 60 });
       res.json({});
     });
     a.get('/v1/default', (_req, res) => res.json({}));
-    a.get('/v1/fails', cacheControl({ maxAge: 300 }), () => {
+    a.get('/v1/fails', cacheControl({ maxAgeSeconds: 300 }), () => {
       throw new Error('boom');
     });
   });
@@ -275,8 +275,12 @@ describe('Cache-Control intents (SPEC.md "Cache-Control values by intent")', () 
 
   it('refuses an intent that is none of the four', () => {
     expect(() => cacheControl('public' as never)).toThrow("cacheControl(options): `intent` must be 'no-cache', 'no-store'");
-    expect(() => cacheControl({ maxAge: -1 })).toThrow('`maxAge` must be an integer at least 0');
-    expect(() => cacheControl({ maxAge: 1.5 })).toThrow('`maxAge` must be an integer');
+    expect(() => cacheControl({ maxAgeSeconds: -1 })).toThrow('`maxAgeSeconds` must be an integer at least 0');
+    expect(() => cacheControl({ maxAgeSeconds: 1.5 })).toThrow('`maxAgeSeconds` must be an integer');
+    // The old name is refused with the new one (issue 13).
+    expect(() => cacheControl({ maxAge: 300 } as never)).toThrow(
+      'received an unsupported option `maxAge`. It is now `maxAgeSeconds` (seconds).',
+    );
   });
 });
 

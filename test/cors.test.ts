@@ -126,7 +126,7 @@ describe('corsPolicy()', () => {
     const open = corsApp({
       origins: '*',
       credentials: false,
-      maxAge: 60,
+      maxAgeSeconds: 60,
       methods: ['GET'],
       allowedHeaders: ['X-Requested-With'],
     });
@@ -163,9 +163,11 @@ describe('corsPolicy()', () => {
     });
 
     it('refuses other wrong options', () => {
-      expect(() => corsPolicy({ origins: [ALLOWED], maxAge: 1.5 })).toThrow('`maxAge` must be an integer at least 0');
+      expect(() => corsPolicy({ origins: [ALLOWED], maxAgeSeconds: 1.5 })).toThrow(
+        '`maxAgeSeconds` must be an integer at least 0',
+      );
       expect(() => corsPolicy({ origins: [ALLOWED], methods: ['GET,PUT'] })).toThrow('`methods` must be');
-      expect(() => corsPolicy({ origin: [ALLOWED] } as never)).toThrow('Did you mean `origins`?');
+      expect(() => corsPolicy({ origin: [ALLOWED] } as never)).toThrow("cors's `origin` is `origins` here");
     });
   });
 });

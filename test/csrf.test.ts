@@ -161,19 +161,32 @@ describe('configuration', () => {
     expect(() => csrfTokens({ secret: 'short' })).toThrow(
       'csrfTokens(options): `secret` must be a string or Buffer of at least 32 bytes',
     );
-    expect(() => csrfTokens({ oneTime: 'yes' as never })).toThrow('`oneTime` must be true or false');
+    expect(() => csrfTokens({ secret: SECRET, oneTime: 'yes' as never })).toThrow('`oneTime` must be true or false');
     expect(() => csrfProtection({ tokens: {} as never, sessionOf: () => undefined })).toThrow(
       'csrfProtection(options): `tokens` must be the object returned by csrfTokens()',
     );
-    expect(() => csrfProtection({ tokens: csrfTokens() } as never)).toThrow('`sessionOf` must be a function');
-    expect(() => csrfProtection({ tokens: csrfTokens(), sessionOf: () => undefined, header: '' })).toThrow(
+    expect(() => csrfProtection({ tokens: csrfTokens({ randomSecret: true }) } as never)).toThrow(
+      '`sessionOf` must be a function',
+    );
+    expect(() => csrfProtection({ tokens: csrfTokens({ randomSecret: true }), sessionOf: () => undefined, header: '' })).toThrow(
       '`header` must be a non-empty string',
     );
   });
 
-  it('a random secret by default: tokens from one issuer fail at another', () => {
-    const a = csrfTokens();
-    const b = csrfTokens();
+  it('refuses a missing secret at start-up, as missing token keys are refused (issue 14)', () => {
+    for (const options of [undefined, {}, { secret: undefined }, { secret: process.env.EAC_UNSET_CSRF_SECRET }]) {
+      expect(() => csrfTokens(options)).toThrow(
+        'csrfTokens(options): `secret` must be a string or Buffer of at least 32 bytes, the same on every instance (or `randomSecret: true` for a secret of this process alone); received undefined. [EAC_OPTION_INVALID',
+      );
+    }
+    expect(() => csrfTokens({ secret: SECRET, randomSecret: true })).toThrow(
+      'csrfTokens(options): `secret` and `randomSecret: true` exclude each other; give one. [EAC_OPTIONS_CONFLICT',
+    );
+  });
+
+  it('a random secret of the process only when asked by name: tokens from one issuer fail at another', () => {
+    const a = csrfTokens({ randomSecret: true });
+    const b = csrfTokens({ randomSecret: true });
     expect(a.verify('s1', a.issue('s1'))).toBe(true);
     expect(b.verify('s1', a.issue('s1'))).toBe(false);
   });

@@ -1,7 +1,9 @@
+import { STATUS_CODES } from 'node:http';
 import express, { type Express } from 'express';
 import express4 from 'express4';
+import createError from 'http-errors';
 import request from 'supertest';
-import { ApiError, apiError, ERROR_CATALOGUE, errorHandler, maintenance, notFound } from '../src/errors/index.js';
+import { ApiError, apiError, ERROR_CATALOGUE, entryForStatus, errorHandler, maintenance, notFound } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
@@ -152,8 +154,9 @@ describe.each([
 
     it('maps an error carrying a status to that status, with the class code when none fits', async () => {
       const res = await request(prod).get('/http-error');
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ errors: [{ message: 'The request is not valid.', code: 40000 }] });
+      expect(res.status).toBe(418);
+      expectHeaders(res, { 'Content-Type': JSON_TYPE });
+      expect(res.body).toEqual({ errors: [{ message: "I'm a Teapot.", code: 41800 }] });
     });
 
     it('keeps the message and status of an ApiError', async () => {
@@ -264,7 +267,7 @@ describe('errorHandler() options', () => {
   });
 
   it('refuses a log that is not a function', () => {
-    expect(() => errorHandler({ log: 'yes' } as never)).toThrow('`log` must be a function; received "yes"');
+    expect(() => errorHandler({ log: 'yes' } as never)).toThrow('`log` must be a function, or false for no log; received "yes"');
   });
 
   it('catches app.use(errorHandler) written for app.use(errorHandler())', async () => {
@@ -328,6 +331,81 @@ describe('maintenance()', () => {
       '`retryAfter` must be a whole number of seconds (0 or more) or a valid Date; received -1',
     );
     expect(() => maintenance({ retryAfter: new Date('nope') })).toThrow('`retryAfter` must be');
+  });
+});
+
+describe('an error that carries a status keeps what it says (issue 14)', () => {
+  const appThrowing = (error: unknown, production: boolean) => {
+    const app = express();
+    app.get('/v1/things', () => {
+      throw error;
+    });
+    app.use(errorHandler({ production, log: false }));
+    return app;
+  };
+
+  it.each([
+    // http-errors exposes the message of every 4xx: it is shown, in production too.
+    ['http-errors 422 with a message', createError(422, 'The email is not valid.'), 422, 'The email is not valid.', 42200],
+    ['http-errors 451', createError(451), 451, 'Unavailable For Legal Reasons', 45100],
+    ['http-errors 404 with a message', createError(404, 'No user 7.'), 404, 'No user 7.', 40400],
+    ['http-errors 400 with a message', createError(400, 'The date is in the past.'), 400, 'The date is in the past.', 40000],
+    ['http-errors 429', createError(429), 429, 'Too Many Requests', 42900],
+    // Not exposed: the generic message of the status.
+    ['http-errors 504', createError(504, 'upstream db-3 timed out'), 504, 'Gateway Timeout.', 50400],
+    [
+      'a plain error with status 422',
+      Object.assign(new Error('row 7 locked'), { status: 422 }),
+      422,
+      'Unprocessable Entity.',
+      42200,
+    ],
+    [
+      'a plain error with statusCode 409',
+      Object.assign(new Error('x'), { statusCode: 409 }),
+      409,
+      ERROR_CATALOGUE.conflict.message,
+      40900,
+    ],
+    [
+      'a 503 that exposes its message',
+      Object.assign(new Error('The billing service is down.'), { status: 503, expose: true }),
+      503,
+      'The billing service is down.',
+      50300,
+    ],
+  ])('%s: its status, the generic code, the message only when exposed', async (_name, error, status, message, code) => {
+    const res = await request(appThrowing(error, true)).get('/v1/things');
+    expect(res.status).toBe(status);
+    expectHeaders(res, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store, max-age=0' });
+    expect(res.body).toEqual({ errors: [{ message, code }] });
+  });
+
+  it('keeps a message that is not exposed as development detail only', async () => {
+    const error = createError(504, 'upstream db-3 timed out');
+    const res = await request(appThrowing(error, false)).get('/v1/things');
+    expect(res.body).toEqual({ errors: [{ message: 'Gateway Timeout.', code: 50400, detail: 'upstream db-3 timed out' }] });
+  });
+
+  it('an exposed message is the message, not repeated as detail', async () => {
+    const res = await request(appThrowing(createError(422, 'The email is not valid.'), false)).get('/v1/things');
+    expect(res.body).toEqual({ errors: [{ message: 'The email is not valid.', code: 42200 }] });
+  });
+});
+
+describe('generic codes', () => {
+  it('give every error status 400-599 the code status × 100, with the catalogue message of that code when it has one', () => {
+    const catalogued = new Map<number, string>(Object.values(ERROR_CATALOGUE).map((entry) => [entry.code, entry.message]));
+    for (let status = 400; status <= 599; status++) {
+      const entry = entryForStatus(status);
+      expect([entry.status, entry.code]).toEqual([status, status * 100]);
+      const reason = STATUS_CODES[status];
+      const expected =
+        catalogued.get(status * 100) ??
+        (reason === undefined ? (status < 500 ? 'The request is not valid.' : 'An internal error occurred.') : `${reason}.`);
+      expect(entry.message).toBe(expected);
+    }
+    expect(entryForStatus(302)).toBe(ERROR_CATALOGUE.internal);
   });
 });
 

@@ -407,7 +407,7 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
     it.each([
       [{ keys: undefined }, '`keys` must be a non-empty array'],
       [{ issuer: 1 }, '`issuer` must be a non-empty string'],
-      [{ clockTolerance: -1 }, '`clockTolerance` must be an integer from 0 to 300'],
+      [{ clockToleranceSeconds: -1 }, '`clockToleranceSeconds` must be an integer from 0 to 300'],
       [{ optional: 'yes' }, '`optional` must be true or false'],
       [
         { keys: [{ kid: 'r', algorithm: 'RS256', publicKey: 'not a pem' }] },
@@ -496,7 +496,7 @@ describe('revoked refresh-token families: their access tokens die with them (rev
     expect((await me(b, signedIn.access_token)).status).toBe(200);
     const before = Date.now();
     await expect(
-      revokeRefreshToken(refreshTokens, signedIn.refresh_token, { revokedFamilies, accessTokenTtl: 3600 }),
+      revokeRefreshToken(refreshTokens, signedIn.refresh_token, { revokedFamilies, accessTokenTtlSeconds: 3600 }),
     ).resolves.toBe(true);
     expectInvalidToken(await me(b, signedIn.access_token), 'The access token was revoked.');
     // Kept as long as one of its access tokens can live: the lifetime plus the largest clock tolerance.

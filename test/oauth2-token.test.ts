@@ -77,8 +77,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(payload.iat).toBeGreaterThanOrEqual(before);
       });
 
-      it('gives expires_in from accessTokenTtl, in whole seconds', async () => {
-        const app = await tokenApp({ accessTokenTtl: 900 });
+      it('gives expires_in from accessTokenTtlSeconds, in whole seconds', async () => {
+        const app = await tokenApp({ accessTokenTtlSeconds: 900 });
         const res = await postToken(app, ALICE);
         expect(res.body.expires_in).toBe(900);
         const { payload } = decodeJwt(res.body.access_token);
@@ -552,10 +552,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       await expect(revokeRefreshToken(store, second)).resolves.toBe(false);
     });
 
-    it('expires after refreshTokenTtl', async () => {
+    it('expires after refreshTokenTtlSeconds', async () => {
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'setInterval', 'queueMicrotask'] });
       try {
-        const app = await tokenApp({ refreshTokenTtl: 60 });
+        const app = await tokenApp({ refreshTokenTtlSeconds: 60 });
         const first = await postToken(app, ALICE);
         jest.setSystemTime(Date.now() + 61_000);
         const res = await refresh(app, first.body.refresh_token);
@@ -840,7 +840,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       [{ issuer: '' }, '`issuer` must be a non-empty string'],
       [{ audience: [] }, '`audience` must be a non-empty string or a non-empty array'],
       [{ users: {} }, '`users` must be a UserStore'],
-      [{ accessTokenTtl: 0 }, '`accessTokenTtl` must be an integer from 1 to 86400'],
+      [{ accessTokenTtlSeconds: 0 }, '`accessTokenTtlSeconds` must be an integer from 1 to 86400'],
       [{ scopes: ['has space'] }, '`scopes` must be an array of RFC 6749 §3.3 scope tokens'],
       [{ passwordCost: 40 }, '`passwordCost` must be an integer from 4 to 31'],
       [{ signInGuard: { maxFailuresPerUsername: 0 } }, '`maxFailuresPerUsername` must be an integer at least 1'],

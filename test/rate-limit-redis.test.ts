@@ -266,8 +266,8 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
 
     it('is answered as configured, quickly, without a crash or a hung request', async () => {
       const errors: unknown[] = [];
-      const closed = limitedApp(doomedClient, { onStoreError: (e) => errors.push(e), application: false });
-      const open = limitedApp(doomedClient, { onStoreError: (e) => errors.push(e), application: false, storeFailure: 'open' });
+      const closed = limitedApp(doomedClient, { log: (e: unknown) => errors.push(e), application: false });
+      const open = limitedApp(doomedClient, { log: (e: unknown) => errors.push(e), application: false, storeFailure: 'open' });
       expect((await request(closed).get('/v1/things')).status).toBe(200);
       await doomed.stop();
 

@@ -355,12 +355,12 @@ describe('rateLimit()', () => {
     };
 
     it('fails closed by default: 503 stateStoreUnavailable, the policy still shown', async () => {
-      const onStoreError = jest.fn();
-      const res = await request(limitedApp({ ...byAddress, store: failing, onStoreError, application: false })).get('/v1/things');
+      const log = jest.fn();
+      const res = await request(limitedApp({ ...byAddress, store: failing, log, application: false })).get('/v1/things');
       expect(res.status).toBe(503);
       expect(res.body).toEqual(STORE_DOWN);
       expectHeaders(res, { 'RateLimit-Policy': `"user";q=100;w=60;pk=:${pk(ADDRESS)}:`, RateLimit: null });
-      expect(onStoreError).toHaveBeenCalledWith(new Error('connection refused'));
+      expect(log).toHaveBeenCalledWith(new Error('connection refused'));
     });
 
     it('gives back the hits of the policies counted before the one that failed', async () => {
@@ -373,7 +373,7 @@ describe('rateLimit()', () => {
         decrement: (key) => inner.decrement(key),
         reset: (key) => inner.reset(key),
       };
-      const app = limitedApp({ ...byAddress, store: halfBroken, onStoreError: () => undefined, limit: 10 });
+      const app = limitedApp({ ...byAddress, store: halfBroken, log: () => undefined, limit: 10 });
       const failed = await request(app).get('/v1/things');
       expect(failed.status).toBe(503);
       expectHeaders(failed, { RateLimit: `"user";r=10;t=60;pk=:${pk(ADDRESS)}:` });
@@ -384,13 +384,24 @@ describe('rateLimit()', () => {
     });
 
     it('fails open when configured: the request passes uncounted', async () => {
-      const onStoreError = jest.fn();
-      const app = limitedApp({ ...byAddress, store: failing, onStoreError, storeFailure: 'open' });
+      const log = jest.fn();
+      const app = limitedApp({ ...byAddress, store: failing, log, storeFailure: 'open' });
       const res = await request(app).get('/v1/things');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ things: [] });
       expectHeaders(res, { RateLimit: null });
-      expect(onStoreError).toHaveBeenCalledTimes(2);
+      expect(log).toHaveBeenCalledTimes(2);
+    });
+
+    it('logs each failure as one JSON line on stderr by default, and nothing with log: false', async () => {
+      const written = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      await request(limitedApp({ ...byAddress, store: failing, application: false })).get('/v1/things');
+      const lines = written.mock.calls.map(([chunk]) => String(chunk));
+      expect(lines).toEqual([expect.stringContaining('"message":"rate-limit store failed"')]);
+      written.mockClear();
+      const res = await request(limitedApp({ ...byAddress, store: failing, application: false, log: false })).get('/v1/things');
+      expect(res.status).toBe(503);
+      expect(written).not.toHaveBeenCalled();
     });
   });
 

@@ -64,7 +64,7 @@ describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => 
   }
 
   /** Two instances, each on its own client, sharing one key. */
-  async function twoInstances(options: { onError?: (error: unknown) => void } = {}) {
+  async function twoInstances(options: { log?: (error: unknown) => void } = {}) {
     const prefix = `rf${++run}:`;
     const a = new RedisRevokedFamilies({ client: await connect(), prefix, ...options });
     const b = new RedisRevokedFamilies({ client: await connect(), prefix, ...options });
@@ -162,7 +162,7 @@ describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => 
   describe('during a Redis outage', () => {
     it('answers from its last copy without throwing, and catches up when Redis is back', async () => {
       const errors: unknown[] = [];
-      const { a, b } = await twoInstances({ onError: (error) => errors.push(error) });
+      const { a, b } = await twoInstances({ log: (error) => errors.push(error) });
       await a.revoke('before', Date.now() + 60_000);
       expect(await timeUntil(() => b.isRevoked('before'))).toBeLessThan(1_000);
 
@@ -190,7 +190,8 @@ describeWith(REDIS_SERVER, 'RedisRevokedFamilies on a real redis-server', () => 
 
   it.each([
     [{ pollIntervalMs: 5 }, 'RedisRevokedFamilies(options): `pollIntervalMs` must be an integer from 10 to 60000; received 5.'],
-    [{ onError: 'log' }, 'RedisRevokedFamilies(options): `onError` must be a function'],
+    [{ log: 'log' }, 'RedisRevokedFamilies(options): `log` must be a function, or false for no log'],
+    [{ onError: () => undefined }, 'RedisRevokedFamilies(options): received an unsupported option `onError`. It is now `log`.'],
     [
       { commandTimeoutMs: 0 },
       'RedisRevokedFamilies(options): `commandTimeoutMs` must be an integer from 1 to 60000; received 0.',

@@ -303,7 +303,7 @@ describe('tokenEndpointErrors(): RFC 6749 shape for errors of shared middleware 
         application: false,
         store,
         storeFailure: 'closed',
-        onStoreError: () => undefined,
+        log: () => undefined,
       }),
     );
     app.use(...parseBodies({ limit: '1kb' }));

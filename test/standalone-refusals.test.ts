@@ -3,9 +3,13 @@ import express4 from 'express4';
 import request from 'supertest';
 import { corsPolicy, requireXhr } from '../src/cors/index.js';
 import { errorHandler } from '../src/errors/index.js';
+import { type AuthContext, bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
+import { rateLimit } from '../src/rate-limit/index.js';
 import { methodOverride, parseBodies } from '../src/request/index.js';
 import { csrfProtection, csrfTokens } from '../src/security/index.js';
+import type { CounterStore } from '../src/stores/index.js';
 import { expectHeaders } from './helpers.js';
+import { AUDIENCE, ISSUER, KEYS, SCOPES, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
 
 /**
  * Every middleware answers its own refusals in SPEC.md's JSON shape when no
@@ -16,6 +20,10 @@ import { expectHeaders } from './helpers.js';
 
 const ORIGIN = 'http://localhost:5173';
 const tokens = csrfTokens({ secret: 'a-test-secret-of-at-least-32-bytes!!' });
+let stores: Awaited<ReturnType<typeof seedStores>>;
+beforeAll(async () => {
+  stores = await seedStores();
+});
 
 type Factory = () => express.Express;
 
@@ -110,6 +118,182 @@ const CASES: Readonly<Record<string, Case>> = {
     },
   },
 };
+
+/**
+ * Refusals whose answer is the same with or without errorHandler() (no
+ * `detail`): the status, every header the spec requires and the exact body.
+ */
+interface ProtocolCase {
+  readonly middlewares: () => RequestHandler[];
+  readonly send: (app: express.Express) => Promise<request.Response>;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | null>>;
+  readonly body: Record<string, unknown>;
+}
+
+const TOKEN_FAILURE = { 'Cache-Control': 'no-store, max-age=0', Pragma: 'no-cache' };
+const failingStore: CounterStore = {
+  increment: () => Promise.reject(new Error('connection refused')),
+  get: () => Promise.reject(new Error('connection refused')),
+  decrement: () => Promise.reject(new Error('connection refused')),
+  reset: () => Promise.reject(new Error('connection refused')),
+};
+const router = () =>
+  tokenRouter({
+    keys: KEYS,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    scopes: SCOPES,
+    passwordHasher: testHasher,
+    passwordCost: TEST_COST,
+    ...stores,
+  }) as unknown as RequestHandler;
+const postForm = (app: express.Express, form: Record<string, string>) =>
+  request(app).post('/v1/oauth2/token').type('form').send(form);
+const bearer = () => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE });
+const readerAuth: RequestHandler = (req, _res, next) => {
+  // AuthContext, the type of req.auth, comes from the oauth2 entry point too (issue 14).
+  const auth: AuthContext = { subject: 'u-2', scopes: ['users:read'] };
+  req.auth = auth;
+  next();
+};
+
+const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
+  'rateLimit(): the request over the limit (429 with Retry-After)': {
+    middlewares: () => [rateLimit({ limit: 1, windowSeconds: 60, application: false, address: () => '127.0.0.1' })],
+    send: async (app) => {
+      await request(app).get('/v1/users/1');
+      return request(app).get('/v1/users/1');
+    },
+    status: 429,
+    headers: {
+      ...JSON_HEADERS,
+      'Retry-After': '60',
+      'RateLimit-Policy': expect.stringMatching(/^"user";q=1;w=60;pk=:/) as unknown as string,
+      RateLimit: expect.stringMatching(/^"user";r=0;t=60;pk=:/) as unknown as string,
+    },
+    body: { errors: [{ message: 'Too many requests; retry after the time in Retry-After.', code: 42900 }] },
+  },
+  'rateLimit(): a store that is down (503 with Retry-After)': {
+    middlewares: () => [rateLimit({ store: failingStore, log: false, application: false, address: () => '127.0.0.1' })],
+    send: (app) =>
+      request(app)
+        .get('/v1/users/1')
+        .then((res) => res),
+    status: 503,
+    headers: { ...JSON_HEADERS, 'Retry-After': '5' },
+    body: { errors: [{ message: 'A shared state store is unreachable.', code: 50302 }] },
+  },
+  'tokenRouter(): a wrong password (RFC 6749 §5.2 JSON)': {
+    middlewares: () => [router()],
+    send: (app) => postForm(app, { grant_type: 'password', username: 'alice', password: 'not-her-password' }).then((res) => res),
+    status: 400,
+    headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
+    body: { error: 'invalid_grant', error_description: 'The username or password is not correct.' },
+  },
+  'tokenRouter(): an unsupported grant type': {
+    middlewares: () => [router()],
+    send: (app) => postForm(app, { grant_type: 'client_credentials' }).then((res) => res),
+    status: 400,
+    headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
+    body: { error: 'unsupported_grant_type', error_description: 'The grant type "client_credentials" is not supported.' },
+  },
+  'tokenRouter(): a body that is not a form': {
+    middlewares: () => [router()],
+    send: (app) =>
+      request(app)
+        .post('/v1/oauth2/token')
+        .set('Content-Type', 'application/json')
+        .send('{}')
+        .then((res) => res),
+    status: 400,
+    headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
+    body: { error: 'invalid_request', error_description: 'The request body must be application/x-www-form-urlencoded.' },
+  },
+  'bearerAuth(): no bearer token (401 with the challenge)': {
+    middlewares: () => [bearer()],
+    send: (app) =>
+      request(app)
+        .get('/v1/users/1')
+        .then((res) => res),
+    status: 401,
+    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer realm="api"' },
+    body: { errors: [{ message: 'A bearer access token is required.', code: 40100 }] },
+  },
+  'bearerAuth(): a token that does not verify (401 invalid_token, RFC 6750)': {
+    middlewares: () => [bearer()],
+    send: (app) =>
+      request(app)
+        .get('/v1/users/1')
+        .set('Authorization', 'Bearer abc.def.ghi')
+        .then((res) => res),
+    status: 401,
+    headers: {
+      'Content-Type': JSON_HEADERS['Content-Type'],
+      // SPEC.md "Token failure": `Cache-Control: no-store`, `Pragma: no-cache`.
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+      'WWW-Authenticate': expect.stringMatching(
+        /^Bearer realm="api", error="invalid_token", error_description="[^"]+"$/,
+      ) as unknown as string,
+    },
+    body: { error: 'invalid_token', error_description: expect.any(String) },
+  },
+  'requireScope(): a token without the scope (403 insufficient_scope)': {
+    middlewares: () => [readerAuth, requireScope('users:write')],
+    send: (app) =>
+      request(app)
+        .get('/v1/users/1')
+        .then((res) => res),
+    status: 403,
+    headers: {
+      ...JSON_HEADERS,
+      'WWW-Authenticate':
+        'Bearer error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
+    },
+    body: { error: 'insufficient_scope', error_description: 'The access token lacks the scope: users:write.' },
+  },
+  'requireScope(): no authentication at all (401)': {
+    middlewares: () => [requireScope('users:write')],
+    send: (app) =>
+      request(app)
+        .get('/v1/users/1')
+        .then((res) => res),
+    status: 401,
+    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer' },
+    body: { errors: [{ message: 'A bearer access token is required.', code: 40100 }] },
+  },
+};
+
+describe.each([
+  ['Express 5', express as Factory],
+  ['Express 4', express4 as unknown as Factory],
+])(
+  'rate limiter, token endpoint and bearer refusals: the same JSON answer alone and before errorHandler(), on %s',
+  (_name, factory) => {
+    it.each(Object.entries(PROTOCOL_CASES))(
+      '%s, with nothing after it',
+      async (_case, { middlewares, send, status, headers, body }) => {
+        const res = await send(alone(factory, middlewares()));
+        expect(res.status).toBe(status);
+        expectHeaders(res, headers);
+        expect(res.body).toEqual(body);
+      },
+    );
+
+    it.each(Object.entries(PROTOCOL_CASES))(
+      '%s, with errorHandler() after it',
+      async (_case, { middlewares, send, status, headers, body }) => {
+        const app = alone(factory, middlewares());
+        app.use(errorHandler({ production: true, log: false }));
+        const res = await send(app);
+        expect(res.status).toBe(status);
+        expectHeaders(res, headers);
+        expect(res.body).toEqual(body);
+      },
+    );
+  },
+);
 
 describe.each([
   ['Express 5', express as Factory],

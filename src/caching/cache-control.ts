@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from 'express';
-import { checkFunction, checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
 import { setConditionalStep } from '../http/json-writer.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';
@@ -13,7 +13,7 @@ export { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE
  * One of SPEC.md's Cache-Control intents:
  * - `'no-cache'`: "Client must not reuse without checking";
  * - `'no-store'`: "Confidential data, no storage by clients or proxies";
- * - `{ maxAge }`: "Cache for a period": `public, max-age=<seconds>`;
+ * - `{ maxAgeSeconds }`: "Cache for a period": `public, max-age=<seconds>`;
  * - `{ nextUpdate }`: data updated at fixed times: `public, max-age=` the
  *   seconds until the next update, plus `Expires` at that instant (SPEC.md:
  *   "`Expires` — Only for data updated at fixed times"; "When both
@@ -23,7 +23,7 @@ export { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE
 export type CacheIntent =
   | typeof CACHE_CONTROL_NO_CACHE
   | typeof CACHE_CONTROL_NO_STORE
-  | { readonly maxAge: number }
+  | { readonly maxAgeSeconds: number }
   | { readonly nextUpdate: (now: Date) => Date };
 
 type Compiled = { readonly value: string } | { readonly nextUpdate: (now: Date) => Date };
@@ -32,17 +32,19 @@ const compile = (factory: string, intent: unknown): Compiled => {
   if (intent === CACHE_CONTROL_NO_CACHE || intent === CACHE_CONTROL_NO_STORE) return { value: intent };
   if (typeof intent === 'object' && intent !== null && !Array.isArray(intent)) {
     const keys = Object.keys(intent);
-    if (keys.length === 1 && keys[0] === 'maxAge') {
-      const seconds = checkInteger(factory, 'maxAge', (intent as { maxAge: unknown }).maxAge, { min: 0 });
+    if (keys.length === 1 && keys[0] === 'maxAgeSeconds') {
+      const seconds = checkInteger(factory, 'maxAgeSeconds', (intent as { maxAgeSeconds: unknown }).maxAgeSeconds, { min: 0 });
       return { value: `public, max-age=${seconds}` };
     }
+    // The old name (issue 13: a unit in the name of every number that has one).
+    if (keys.includes('maxAge')) refuseHintedOptions(factory, intent, { maxAge: 'It is now `maxAgeSeconds` (seconds).' });
     if (keys.length === 1 && keys[0] === 'nextUpdate') {
       return {
         nextUpdate: checkFunction<(now: Date) => Date>(factory, 'nextUpdate', (intent as { nextUpdate: unknown }).nextUpdate),
       };
     }
   }
-  return invalidOption(factory, 'intent', intent, "'no-cache', 'no-store', { maxAge: seconds } or { nextUpdate: (now) => Date }");
+  return invalidOption(factory, 'intent', intent, "'no-cache', 'no-store', { maxAgeSeconds } or { nextUpdate: (now) => Date }");
 };
 
 const apply = (res: Response, compiled: Compiled): void => {

@@ -3,9 +3,12 @@ export {
   checkBoolean,
   checkFunction,
   checkInteger,
+  checkLog,
   checkOneOf,
   checkString,
   invalidOption,
   isProductionEnvironment,
+  type OptionHints,
   readOptions,
+  refuseHintedOptions,
 } from './options.js';

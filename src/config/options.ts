@@ -50,9 +50,37 @@ const looksLikeRequest = (value: unknown): boolean =>
   typeof (value as { on?: unknown }).on === 'function';
 
 /**
+ * What a factory answers to a name it does not know but recognises: an old
+ * name of one of its options (`accessTokenTtl`: "It is now
+ * `accessTokenTtlSeconds` (seconds).") or a name people bring from the
+ * field's libraries (express-rate-limit's `windowMs`, cors's `origin`,
+ * helmet's `hsts`), each mapped to a sentence naming this library's
+ * equivalent. Such a name is refused like any unknown one
+ * (`EAC_OPTION_UNKNOWN`), with that sentence instead of a guess.
+ */
+export type OptionHints = Readonly<Record<string, string>>;
+
+const unknownOption = (factory: string, key: string, hint: string): ConfigurationError =>
+  new ConfigurationError('EAC_OPTION_UNKNOWN', `${factory}(options): received an unsupported option \`${key}\`.${hint}`);
+
+/**
+ * Refuses, at start-up, any key of `options` that `hints` names: for the
+ * factories whose options are read by a shared reader that takes no hints
+ * (the Redis stores' readRedisOptions()). readOptions() does the same itself.
+ */
+export function refuseHintedOptions(factory: string, options: unknown, hints: OptionHints): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const key of Object.keys(options)) {
+    if (Object.hasOwn(hints, key)) throw unknownOption(factory, key, ` ${hints[key]}`);
+  }
+}
+
+/**
  * Checks that `options` is an object whose keys are all known, and returns it
  * without its `undefined` values (so that spreading it over the defaults
- * keeps a default where an option was "not given").
+ * keeps a default where an option was "not given"). An unknown key that
+ * `hints` names is refused with that hint (a renamed option, another
+ * library's name); any other unknown key with the closest known name.
  *
  * It also catches `app.use(factory)` written for `app.use(factory())`: Express
  * then calls the factory with a request as its first argument.
@@ -61,6 +89,7 @@ export function readOptions<T extends object>(
   factory: string,
   options: unknown,
   known: readonly (keyof T & string)[],
+  hints: OptionHints = {},
 ): Partial<T> {
   if (looksLikeRequest(options)) {
     throw new ConfigurationError(
@@ -78,11 +107,7 @@ export function readOptions<T extends object>(
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
     if (!(known as readonly string[]).includes(key)) {
-      const hint = didYouMean(key, known, 'Known options');
-      throw new ConfigurationError(
-        'EAC_OPTION_UNKNOWN',
-        `${factory}(options): received an unsupported option \`${key}\`.${hint}`,
-      );
+      throw unknownOption(factory, key, Object.hasOwn(hints, key) ? ` ${hints[key]}` : didYouMean(key, known, 'Known options'));
     }
     if (value !== undefined) result[key] = value;
   }
@@ -113,6 +138,22 @@ export function checkInteger(factory: string, name: string, value: unknown, rang
 
 export function checkFunction<F extends (...args: never[]) => unknown>(factory: string, name: string, value: unknown): F {
   if (typeof value !== 'function') invalidOption(factory, name, value, 'a function');
+  return value as F;
+}
+
+/**
+ * A `log` option, the one name of every logging hook (issue 13: one
+ * convention): a function, `false` for no log, or not given for
+ * `fallback` (a factory's default logger, or `undefined` for none).
+ */
+export function checkLog<F extends (...args: never[]) => unknown>(
+  factory: string,
+  value: unknown,
+  fallback: F | undefined,
+): F | undefined {
+  if (value === undefined) return fallback;
+  if (value === false) return undefined;
+  if (typeof value !== 'function') invalidOption(factory, 'log', value, 'a function, or false for no log');
   return value as F;
 }
 

@@ -1,7 +1,7 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import { ConfigurationError } from '../config/configuration-error.js';
-import { checkBoolean, checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { checkBoolean, checkInteger, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 
@@ -57,12 +57,27 @@ export interface CorsPolicyOptions {
   allowedHeaders?: readonly string[];
   /** `Access-Control-Expose-Headers` of an actual response. Default: `CORS_DEFAULT_EXPOSED_HEADERS`. */
   exposedHeaders?: readonly string[];
-  /** `Access-Control-Max-Age` of a preflight, integer seconds. Default: `600`. */
-  maxAge?: number;
+  /** `Access-Control-Max-Age` of a preflight, in seconds (an integer, 0 or more). Default: `600`. */
+  maxAgeSeconds?: number;
 }
 
 const FACTORY = 'corsPolicy';
-const OPTION_NAMES = ['origins', 'credentials', 'methods', 'allowedHeaders', 'exposedHeaders', 'maxAge'] as const;
+const OPTION_NAMES = ['origins', 'credentials', 'methods', 'allowedHeaders', 'exposedHeaders', 'maxAgeSeconds'] as const;
+
+/**
+ * What corsPolicy() answers to an old name of its options and to the names
+ * cors users bring (docs/coming-from-helmet-cors-express-rate-limit.md).
+ */
+export const CORS_POLICY_HINTS: OptionHints = {
+  maxAge: 'It is now `maxAgeSeconds` (seconds).',
+  origin:
+    "cors's `origin` is `origins` here: an array of exact origins or anchored RegExps, or '*' (without credentials); no function and no `true` that reflects every origin.",
+  optionsSuccessStatus:
+    'There is no `optionsSuccessStatus`: a preflight is always answered 200 with `Content-Length: 0` and `Content-Type: text/plain` (SPEC.md CORS), where cors answers 204.',
+  preflightContinue:
+    'There is no `preflightContinue`: corsPolicy() answers every preflight itself; it never reaches your routes.',
+  headers: "cors's `headers` is `allowedHeaders` here.",
+};
 // RFC 9110 §5.1 field names and §9.1 method names are tokens.
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -124,12 +139,12 @@ const checkPattern = (pattern: RegExp): RegExp => {
  * - never `*` together with credentials (a configuration error at start-up).
  */
 export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler {
-  const given = readOptions<CorsPolicyOptions>(FACTORY, options, OPTION_NAMES);
+  const given = readOptions<CorsPolicyOptions>(FACTORY, options, OPTION_NAMES, CORS_POLICY_HINTS);
   const credentials = checkBoolean(FACTORY, 'credentials', given.credentials ?? true);
   const methods = checkTokens('methods', given.methods ?? CORS_DEFAULT_METHODS);
   const allowedHeaders = checkTokens('allowedHeaders', given.allowedHeaders ?? CORS_DEFAULT_ALLOWED_HEADERS);
   const exposedHeaders = checkTokens('exposedHeaders', given.exposedHeaders ?? CORS_DEFAULT_EXPOSED_HEADERS);
-  const maxAge = checkInteger(FACTORY, 'maxAge', given.maxAge ?? 600, { min: 0 });
+  const maxAge = checkInteger(FACTORY, 'maxAgeSeconds', given.maxAgeSeconds ?? 600, { min: 0 });
 
   const origins = given.origins;
   const anyOrigin = origins === '*';

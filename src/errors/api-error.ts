@@ -56,4 +56,17 @@ export function apiError(name: ErrorName, init?: ApiErrorInit): ApiError {
   return new ApiError(ERROR_CATALOGUE[name], init);
 }
 
-export const isApiError = (value: unknown): value is ApiError => value instanceof ApiError;
+/**
+ * The mark every ApiError carries, under a registry symbol (`Symbol.for`):
+ * the package ships a CommonJS and an ESM build, and an app that loads
+ * both (a dependency `require()`s it, the app `import`s it) has two
+ * ApiError classes; `instanceof` fails across them, the mark does not
+ * (the dual-package hazard, issue 14).
+ */
+export const API_ERROR_BRAND: unique symbol = Symbol.for('express-api-conventions.ApiError');
+Object.defineProperty(ApiError.prototype, API_ERROR_BRAND, { value: true });
+
+/** Whether a value is an ApiError of this build or of the package's other build (CommonJS or ESM). */
+export const isApiError = (value: unknown): value is ApiError =>
+  value instanceof ApiError ||
+  (typeof value === 'object' && value !== null && (value as { [API_ERROR_BRAND]?: unknown })[API_ERROR_BRAND] === true);

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
  * The catalogue of every error the library answers with. One entry per
  * situation; the integer `code` is stable and documented in docs/errors.md.
@@ -101,15 +103,36 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorName = keyof typeof ERROR_CATALOGUE;
 
-/** Generic entry for a status when no catalogue entry names the case (SPEC.md Errors rule 3). */
-export function entryForStatus(status: number): CatalogueEntry {
-  const entry = GENERIC_BY_STATUS.get(status);
-  if (entry) return entry;
-  return status >= 500 || status < 400 ? ERROR_CATALOGUE.internal : ERROR_CATALOGUE.badRequest;
+/**
+ * The generic code of a status: the status followed by `00` (422 → 42200,
+ * 504 → 50400). An error that carries only a status (http-errors, a
+ * `{ status }` of another library) is answered with that status and this
+ * code: the class of the error is kept, and no case of the catalogue is
+ * claimed for it (40401 "wrong URI" and 40402 "missing resource" are
+ * cases; a bare 404 is 40400).
+ */
+export const genericCodeOf = (status: number): number => status * 100;
+
+// The catalogue's entries whose code is a status's generic code (40000, 42900, 50000, …).
+const GENERIC_BY_CODE = new Map<number, CatalogueEntry>();
+for (const entry of Object.values(ERROR_CATALOGUE) as CatalogueEntry[]) {
+  if (entry.code === genericCodeOf(entry.status)) GENERIC_BY_CODE.set(entry.code, entry);
 }
 
-// The first entry of each status is its generic one: the catalogue lists it first.
-const GENERIC_BY_STATUS = new Map<number, CatalogueEntry>();
-for (const entry of Object.values(ERROR_CATALOGUE) as CatalogueEntry[]) {
-  if (!GENERIC_BY_STATUS.has(entry.status)) GENERIC_BY_STATUS.set(entry.status, entry);
+/**
+ * The generic entry of an error status (400 to 599; SPEC.md Errors rule 3):
+ * its status, its generic code (genericCodeOf()), and the catalogue's
+ * message for that code when the catalogue has one, else the status's
+ * reason phrase ("Unprocessable Entity."). Any other status is the 500
+ * `internal` entry.
+ */
+export function entryForStatus(status: number): CatalogueEntry {
+  if (!Number.isInteger(status) || status < 400 || status > 599) return ERROR_CATALOGUE.internal;
+  const code = genericCodeOf(status);
+  const catalogued = GENERIC_BY_CODE.get(code);
+  if (catalogued) return catalogued;
+  const reason = STATUS_CODES[status];
+  const message =
+    reason === undefined ? (status < 500 ? ERROR_CATALOGUE.badRequest.message : ERROR_CATALOGUE.internal.message) : `${reason}.`;
+  return { status, code, message };
 }

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { checkBoolean, checkFunction, isProductionEnvironment, readOptions } from '../config/options.js';
+import { checkBoolean, checkLog, isProductionEnvironment, readOptions } from '../config/options.js';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { stringifyJson } from '../http/serialize.js';
@@ -27,7 +27,7 @@ export interface ErrorHandlerOptions {
    */
   production?: boolean;
   /**
-   * Called for every 5xx answer (and every error that is not an ApiError).
+   * Called for every 5xx answer, with the original error.
    * Default: one JSON line on stderr. `false` turns logging off.
    */
   log?: ((entry: ErrorLogEntry) => void) | false;
@@ -90,12 +90,7 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
   const given = readOptions<ErrorHandlerOptions>('errorHandler', options, OPTION_NAMES);
   const production =
     given.production === undefined ? isProductionEnvironment() : checkBoolean('errorHandler', 'production', given.production);
-  const log =
-    given.log === false
-      ? undefined
-      : given.log === undefined
-        ? logToStderr
-        : checkFunction<(entry: ErrorLogEntry) => void>('errorHandler', 'log', given.log);
+  const log = checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr);
 
   return function errorHandlerMiddleware(thrown, req, res, _next) {
     const error = toApiError(thrown);

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../stores/store-error.js';
+import { STORE_FAILURE_BRAND, StoreUnavailableError } from '../stores/store-error.js';
 import { type ApiError, type ApiErrorInit, apiError } from './api-error.js';
 
 /**
@@ -17,5 +17,10 @@ export function storeUnavailable(cause: unknown, init: Omit<ApiErrorInit, 'cause
   });
 }
 
-/** Whether an error is a shared store's failure (time-out, lost connection, error reply). */
-export const isStoreFailure = (error: unknown): boolean => error instanceof StoreUnavailableError;
+/**
+ * Whether an error is a shared store's failure (time-out, lost connection,
+ * error reply), made by this build or by the package's other one.
+ */
+export const isStoreFailure = (error: unknown): boolean =>
+  error instanceof StoreUnavailableError ||
+  (typeof error === 'object' && error !== null && (error as { [STORE_FAILURE_BRAND]?: unknown })[STORE_FAILURE_BRAND] === true);

@@ -1,4 +1,4 @@
-import { ApiError, apiError } from './api-error.js';
+import { ApiError, apiError, isApiError } from './api-error.js';
 import { type ErrorName, entryForStatus } from './catalogue.js';
 import { isStoreFailure, storeUnavailable } from './store-unavailable.js';
 
@@ -24,24 +24,55 @@ const statusOf = (error: { status?: unknown; statusCode?: unknown }): number | u
 };
 
 /**
+ * An ApiError made by the package's other build (CommonJS or ESM), rebuilt
+ * as one of this build: same status, code, message, headers, items, body.
+ */
+function fromOtherBuild(error: ApiError): ApiError {
+  return new ApiError(
+    { status: error.status, code: error.code, message: error.message },
+    {
+      message: error.message,
+      detail: error.detail,
+      headers: error.headers,
+      items: error.items,
+      ...(error.body === undefined ? {} : { body: error.body }),
+      cause: error.cause,
+    },
+  );
+}
+
+/**
  * Turns anything thrown or passed to next() into an ApiError, so that it is
- * rendered in the one error shape. Unknown errors become 500; their message
- * travels only as development detail.
+ * rendered in the one error shape (docs/errors.md "What it maps"):
+ * - an ApiError of either build of the package is kept as it is;
+ * - an error that carries a 4xx/5xx `status` (or `statusCode`) keeps that
+ *   status, with the generic code of the status (entryForStatus(): 422 →
+ *   42200); its own message is shown only when the error says it may be
+ *   (`expose: true`, which http-errors sets on every 4xx), else it travels
+ *   as development detail;
+ * - anything else is a 500 whose message travels only as development detail.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isApiError(error)) return fromOtherBuild(error);
   // A shared store that is down is the service's 503, never a 500 (issue 12 part 5).
   if (isStoreFailure(error)) return storeUnavailable(error);
   if (typeof error !== 'object' || error === null) {
     return apiError('internal', { detail: `a non-error value was thrown: ${String(error)}`, cause: error });
   }
-  const tagged = error as { type?: unknown; status?: unknown; statusCode?: unknown; message?: unknown };
+  const tagged = error as { type?: unknown; status?: unknown; statusCode?: unknown; message?: unknown; expose?: unknown };
   const detail = typeof tagged.message === 'string' ? tagged.message : undefined;
   const bodyParserError = typeof tagged.type === 'string' ? BODY_PARSER_ERRORS[tagged.type] : undefined;
   if (bodyParserError) return apiError(bodyParserError, { detail, cause: error });
   // The router raises a URIError with status 400 for a path it cannot decode.
   if (error instanceof URIError) return apiError('malformedUri', { detail, cause: error });
   const status = statusOf(tagged);
-  if (status !== undefined) return new ApiError(entryForStatus(status), { detail, cause: error });
+  if (status !== undefined) {
+    // `expose: true` is the error's own word that its message is meant for the client (http-errors sets it on 4xx).
+    if (tagged.expose === true && detail !== undefined && detail.trim() !== '') {
+      return new ApiError(entryForStatus(status), { message: detail, cause: error });
+    }
+    return new ApiError(entryForStatus(status), { detail, cause: error });
+  }
   return apiError('internal', { detail, cause: error });
 }

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { checkBoolean, checkFunction, invalidOption, readOptions } from '../config/options.js';
+import { checkBoolean, checkLog, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { renderError } from '../errors/error-handler.js';
 import { setJsonObserver } from '../http/json-writer.js';
@@ -70,8 +70,8 @@ export interface ResponseLinterOptions {
    * (code 50002) whose `detail` lists the findings. For tests. Default: `false`.
    */
   strict?: boolean;
-  /** Receives the report of each response that breaks a convention. Default: one JSON line on stderr. */
-  log?: (report: ResponseLintReport) => void;
+  /** Receives the report of each response that breaks a convention; `false` logs nothing. Default: one JSON line on stderr. */
+  log?: ((report: ResponseLintReport) => void) | false;
   /** Keys accepted whatever their case. Default: `PROTOCOL_KEYS` (the token endpoint's fields); given keys are added. */
   allowKeys?: readonly string[];
 }
@@ -234,10 +234,7 @@ const logToStderr = (report: ResponseLintReport): void => {
 export function responseLinter(options?: Readonly<ResponseLinterOptions>): RequestHandler {
   const given = readOptions<ResponseLinterOptions>('responseLinter', options, ['strict', 'log', 'allowKeys']);
   const strict = given.strict === undefined ? false : checkBoolean('responseLinter', 'strict', given.strict);
-  const log =
-    given.log === undefined
-      ? logToStderr
-      : checkFunction<(report: ResponseLintReport) => void>('responseLinter', 'log', given.log);
+  const log = checkLog<(report: ResponseLintReport) => void>('responseLinter', given.log, logToStderr);
   const allowKeys = new Set<string>(PROTOCOL_KEYS);
   if (given.allowKeys !== undefined) {
     if (!Array.isArray(given.allowKeys) || given.allowKeys.some((k) => typeof k !== 'string')) {
@@ -260,7 +257,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     const req = res.req;
     const findings = lintBody(parsed, contextOf(req), allowKeys);
     if (findings.length === 0) return false;
-    log({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
+    log?.({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
     if (!strict) return false;
     renderError(res, apiError('responseConventionViolated', { detail: findings }), false);
     return true;

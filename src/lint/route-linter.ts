@@ -1,4 +1,4 @@
-import { checkFunction, checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import { checkLog, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import {
   checkPath,
   DEFAULT_PATH_EXCEPTIONS,
@@ -35,8 +35,8 @@ export interface CheckRoutesOptions {
    * `'none'`. Default: `'throw'`.
    */
   report?: 'throw' | 'log' | 'none';
-  /** Receives each finding when `report` is `'log'`. Default: one JSON line on stderr. */
-  log?: (finding: RouteFinding) => void;
+  /** Receives each finding when `report` is `'log'`; `false` logs nothing. Default: one JSON line on stderr. */
+  log?: ((finding: RouteFinding) => void) | false;
   /**
    * Segments allowed to break one rule: `{ plural: ['me'] }` accepts
    * `/v1/me`. Default: `{ plural: ['oauth2'] }` (SPEC.md's own token
@@ -158,10 +158,9 @@ const joinPath = (prefix: string, path: string): string => {
 export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutesOptions>): readonly RouteFinding[] {
   const given = readOptions<CheckRoutesOptions>('checkRoutes', options, ['report', 'log', 'exceptions', 'ignore', 'prefix']);
   const report = checkOneOf('checkRoutes', 'report', given.report ?? 'throw', ['throw', 'log', 'none'] as const);
-  const log =
-    given.log === undefined
-      ? (finding: RouteFinding) => process.stderr.write(`${JSON.stringify({ level: 'warn', ...finding })}\n`)
-      : checkFunction<(finding: RouteFinding) => void>('checkRoutes', 'log', given.log);
+  const log = checkLog<(finding: RouteFinding) => void>('checkRoutes', given.log, (finding: RouteFinding) => {
+    process.stderr.write(`${JSON.stringify({ level: 'warn', ...finding })}\n`);
+  });
   // Added to DEFAULT_ROUTE_EXCEPTIONS by checkPath().
   const exceptions: PathExceptions = given.exceptions ?? {};
   if (typeof exceptions !== 'object' || exceptions === null || Array.isArray(exceptions)) {
@@ -233,7 +232,7 @@ export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutes
       suggestion: '/v1/<collection>[/:id][/<sub-collection>]',
     });
   }
-  if (report === 'log') for (const finding of findings) log(finding);
+  if (report === 'log' && log) for (const finding of findings) log(finding);
   if (report === 'throw' && findings.length > 0) throw new RouteConventionError(findings);
   return findings;
 }

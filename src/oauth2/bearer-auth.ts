@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
@@ -32,8 +33,8 @@ export interface BearerAuthOptions {
   audience: string | readonly string[];
   /** Realm of the `WWW-Authenticate: Bearer` challenge. Default: `'api'`. */
   realm?: string;
-  /** Seconds of clock skew allowed on `exp` and `nbf`. Default: 5. */
-  clockTolerance?: number;
+  /** Clock skew allowed on `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
+  clockToleranceSeconds?: number;
   /**
    * Let a request without bearer credentials (no `Authorization` header, or
    * one of another scheme such as the token endpoint's `Basic`) through
@@ -60,8 +61,18 @@ export interface BearerAuthOptions {
   clients?: ClientStore;
 }
 
-const OPTION_NAMES = ['keys', 'issuer', 'audience', 'realm', 'clockTolerance', 'optional', 'revokedFamilies', 'clients'] as const;
+const OPTION_NAMES = [
+  'keys',
+  'issuer',
+  'audience',
+  'realm',
+  'clockToleranceSeconds',
+  'optional',
+  'revokedFamilies',
+  'clients',
+] as const;
 const FACTORY = 'bearerAuth';
+const HINTS = { clockTolerance: 'It is now `clockToleranceSeconds` (seconds).' } as const;
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -78,17 +89,18 @@ const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
  * No bearer credentials: 401 with `WWW-Authenticate: Bearer realm="…"`.
  * A token that fails: 401 `{ "error": "invalid_token", "error_description" }`
  * with `Cache-Control: no-store`, `Pragma: no-cache` and the challenge.
+ * Both are JSON whether or not errorHandler() follows (refuse()).
  */
 export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler {
-  const given = readOptions<BearerAuthOptions>(FACTORY, options, OPTION_NAMES);
+  const given = readOptions<BearerAuthOptions>(FACTORY, options, OPTION_NAMES, HINTS);
   const keys = readKeys(FACTORY, given.keys, false);
   const issuer = checkString(FACTORY, 'issuer', given.issuer);
   const audience = checkAudience(FACTORY, given.audience);
   const realm = given.realm === undefined ? 'api' : checkRealm(FACTORY, given.realm);
   const tolerance =
-    given.clockTolerance === undefined
+    given.clockToleranceSeconds === undefined
       ? DEFAULT_CLOCK_TOLERANCE
-      : checkInteger(FACTORY, 'clockTolerance', given.clockTolerance, { min: 0, max: 300 });
+      : checkInteger(FACTORY, 'clockToleranceSeconds', given.clockToleranceSeconds, { min: 0, max: 300 });
   const optional = given.optional === undefined ? false : checkBoolean(FACTORY, 'optional', given.optional);
   const revokedFamilies = given.revokedFamilies;
   if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
@@ -131,7 +143,7 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
     if (verified && client !== undefined && !client.blocked) req.verifiedClient = { id: client.id };
   }
 
-  return function bearerAuthMiddleware(req: Request, _res: Response, next: NextFunction) {
+  return function bearerAuthMiddleware(req: Request, res: Response, next: NextFunction) {
     const header = req.headers.authorization;
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       if (optional) {
@@ -142,7 +154,10 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
         return next();
       }
       // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
-      return next(
+      return refuse(
+        req,
+        res,
+        next,
         apiError('unauthenticated', {
           message: 'A bearer access token is required.',
           headers: { 'WWW-Authenticate': challenge },
@@ -150,16 +165,16 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
       );
     }
     const match = BEARER.exec(header);
-    if (!match) return next(invalid('The Authorization header is not a valid bearer token.'));
+    if (!match) return refuse(req, res, next, invalid('The Authorization header is not a valid bearer token.'));
     let claims: AccessTokenClaims;
     try {
       claims = verifier.verify(match[1] as string);
     } catch (error) {
-      return next(invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
+      return refuse(req, res, next, invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
     }
     // Checked on every request, after the verifier's cache too: a revoked family's tokens stop at once.
     if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
-      return next(invalid('The access token was revoked.'));
+      return refuse(req, res, next, invalid('The access token was revoked.'));
     }
     req.accessToken = claims;
     req.auth = {
@@ -175,7 +190,8 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
  * Authorization by scope (RFC 6750 §3.1): after bearerAuth(), lets the
  * request through only when the token holds every scope listed; otherwise
  * 403 `insufficient_scope`, an authorization failure, distinct from 401
- * (SPEC.md "401 is an authentication failure; 403 is an authorization failure").
+ * (SPEC.md "401 is an authentication failure; 403 is an authorization failure"),
+ * in JSON whether or not errorHandler() follows (refuse()).
  */
 export function requireScope(...scopes: string[]): RequestHandler {
   if (scopes.length === 0) invalidOption('requireScope', 'scopes', scopes, 'at least one scope');
@@ -189,16 +205,22 @@ export function requireScope(...scopes: string[]): RequestHandler {
     'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", error_description="${description}"`,
   };
 
-  return function requireScopeMiddleware(req: Request, _res: Response, next: NextFunction) {
+  return function requireScopeMiddleware(req: Request, res: Response, next: NextFunction) {
     const auth = req.auth;
     if (auth === undefined) {
-      return next(
+      return refuse(
+        req,
+        res,
+        next,
         apiError('unauthenticated', { message: 'A bearer access token is required.', headers: { 'WWW-Authenticate': 'Bearer' } }),
       );
     }
     for (const scope of scopes) {
       if (!auth.scopes.includes(scope)) {
-        return next(
+        return refuse(
+          req,
+          res,
+          next,
           apiError('insufficientScope', {
             message: description,
             body: { error: 'insufficient_scope', error_description: description },

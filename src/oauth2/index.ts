@@ -1,3 +1,4 @@
+export type { AuthContext } from '../auth-context.js';
 export { type BasicCredentials, isBasicScheme, parseBasicCredentials } from '../http/basic-credentials.js';
 export { ACCESS_TOKEN_TYPE, type AccessTokenClaims } from './access-tokens.js';
 export {

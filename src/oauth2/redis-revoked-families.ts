@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { checkFunction, checkInteger } from '../config/options.js';
+import { checkInteger, checkLog, refuseHintedOptions } from '../config/options.js';
 import {
   type RedisConnection,
   RedisScript,
@@ -21,11 +21,11 @@ export interface RedisRevokedFamiliesOptions extends RedisStoreOptions {
    */
   pollIntervalMs?: number;
   /**
-   * Called with the error when a refresh fails (Redis unreachable); the
-   * local copy is kept as it was and the next refresh tries again.
-   * Default: none (failures are silent).
+   * Told of the error when a refresh fails (Redis unreachable); the local
+   * copy is kept as it was and the next refresh tries again. `false` is the
+   * same as the default. Default: none (failures are silent).
    */
-  onError?: (error: unknown) => void;
+  log?: ((error: unknown) => void) | false;
 }
 
 /** The default refresh interval of RedisRevokedFamilies, in milliseconds. */
@@ -78,7 +78,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
   readonly #redis: RedisConnection;
   readonly #key: string;
   readonly #versionKey: string;
-  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #log: ((error: unknown) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
   // The last copy read from Redis merged with this instance's own
   // revocations (`#own`, kept also when Redis could not be told, until they
@@ -92,11 +92,13 @@ export class RedisRevokedFamilies implements RevokedFamilies {
   #polling = false;
 
   constructor(options: Readonly<RedisRevokedFamiliesOptions>) {
+    // One name for every logging hook (issue 13).
+    refuseHintedOptions('RedisRevokedFamilies', options, { onError: 'It is now `log`.' });
     const { connection, given } = readRedisOptions<RedisRevokedFamiliesOptions>(
       'RedisRevokedFamilies',
       options,
       DEFAULT_OAUTH2_REDIS_PREFIX,
-      ['pollIntervalMs', 'onError'],
+      ['pollIntervalMs', 'log'],
     );
     this.#redis = connection;
     this.#key = taggedKey(connection.prefix, 'revoked', 'families');
@@ -107,10 +109,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
       given.pollIntervalMs ?? DEFAULT_REVOKED_POLL_INTERVAL_MS,
       { min: 10, max: 60_000 },
     );
-    this.#onError =
-      given.onError === undefined
-        ? undefined
-        : checkFunction<(error: unknown) => void>('RedisRevokedFamilies', 'onError', given.onError);
+    this.#log = checkLog<(error: unknown) => void>('RedisRevokedFamilies', given.log, undefined);
     this.#timer = setInterval(() => this.#poll(), pollIntervalMs);
     this.#timer.unref();
     this.#poll();
@@ -155,7 +154,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
     if (this.#polling) return;
     this.#polling = true;
     this.#read()
-      .catch((error: unknown) => this.#onError?.(error))
+      .catch((error: unknown) => this.#log?.(error))
       .finally(() => {
         this.#polling = false;
       });

@@ -38,10 +38,10 @@ export interface TokenRouterOptions {
   revokedFamilies?: RevokedFamilies;
   /** Path of the endpoint. Default: `'/v1/oauth2/token'`. */
   path?: string;
-  /** Access-token lifetime in seconds, the `expires_in` value. Default: 3600. */
-  accessTokenTtl?: number;
-  /** Refresh-token lifetime in seconds, renewed by every rotation. Default: 1209600 (14 days). */
-  refreshTokenTtl?: number;
+  /** Access-token lifetime in seconds, the `expires_in` value (1 to 86400). Default: 3600. */
+  accessTokenTtlSeconds?: number;
+  /** Refresh-token lifetime in seconds, renewed by every rotation (60 to 31536000). Default: 1209600 (14 days). */
+  refreshTokenTtlSeconds?: number;
   /** Every scope the service knows. Default: `[]` (no scopes). */
   scopes?: readonly string[];
   /** Refuse requests without client authentication. Default: `false` (SPEC.md: client authentication is optional). */
@@ -73,8 +73,8 @@ const OPTION_NAMES = [
   'refreshTokens',
   'revokedFamilies',
   'path',
-  'accessTokenTtl',
-  'refreshTokenTtl',
+  'accessTokenTtlSeconds',
+  'refreshTokenTtlSeconds',
   'scopes',
   'requireClient',
   'passwordHasher',
@@ -84,6 +84,12 @@ const OPTION_NAMES = [
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
+
+/** Old names of tokenRouter()'s options (issue 13: a unit in the name of a number that has one). */
+export const TOKEN_ROUTER_HINTS = {
+  accessTokenTtl: 'It is now `accessTokenTtlSeconds` (seconds).',
+  refreshTokenTtl: 'It is now `refreshTokenTtlSeconds` (seconds).',
+} as const;
 
 /** The checked options of tokenRouter(), with defaults applied: what the grants read. */
 export interface TokenRouterConfiguration {
@@ -114,7 +120,7 @@ const REVOKED_METHODS = ['revoke', 'isRevoked'];
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
-  const given = readOptions<TokenRouterOptions>(F, options, OPTION_NAMES);
+  const given = readOptions<TokenRouterOptions>(F, options, OPTION_NAMES, TOKEN_ROUTER_HINTS);
   const keys = readKeys(F, given.keys, true);
   const issuer = checkString(F, 'issuer', given.issuer);
   const audience = checkAudience(F, given.audience);
@@ -138,13 +144,13 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     revokedFamilies: given.revokedFamilies,
     path,
     accessTokenTtlSeconds:
-      given.accessTokenTtl === undefined
+      given.accessTokenTtlSeconds === undefined
         ? DEFAULT_ACCESS_TOKEN_TTL
-        : checkInteger(F, 'accessTokenTtl', given.accessTokenTtl, { min: 1, max: MAX_ACCESS_TOKEN_TTL }),
+        : checkInteger(F, 'accessTokenTtlSeconds', given.accessTokenTtlSeconds, { min: 1, max: MAX_ACCESS_TOKEN_TTL }),
     refreshTokenTtlMs:
-      (given.refreshTokenTtl === undefined
+      (given.refreshTokenTtlSeconds === undefined
         ? DEFAULT_REFRESH_TOKEN_TTL
-        : checkInteger(F, 'refreshTokenTtl', given.refreshTokenTtl, { min: 60, max: 31_536_000 })) * 1000,
+        : checkInteger(F, 'refreshTokenTtlSeconds', given.refreshTokenTtlSeconds, { min: 60, max: 31_536_000 })) * 1000,
     scopes: new Set(given.scopes === undefined ? [] : checkScopeList(F, 'scopes', given.scopes)),
     requireClient: given.requireClient === undefined ? false : checkBoolean(F, 'requireClient', given.requireClient),
     checkPassword: passwordSignIn(

@@ -1,6 +1,8 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { readOptions } from '../config/options.js';
 import { isApiError } from '../errors/api-error.js';
 import { setErrorShape } from '../errors/error-shape.js';
+import { refuse } from '../errors/refuse.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { AccessTokenSigner } from './access-tokens.js';
 import { clientAuthenticator, type Params } from './client-auth.js';
@@ -10,7 +12,7 @@ import { type GrantContext, sendTokens } from './grants/token-response.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { GRANT_TYPES, type GrantType, hashRefreshToken, type RefreshTokenStore } from './stores.js';
 import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from './token-errors.js';
-import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, type TokenRouterOptions } from './token-options.js';
+import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from './token-options.js';
 
 export { TOKEN_TYPE } from './grants/token-response.js';
 export {
@@ -81,8 +83,9 @@ function formReader(): (req: Request, res: Response) => Promise<unknown> {
  * audience, users, clients }))`. Answers the password grant
  * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)
  * with JWT access tokens and rotating opaque refresh tokens. Every error is
- * an RFC 6749 §5.2 body rendered by errorHandler(): the router sets the
- * token endpoint's error shape on its responses.
+ * an RFC 6749 §5.2 JSON body: the router sets the token endpoint's error
+ * shape on its responses, and refuse() hands the error to errorHandler()
+ * when one is mounted, else writes it here (the endpoint works alone).
  */
 export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   const config = readTokenRouterOptions(options);
@@ -125,9 +128,9 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     setErrorShape(res, tokenErrorShape);
     handle(req, res).catch((error: unknown) => {
       // A store that is down is 503 `temporarily_unavailable` (through the shape), anything else unknown 500.
-      if (isApiError(error)) next(error);
-      else if (isStoreFailure(error)) next(storeUnavailable(error));
-      else next(tokenError('server_error', SERVER_ERROR_DESCRIPTION, {}, error));
+      if (isApiError(error)) refuse(req, res, next, error);
+      else if (isStoreFailure(error)) refuse(req, res, next, storeUnavailable(error));
+      else refuse(req, res, next, tokenError('server_error', SERVER_ERROR_DESCRIPTION, {}, error));
     });
   });
   return router;
@@ -141,9 +144,11 @@ export interface RevokeRefreshTokenOptions {
    * access tokens live to their expiry).
    */
   revokedFamilies?: RevokedFamilies;
-  /** The access-token lifetime the token router issues with, seconds. Default: 86400 (the longest allowed). */
-  accessTokenTtl?: number;
+  /** The access-token lifetime the token router issues with, in seconds. Default: 86400 (the longest allowed). */
+  accessTokenTtlSeconds?: number;
 }
+
+const REVOKE_OPTION_NAMES = ['revokedFamilies', 'accessTokenTtlSeconds'] as const;
 
 /**
  * Logout: revokes the whole family of a refresh token (RFC 7009's effect),
@@ -156,9 +161,14 @@ export async function revokeRefreshToken(
   refreshToken: string,
   options: Readonly<RevokeRefreshTokenOptions> = {},
 ): Promise<boolean> {
+  const given = readOptions<RevokeRefreshTokenOptions>('revokeRefreshToken', options, REVOKE_OPTION_NAMES, {
+    accessTokenTtl: TOKEN_ROUTER_HINTS.accessTokenTtl,
+  });
   const tokenHash = hashRefreshToken(refreshToken);
-  const family = options.revokedFamilies ? await store.find(tokenHash) : undefined;
+  const family = given.revokedFamilies ? await store.find(tokenHash) : undefined;
   const revoked = await store.revokeByTokenHash(tokenHash);
-  if (family) await recordRevokedFamily(options.revokedFamilies, family.familyId, options.accessTokenTtl ?? MAX_ACCESS_TOKEN_TTL);
+  if (family) {
+    await recordRevokedFamily(given.revokedFamilies, family.familyId, given.accessTokenTtlSeconds ?? MAX_ACCESS_TOKEN_TTL);
+  }
   return revoked;
 }

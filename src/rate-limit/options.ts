@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { checkFunction, checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
@@ -71,8 +71,8 @@ export interface RateLimitOptions {
    * Default: `"closed"`.
    */
   storeFailure?: StoreFailureMode;
-  /** Told of every store failure. Default: one JSON line on stderr. */
-  onStoreError?: (error: unknown) => void;
+  /** Told of every store failure; `false` turns logging off. Default: one JSON line on stderr. */
+  log?: ((error: unknown) => void) | false;
   /**
    * Secret of the keyed hash written as `pk`. Default: a random secret of
    * this process; give every instance the same one so that their `pk` agree.
@@ -89,11 +89,32 @@ const OPTION_NAMES = [
   'identify',
   'address',
   'storeFailure',
-  'onStoreError',
+  'log',
   'partitionSecret',
 ] as const;
 const POLICY_OPTION_NAMES = ['name', 'limit', 'windowSeconds'] as const;
 const FACTORY = 'rateLimit';
+
+/**
+ * What rateLimit() answers to an old name of its options and to the names
+ * express-rate-limit users bring (docs/coming-from-helmet-cors-express-rate-limit.md).
+ */
+export const RATE_LIMIT_HINTS: OptionHints = {
+  onStoreError: 'It is now `log` (a function, or `false` for no log).',
+  max: "express-rate-limit's `max` is `limit` here: requests allowed per window.",
+  windowMs: "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds (60000 ms is `windowSeconds: 60`).",
+  keyGenerator:
+    "express-rate-limit's `keyGenerator` is `identify` here (returns `{ user, application }`, who the request acts for), with `address` for the client address an anonymous request is counted by.",
+  skip: "There is no `skip`: mount rateLimit() only where it should count (`app.use('/v1', rateLimit())`).",
+  message:
+    'There is no `message`: a refusal is SPEC.md\'s 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
+  handler:
+    "There is no `handler`: the 429 goes to the app's error middleware through next() when one is mounted, else rateLimit() answers it in JSON itself.",
+  statusCode: 'There is no `statusCode`: a refusal is always 429 (SPEC.md Limits).',
+  standardHeaders: 'There is no `standardHeaders`: `RateLimit-Policy` and `RateLimit` (SPEC.md Limits) are always sent.',
+  legacyHeaders: 'There is no `legacyHeaders`: the `X-RateLimit-*` headers are never sent (SPEC.md Limits rule 3).',
+  passOnStoreError: "express-rate-limit's `passOnStoreError: true` is `storeFailure: 'open'` here.",
+};
 
 /** The counted parties, in the order their policies are counted and listed. */
 export type PolicyKind = 'user' | 'application';
@@ -107,7 +128,8 @@ export interface RateLimitConfiguration {
   readonly identify: IdentifyRequest;
   readonly address: (req: Request) => string;
   readonly failOpen: boolean;
-  readonly onStoreError: (error: unknown) => void;
+  /** Told of every store failure; undefined when logging is off. */
+  readonly log: ((error: unknown) => void) | undefined;
   /** `pk` of an identity; one secret for every policy of the limiter. */
   readonly partitionKeyOf: PartitionHasher;
 }
@@ -121,7 +143,7 @@ const defaultAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.so
 
 /** Turns rateLimit()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
-  const given = readOptions<RateLimitOptions>(FACTORY, options, OPTION_NAMES);
+  const given = readOptions<RateLimitOptions>(FACTORY, options, OPTION_NAMES, RATE_LIMIT_HINTS);
   const defaults = {
     limit: given.limit ?? DEFAULT_RATE_LIMIT,
     windowSeconds: given.windowSeconds ?? DEFAULT_RATE_WINDOW_SECONDS,
@@ -156,10 +178,7 @@ export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
     address:
       given.address === undefined ? defaultAddress : checkFunction<(req: Request) => string>(FACTORY, 'address', given.address),
     failOpen: checkOneOf(FACTORY, 'storeFailure', given.storeFailure ?? 'closed', STORE_FAILURE_MODES) === 'open',
-    onStoreError:
-      given.onStoreError === undefined
-        ? logStoreError
-        : checkFunction<(error: unknown) => void>(FACTORY, 'onStoreError', given.onStoreError),
+    log: checkLog<(error: unknown) => void>(FACTORY, given.log, logStoreError),
     partitionKeyOf,
   };
 }

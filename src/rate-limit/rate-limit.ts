@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { refuse } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
@@ -26,6 +27,9 @@ const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
  * (SPEC.md Limits "Signalling"). Over a limit: 429 through the error model
  * (tooManyRequests()), with `Retry-After` at the instant of that policy's
  * `t` (rule 2). The older `X-RateLimit-*` headers are never sent (rule 3).
+ * The 429 (and the 503 of a store that is down) goes to errorHandler() when
+ * one is mounted, else it is answered here in JSON (refuse()): the limiter
+ * works alone.
  *
  * The policies are counted one after the other, and a request refused by
  * one gives back the hit it counted in every policy (issue 12 part 3):
@@ -35,7 +39,8 @@ const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
  * (docs/performance.md).
  */
 export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler {
-  const { policies, kinds, identify, address, failOpen, onStoreError, partitionKeyOf } = readRateLimitOptions(options);
+  const { policies, kinds, identify, address, failOpen, log, partitionKeyOf } = readRateLimitOptions(options);
+  const onStoreError = (error: unknown): void => log?.(error);
   const count = policies.length;
 
   const cache = new Map<string, IdentityKeys>();
@@ -58,6 +63,7 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
   // path: tooManyRequests()), or 503 when the store failed and the limiter
   // fails closed.
   function answer(
+    req: Request,
     res: Response,
     next: NextFunction,
     keys: readonly PolicyKey[],
@@ -74,15 +80,16 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     appendRateLimitHeaders(res, policyHeader, stateHeader);
     if (outcome === 'passed') next();
-    else if (outcome === 'failed') next(storeUnavailable(failure));
-    else next(tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
+    else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
+    else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
   }
 
   // A refused request (over the limit of policy `at`, or the store failed
   // there and the limiter fails closed) gives back its hit in every policy
   // that counted it. The policies after `at` did not count it: a refusal
   // shows their state too (a peek), as a passed request would.
-  function refuse(
+  function giveBackAndRefuse(
+    req: Request,
     res: Response,
     next: NextFunction,
     keys: readonly PolicyKey[],
@@ -109,11 +116,11 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
         );
       }
     }
-    // Answered whatever happened to the refunds (even an onStoreError that throws).
+    // Answered whatever happened to the refunds (even a `log` that throws).
     const done = (): void =>
       failure === undefined
-        ? answer(res, next, keys, states, 'refused')
-        : answer(res, next, keys, states, 'failed', failure.error);
+        ? answer(req, res, next, keys, states, 'refused')
+        : answer(req, res, next, keys, states, 'failed', failure.error);
     Promise.all(pending).then(done, done);
   }
 
@@ -137,19 +144,19 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     // another request was refused for in a later policy.
     const step = (index: number): void => {
       if (index === count) {
-        answer(res, next, keys, states, 'passed');
+        answer(req, res, next, keys, states, 'passed');
         return;
       }
       (policies[index] as (typeof policies)[number]).consumeKey(keys[index] as PolicyKey).then(
         (state) => {
           states[index] = state;
-          if (state.limited) refuse(res, next, keys, states, index);
+          if (state.limited) giveBackAndRefuse(req, res, next, keys, states, index);
           else step(index + 1);
         },
         (error: unknown) => {
           onStoreError(error);
           if (failOpen) step(index + 1);
-          else refuse(res, next, keys, states, index, { error });
+          else giveBackAndRefuse(req, res, next, keys, states, index, { error });
         },
       );
     };

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
@@ -35,10 +36,17 @@ export interface CsrfTokens {
 export interface CsrfTokensOptions {
   /**
    * The HMAC key, at least 32 bytes. Give the same secret to every instance
-   * that serves the same sessions. Default: 32 random bytes drawn when
-   * csrfTokens() is called (tokens then die with the process).
+   * that serves the same sessions. Required, unless `randomSecret: true`:
+   * a missing secret (`process.env.CSRF_SECRET` unset) is refused at
+   * start-up, as missing token keys are, never silently replaced.
    */
   secret?: string | Buffer;
+  /**
+   * Instead of `secret`: 32 random bytes drawn when csrfTokens() is called,
+   * for one process alone (tests, a single instance); tokens then die with
+   * the process and no other instance accepts them. Default: `false`.
+   */
+  randomSecret?: boolean;
   /**
    * Each issued token is accepted once (a fresh one is issued per form).
    * Outstanding tokens are kept in this process's memory. Default: `false`
@@ -59,7 +67,22 @@ const sameText = (a: string, b: string): boolean => {
 
 /** Creates the token issuer and checker that csrfProtection() and the sign-in route share. */
 export function csrfTokens(options?: Readonly<CsrfTokensOptions>): CsrfTokens {
-  const given = readOptions<CsrfTokensOptions>('csrfTokens', options, ['secret', 'oneTime', 'maxOutstanding']);
+  const given = readOptions<CsrfTokensOptions>('csrfTokens', options, ['secret', 'randomSecret', 'oneTime', 'maxOutstanding']);
+  const randomSecret = checkBoolean('csrfTokens', 'randomSecret', given.randomSecret ?? false);
+  if (randomSecret && given.secret !== undefined) {
+    throw new ConfigurationError(
+      'EAC_OPTIONS_CONFLICT',
+      'csrfTokens(options): `secret` and `randomSecret: true` exclude each other; give one.',
+    );
+  }
+  if (!randomSecret && given.secret === undefined) {
+    invalidOption(
+      'csrfTokens',
+      'secret',
+      undefined,
+      'a string or Buffer of at least 32 bytes, the same on every instance (or `randomSecret: true` for a secret of this process alone)',
+    );
+  }
   const secret = given.secret ?? randomBytes(32);
   if ((typeof secret !== 'string' && !Buffer.isBuffer(secret)) || Buffer.byteLength(secret) < 32) {
     invalidOption(

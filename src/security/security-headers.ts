@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
-import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
@@ -90,6 +90,30 @@ const OPTION_NAMES = [
   'originAgentCluster',
 ] as const;
 
+const ALWAYS_REMOVED = "securityHeaders() always removes `X-Powered-By` (helmet's `xPoweredBy`/`hidePoweredBy`).";
+const NO_XSS_PROTECTION =
+  'There is no such option: `X-XSS-Protection` is never sent (SPEC.md "Security response headers" lists it as unused).';
+const NO_DOWNLOAD_OPTIONS = "There is no such option: `X-Download-Options` is never sent (SPEC.md's table does not list it).";
+
+/**
+ * helmet's own names that differ from this factory's: its older aliases,
+ * and the headers this factory always writes or never writes
+ * (docs/coming-from-helmet-cors-express-rate-limit.md).
+ */
+export const SECURITY_HEADERS_HINTS: OptionHints = {
+  hsts: "helmet's `hsts` is `strictTransportSecurity` here (helmet's options for it, or false).",
+  frameguard: "helmet's `frameguard` is `xFrameOptions` here: 'deny' (the default), 'sameorigin' or false.",
+  noSniff: "helmet's `noSniff` is `xContentTypeOptions` here (true or false).",
+  dnsPrefetchControl: "helmet's `dnsPrefetchControl` is `xDnsPrefetchControl` here.",
+  permittedCrossDomainPolicies: "helmet's `permittedCrossDomainPolicies` is `xPermittedCrossDomainPolicies` here.",
+  hidePoweredBy: ALWAYS_REMOVED,
+  xPoweredBy: ALWAYS_REMOVED,
+  xssFilter: NO_XSS_PROTECTION,
+  xXssProtection: NO_XSS_PROTECTION,
+  ieNoOpen: NO_DOWNLOAD_OPTIONS,
+  xDownloadOptions: NO_DOWNLOAD_OPTIONS,
+};
+
 // helmet's options that reproduce SECURITY_HEADERS exactly.
 const DEFAULTS = {
   // helmet insists on a default-src unless told explicitly that SPEC.md's
@@ -175,7 +199,7 @@ interface Configuration {
 
 /** Turns securityHeaders()'s options into helmet's middleware and the fixed headers added to it. */
 function configure(factory: string, options: unknown): Configuration {
-  const given = readOptions<SecurityHeadersOptions>(factory, options, OPTION_NAMES);
+  const given = readOptions<SecurityHeadersOptions>(factory, options, OPTION_NAMES, SECURITY_HEADERS_HINTS);
   const helmetOptions: Record<string, unknown> = {
     xFrameOptions: false,
     xXssProtection: false,

@@ -16,3 +16,10 @@ export class StoreUnavailableError extends Error {
     this.store = store;
   }
 }
+
+/**
+ * The mark of a StoreUnavailableError under a registry symbol, so that one
+ * made by the package's other build (CommonJS or ESM) is recognised too.
+ */
+export const STORE_FAILURE_BRAND: unique symbol = Symbol.for('express-api-conventions.StoreUnavailableError');
+Object.defineProperty(StoreUnavailableError.prototype, STORE_FAILURE_BRAND, { value: true });

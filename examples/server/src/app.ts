@@ -84,7 +84,7 @@ export function createApp(settings: Settings, services: Services): Express {
         clients,
         refreshTokens,
         scopes: SCOPES,
-        accessTokenTtl: settings.accessTokenTtl,
+        accessTokenTtlSeconds: settings.accessTokenTtl,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
         signInGuard: guard,
