@@ -70,9 +70,7 @@ try {
   const packages = countPackages(modules);
   const heavy = readdirSync(modules)
     .filter((name) => !name.startsWith('.'))
-    .flatMap((name) =>
-      name.startsWith('@') ? readdirSync(join(modules, name)).map((inner) => `${name}/${inner}`) : [name],
-    )
+    .flatMap((name) => (name.startsWith('@') ? readdirSync(join(modules, name)).map((inner) => `${name}/${inner}`) : [name]))
     .map((name) => ({ name, bytes: weigh(join(modules, name)).bytes }))
     .sort((a, b) => b.bytes - a.bytes)
     .slice(0, 5);
