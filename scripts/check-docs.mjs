@@ -54,6 +54,8 @@ export function sourceFiles() {
   const files = {};
   for (const page of pages()) {
     for (const block of codeBlocks(readFileSync(page, 'utf8'))) {
+      if (block.lang === '')
+        throw new Error(`${page}:${block.line}: a block without a language; name it (\`ts\`, \`sh\`, \`text\`, ...)`);
       if (!CODE.has(block.lang)) continue;
       if (block.lang !== 'ts' && block.lang !== 'typescript') {
         throw new Error(`${page}:${block.line}: a \`${block.lang}\` block; write examples in \`ts\` so they are compiled`);
