@@ -140,24 +140,26 @@ async function main() {
 
     // The getting-started app, from the guide's blocks only: built, started,
     // then checked by the package's own command.
-    const guide = join(project, 'src/getting-started');
-    for (const file of ['app.ts', 'server.ts']) {
-      if (!existsSync(join(guide, file))) throw new Error(`docs/guides/getting-started.md has no block for ${file}`);
+    // In a folder of its own, with the tsconfig.json the guide shows.
+    const guidePage = readFileSync('docs/guides/getting-started.md', 'utf8');
+    const guide = join(project, 'guide');
+    mkdirSync(guide);
+    for (const file of ['app.ts', 'server.ts', 'app.test.ts']) {
+      const source = files[`getting-started/${file}`];
+      if (source === undefined) throw new Error(`docs/guides/getting-started.md has no block for ${file}`);
+      writeFileSync(join(guide, file), source);
     }
-    const build = join(project, 'tsconfig.guide.json');
-    writeFileSync(
-      build,
-      JSON.stringify({
-        compilerOptions: { ...common, ...setups.nodenext, noEmit: false, rootDir: 'src', outDir: 'dist' },
-        include: ['src/getting-started/**/*.ts'],
-      }),
-    );
-    run(tsc, ['-p', build], { cwd: project });
+    const tsconfig = codeBlocks(guidePage).find((block) => block.lang === 'json' && block.code.includes('"compilerOptions"'));
+    if (!tsconfig) throw new Error('docs/guides/getting-started.md shows no tsconfig.json');
+    writeFileSync(join(guide, 'tsconfig.json'), tsconfig.code);
+    writeFileSync(join(guide, 'package.json'), JSON.stringify({ name: 'getting-started', private: true, type: 'module' }));
+    console.log("check:docs: the getting-started app, built with the guide's tsconfig.json");
+    run(tsc, ['-p', guide], { cwd: guide });
     const port = await freePort();
     const env = { ...process.env, PORT: String(port), NODE_ENV: 'development', TOKEN_SECRET: randomBytes(32).toString('base64') };
     delete env.REDIS_URL;
-    server = spawn(process.execPath, ['dist/getting-started/server.js'], {
-      cwd: project,
+    server = spawn(process.execPath, ['dist/server.js'], {
+      cwd: guide,
       env,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -176,7 +178,6 @@ async function main() {
     });
     const base = `http://127.0.0.1:${port}`;
     console.log(`check:docs: the getting-started app listens on ${base}; express-api-conventions check:`);
-    const guidePage = readFileSync('docs/guides/getting-started.md', 'utf8');
     const command =
       /^(?:EAC_USERNAME=(\S+) EAC_PASSWORD=(\S+) )?npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 (.*)$/m.exec(
         guidePage,
@@ -204,8 +205,8 @@ async function main() {
     console.log('check:docs: the getting-started app, assembled from the guide, passes the checker');
 
     // The guide's own test file, as its step 6 runs it.
-    console.log('check:docs: node --test dist/getting-started/app.test.js');
-    run(process.execPath, ['--test', 'dist/getting-started/app.test.js'], { cwd: project, env });
+    console.log('check:docs: node --test dist/app.test.js');
+    run(process.execPath, ['--test', 'dist/app.test.js'], { cwd: guide, env });
   } finally {
     server?.kill();
     rmSync(scratch, { recursive: true, force: true });
