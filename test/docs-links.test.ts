@@ -50,6 +50,38 @@ describe('the links of README.md and docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('points every anchor at a heading of the page it names', () => {
+    const slugs = (page: string): Set<string> =>
+      new Set(
+        readFileSync(page, 'utf8')
+          .replace(/^ *```[\s\S]*?^ *```/gm, '')
+          .split('\n')
+          .filter((line) => /^#{1,6} /.test(line))
+          .map((line) =>
+            line
+              .replace(/^#+ /, '')
+              .trim()
+              .toLowerCase()
+              .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+              .replace(/\s/g, '-'),
+          ),
+      );
+    const anchored = pages.flatMap((page) =>
+      links(readFileSync(page, 'utf8'))
+        .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && target.includes('#'))
+        .map((target) => {
+          const [file, anchor] = target.split('#') as [string, string];
+          return { page, target, file: file === '' ? page : normalize(join(dirname(page), file)), anchor };
+        })
+        .filter(({ file }) => file.endsWith('.md')),
+    );
+    expect(anchored.length).toBeGreaterThan(5);
+    const broken = anchored
+      .filter(({ file, anchor }) => !slugs(file).has(anchor))
+      .map(({ page, target }) => `${page}: ${target}`);
+    expect(broken).toEqual([]);
+  });
+
   it('points no link outside the package (../shared, SPEC.md, DESIGN.md)', () => {
     const outside = pages.flatMap((page) =>
       links(readFileSync(page, 'utf8'))
