@@ -17,7 +17,7 @@ describe('readOptions', () => {
       expect(error).toBeInstanceOf(ConfigurationError);
       expect((error as ConfigurationError).code).toBe('EAC_OPTIONS_NOT_OBJECT');
       expect((error as Error).message).toBe(
-        'f(options): options must be an object; received 5. [EAC_OPTIONS_NOT_OBJECT: see docs/configuration-errors.md#eac_options_not_object]',
+        'f(options): options must be an object; received 5. [EAC_OPTIONS_NOT_OBJECT: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_options_not_object]',
       );
     }
   });

@@ -151,11 +151,11 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
     it.each([
       [
         { client: undefined },
-        'RedisCounterStore(options): `client` must be a connected node-redis v6 client (createClient() or createCluster() of the `redis` package); received undefined.',
+        'RedisCounterStore(options): `client` must be a connected node-redis v6 client: install the `redis` package (`npm install redis`), create one with its createClient() or createCluster(), call connect() and pass it as `client`; received undefined.',
       ],
       [
         { client: 'redis://x' },
-        'RedisCounterStore(options): `client` must be a connected node-redis v6 client (createClient() or createCluster() of the `redis` package); received "redis://x".',
+        'RedisCounterStore(options): `client` must be a connected node-redis v6 client: install the `redis` package (`npm install redis`), create one with its createClient() or createCluster(), call connect() and pass it as `client`; received "redis://x".',
       ],
       [{ commandTimeoutMs: 0 }, 'RedisCounterStore(options): `commandTimeoutMs` must be an integer from 1 to 60000; received 0.'],
       [{ prefix: '' }, 'RedisCounterStore(options): `prefix` must be a non-empty string; received "".'],

@@ -1,117 +1,68 @@
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import express4 from 'express4';
-import { checkConventions } from '../../src/conformance/index.js';
-import {
-  apiError,
-  cacheControl,
-  checkRoutes,
-  conventions,
-  entityTag,
-  errorHandler,
-  hashPassword,
-  idPair,
-  MemoryClientStore,
-  MemoryUserStore,
-  notFound,
-  notModified,
-  preconditions,
-  requireScope,
-  setValidators,
-} from '../../src/index.js';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /**
- * docs/guides/getting-started.md, step by step, as written: the app it
- * builds follows SPEC.md on Express 5, and on Express 4 with the wrapper the
- * guide gives for async handlers.
+ * docs/guides/getting-started.md as a user copies it. `npm run check:docs`
+ * (a CI step, scripts/check-docs.mjs) compiles the app this page's blocks
+ * make against the packed package, starts it and runs
+ * `express-api-conventions check` on it with the command the page shows.
+ * These tests hold the page to what issue 14 saw go wrong, without a build.
  */
 
-interface User {
-  id: bigint;
-  name: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+const page = readFileSync('docs/guides/getting-started.md', 'utf8');
+const files = JSON.parse(
+  execFileSync(
+    process.execPath,
+    ['-e', "import('./scripts/check-docs.mjs').then((m) => console.log(JSON.stringify(m.sourceFiles())))"],
+    { encoding: 'utf8' },
+  ),
+) as Record<string, string>;
+const app = files['getting-started/app.ts'] ?? '';
 
-const USERS = new Map<string, User>([
-  ['4611686018427387911', { id: 4611686018427387911n, name: 'Ada', createdAt: new Date(0), updatedAt: new Date(1000) }],
-]);
-const find = async (id: string) => USERS.get(id);
-const represent = (user: User) => ({ ...idPair(user.id), name: user.name, createdAt: user.createdAt });
-
-// Step 5's stores and keys.
-const keys = [{ kid: 'k1', algorithm: 'HS256' as const, secret: 'a-test-secret-of-at-least-32-bytes!!' }];
-const token = { keys, issuer: 'https://api.example.com', audience: 'https://api.example.com' };
-
-type Handler = (req: Request, res: Response) => Promise<unknown>;
-
-async function guideApp(factory: () => Express, handle: (fn: Handler) => RequestHandler): Promise<Express> {
-  const users = new MemoryUserStore();
-  await users.add({
-    username: 'alice',
-    subject: '4611686018427387911',
-    passwordHash: await hashPassword('pw-of-alice', { cost: 4 }),
-  });
-  const clients = new MemoryClientStore();
-
-  const app = factory();
-  app.disable('x-powered-by');
-  app.use(
-    conventions({
-      cors: { origins: ['https://app.example.com'] },
-      authentication: token,
-      rateLimit: { limit: 100, windowSeconds: 60 },
-      tokenEndpoint: { ...token, users, clients, passwordCost: 4 },
-    }),
-  );
-  app.get(
-    '/v1/users/:id',
-    cacheControl('no-cache'),
-    handle(async (req, res) => {
-      const user = await find(String(req.params.id));
-      if (!user) throw apiError('resourceNotFound');
-      setValidators(res, { etag: entityTag(user.updatedAt), lastModified: user.updatedAt });
-      if (notModified(req, res)) return;
-      res.json(represent(user));
-    }),
-  );
-  const current = async (req: Request) => {
-    const user = await find(String(req.params.id));
-    return user && { etag: entityTag(user.updatedAt), lastModified: user.updatedAt };
-  };
-  app.patch(
-    '/v1/users/:id',
-    requireScope('users:write'),
-    preconditions({ current }),
-    handle(async (_req, res) => res.json({ updated: true })),
-  );
-  app.use(notFound(), errorHandler());
-  return app;
-}
-
-describe.each([
-  ['Express 5', () => express(), (fn: Handler): RequestHandler => fn as unknown as RequestHandler],
-  [
-    'Express 4',
-    () => express4() as unknown as Express,
-    // The guide's wrapper: Express 4 does not catch a rejected promise.
-    (fn: Handler): RequestHandler =>
-      (req: Request, res: Response, next: NextFunction) =>
-        void Promise.resolve(fn(req, res)).catch(next),
-  ],
-])('the getting-started app on %s', (_name, factory, handle) => {
-  it('every route follows the SPEC.md path rules', async () => {
-    expect(checkRoutes(await guideApp(factory, handle), { report: 'none' })).toEqual([]);
+describe('the getting-started guide', () => {
+  it('is one app: app.ts, server.ts and its test, made of the page blocks', () => {
+    expect(Object.keys(files).filter((name) => name.startsWith('getting-started/'))).toEqual([
+      'getting-started/app.ts',
+      'getting-started/server.ts',
+      'getting-started/app.test.ts',
+    ]);
+    expect(files['getting-started/server.ts']).toContain("import { app } from './app.js';");
   });
 
-  it('the API follows SPEC.md', async () => {
-    const report = await checkConventions(await guideApp(factory, handle), {
-      origin: 'https://app.example.com',
-      resource: '/v1/users/4611686018427387911',
-      tokenEndpoint: '/v1/oauth2/token',
-      allowWrites: true,
-      credentials: { username: 'alice', password: 'pw-of-alice' },
-      onProgress: () => {},
-    });
-    expect(report.failures).toEqual([]);
+  it('mounts the preset once, before the routes, and the error handler once, after them', () => {
+    expect(app.match(/\bconventions\(/g)).toHaveLength(1);
+    expect(app.match(/notFound\(\), errorHandler\(\)/g)).toHaveLength(1);
+    const preset = app.indexOf('conventions(');
+    const handler = app.indexOf('notFound(), errorHandler()');
+    const routes = [...app.matchAll(/app\.(get|post|put|patch|delete)\(/g)].map((match) => match.index ?? 0);
+    expect(routes.length).toBeGreaterThan(0);
+    expect(routes.every((at) => at > preset && at < handler)).toBe(true);
+  });
+
+  it('lists every scope a requireScope() asks for in tokenRouter.scopes', () => {
+    const asked = [...app.matchAll(/requireScope\('([^']+)'\)/g)].map((match) => match[1]);
+    const listed = /tokenRouter: \{[^}]*scopes: \[([^\]]*)\]/.exec(app)?.[1] ?? '';
+    expect(asked.length).toBeGreaterThan(0);
+    for (const scope of asked) expect(listed).toContain(`'${scope}'`);
+  });
+
+  it('answers 404 (40402) for an unknown id in the GET handler', () => {
+    const get = /app\.get\('\/v1\/users\/:id'[\s\S]*?\n\}\);/.exec(app)?.[0] ?? '';
+    expect(get).toContain("if (!user) throw apiError('resourceNotFound');");
+  });
+
+  it('reads secrets so that strict TypeScript accepts them (no string | undefined key)', () => {
+    expect(app).not.toMatch(/secret: process\.env\./);
+  });
+
+  it('says what an unwrapped async error does on Express 4', () => {
+    expect(page).not.toContain('leaves the request hanging');
+    expect(page).toContain('unhandled rejection, which ends the\n   process');
+  });
+
+  it('shows the check command the docs check runs, with credentials from the environment', () => {
+    expect(page).toMatch(
+      /^EAC_USERNAME=alice EAC_PASSWORD=\S+ npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 --origin \S+ --resource \/v1\/users\/1 --protected \S+ --token-endpoint \/v1\/oauth2\/token --allow-writes$/m,
+    );
   });
 });

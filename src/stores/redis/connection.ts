@@ -62,7 +62,9 @@ export class RedisTimeoutError extends StoreUnavailableError {
   override readonly name = 'RedisTimeoutError';
 }
 
-const CLIENT_EXPECTED = 'a connected node-redis v6 client (createClient() or createCluster() of the `redis` package)';
+// `redis` is an optional peer dependency: the message says how to get a client.
+const CLIENT_EXPECTED =
+  'a connected node-redis v6 client: install the `redis` package (`npm install redis`), create one with its createClient() or createCluster(), call connect() and pass it as `client`';
 
 const isCluster = (client: RedisClient): client is RedisClusterClient =>
   Array.isArray((client as Partial<RedisClusterClient>).masters);

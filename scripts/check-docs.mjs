@@ -1,0 +1,221 @@
+// Docs that run as written (issue 14). Every TypeScript block of README.md and
+// docs/**/*.md is compiled against the packed package, as a user imports it
+// (`express-api-conventions` resolved to the tarball installed in a scratch
+// project), with `strict` under `module: nodenext` and under
+// `moduleResolution: bundler`. Then the getting-started app is assembled from
+// docs/guides/getting-started.md's own blocks, started, and checked with the
+// package's `express-api-conventions check` command: zero failures.
+//
+// A block is complete on its own, unless its first line names the file it is
+// part of: `// getting-started/app.ts`. The blocks naming one file are joined
+// in page order; that file is the complete example.
+//
+//   npm run build && npm run check:docs
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+const root = process.cwd();
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const CODE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs']);
+const PART = /^\/\/ ([\w-]+)\/([\w.-]+\.ts)\b/;
+
+/** The pages a user reads: README.md and every page under docs/. */
+export function pages() {
+  const walk = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
+    );
+  return ['README.md', ...walk('docs').sort()];
+}
+
+/** Fenced blocks of a page (indented fences too, as in list items): language, code, line. */
+export function codeBlocks(markdown) {
+  const blocks = [];
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^( *)```(\w*)\s*$/.exec(lines[i]);
+    if (!open) continue;
+    const indent = open[1].length;
+    const body = [];
+    let j = i + 1;
+    while (j < lines.length && !/^ *```\s*$/.test(lines[j])) body.push(lines[j++].slice(indent));
+    blocks.push({ lang: open[2], code: `${body.join('\n')}\n`, line: i + 1 });
+    i = j;
+  }
+  return blocks;
+}
+
+/** Every code block as the file it belongs to: `{ [relative path]: source }`. */
+export function sourceFiles() {
+  const files = {};
+  for (const page of pages()) {
+    for (const block of codeBlocks(readFileSync(page, 'utf8'))) {
+      if (block.lang === '')
+        throw new Error(`${page}:${block.line}: a block without a language; name it (\`ts\`, \`sh\`, \`text\`, ...)`);
+      if (!CODE.has(block.lang)) continue;
+      if (block.lang !== 'ts' && block.lang !== 'typescript') {
+        throw new Error(`${page}:${block.line}: a \`${block.lang}\` block; write examples in \`ts\` so they are compiled`);
+      }
+      const part = PART.exec(block.code);
+      const name = part
+        ? `${part[1]}/${part[2]}`
+        : `snippets/${page.replace(/\.md$/, '').replace(/[/\\]/g, '-')}-${block.line}.ts`;
+      files[name] = `${files[name] ?? ''}${part ? '' : `// ${page}:${block.line}\n`}${block.code}`;
+    }
+  }
+  return files;
+}
+
+const run = (command, args, options = {}) => execFileSync(command, args, { stdio: 'inherit', ...options });
+
+async function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function main() {
+  if (!existsSync('dist/esm/index.js')) {
+    console.error('check:docs: dist/ is missing; run `npm run build` first');
+    process.exit(2);
+  }
+  const scratch = mkdtempSync(join(tmpdir(), 'eac-docs-'));
+  let server;
+  try {
+    // The project a user has: the packed package in node_modules, beside
+    // express, its types and TypeScript (linked from this repository's install).
+    const project = join(scratch, 'project');
+    const modules = join(project, 'node_modules');
+    mkdirSync(modules, { recursive: true });
+    const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop();
+    const installed = join(modules, pkg.name);
+    mkdirSync(installed);
+    run('tar', ['-xzf', resolve(scratch, packed), '-C', installed, '--strip-components=1']);
+    for (const entry of readdirSync(join(root, 'node_modules'))) {
+      if (entry === pkg.name || entry === '.bin' || entry.startsWith('.')) continue;
+      symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
+    }
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'docs-reader', private: true, type: 'module' }));
+
+    const files = sourceFiles();
+    for (const [name, source] of Object.entries(files)) {
+      mkdirSync(dirname(join(project, 'src', name)), { recursive: true });
+      writeFileSync(join(project, 'src', name), source);
+    }
+    console.log(`check:docs: ${Object.keys(files).length} files from the code blocks of ${pages().length} pages`);
+
+    const common = {
+      target: 'ES2022',
+      lib: ['ES2022'],
+      strict: true,
+      noEmit: true,
+      esModuleInterop: true,
+      skipLibCheck: false,
+      moduleDetection: 'force',
+      types: ['node', 'jest'],
+    };
+    const setups = {
+      nodenext: { module: 'nodenext', moduleResolution: 'nodenext' },
+      bundler: { module: 'esnext', moduleResolution: 'bundler' },
+    };
+    const tsc = join(root, 'node_modules/.bin/tsc');
+    for (const [name, setup] of Object.entries(setups)) {
+      const config = join(project, `tsconfig.${name}.json`);
+      writeFileSync(config, JSON.stringify({ compilerOptions: { ...common, ...setup }, include: ['src/**/*.ts'] }));
+      console.log(`check:docs: tsc --strict, ${name}`);
+      run(tsc, ['-p', config], { cwd: project });
+    }
+
+    // The getting-started app, from the guide's blocks only: built, started,
+    // then checked by the package's own command.
+    // In a folder of its own, with the tsconfig.json the guide shows.
+    const guidePage = readFileSync('docs/guides/getting-started.md', 'utf8');
+    const guide = join(project, 'guide');
+    mkdirSync(guide);
+    for (const file of ['app.ts', 'server.ts', 'app.test.ts']) {
+      const source = files[`getting-started/${file}`];
+      if (source === undefined) throw new Error(`docs/guides/getting-started.md has no block for ${file}`);
+      writeFileSync(join(guide, file), source);
+    }
+    const tsconfig = codeBlocks(guidePage).find((block) => block.lang === 'json' && block.code.includes('"compilerOptions"'));
+    if (!tsconfig) throw new Error('docs/guides/getting-started.md shows no tsconfig.json');
+    writeFileSync(join(guide, 'tsconfig.json'), tsconfig.code);
+    writeFileSync(join(guide, 'package.json'), JSON.stringify({ name: 'getting-started', private: true, type: 'module' }));
+    console.log("check:docs: the getting-started app, built with the guide's tsconfig.json");
+    run(tsc, ['-p', guide], { cwd: guide });
+    const port = await freePort();
+    const env = { ...process.env, PORT: String(port), NODE_ENV: 'development', TOKEN_SECRET: randomBytes(32).toString('base64') };
+    delete env.REDIS_URL;
+    server = spawn(process.execPath, ['dist/server.js'], {
+      cwd: guide,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((done) => server.once('exit', (code) => done(code)));
+    await new Promise((done, fail) => {
+      let seen = '';
+      const timer = setTimeout(() => fail(new Error(`the getting-started app did not start:\n${seen}`)), 15_000);
+      server.stdout.on('data', (chunk) => {
+        seen += chunk;
+        if (seen.includes(String(port))) {
+          clearTimeout(timer);
+          done();
+        }
+      });
+      exited.then((code) => fail(new Error(`the getting-started app exited with ${code}:\n${seen}`)));
+    });
+    const base = `http://127.0.0.1:${port}`;
+    console.log(`check:docs: the getting-started app listens on ${base}; express-api-conventions check:`);
+    const command =
+      /^(?:EAC_USERNAME=(\S+) EAC_PASSWORD=(\S+) )?npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 (.*)$/m.exec(
+        guidePage,
+      );
+    if (!command)
+      throw new Error(
+        'docs/guides/getting-started.md shows no `npx express-api-conventions check http://127.0.0.1:3000 ...` line',
+      );
+    const args = command[3].trim().split(/\s+/);
+    const checkEnv = { ...process.env };
+    if (command[1]) Object.assign(checkEnv, { EAC_USERNAME: command[1], EAC_PASSWORD: command[2] });
+    // The command as installed (package.json `bin`), as `npx` runs it; its own
+    // human report on stderr/stdout, its exit code decides.
+    const bin = join(installed, pkg.bin[pkg.name]);
+    const result = spawnSync(process.execPath, [bin, 'check', base, ...args, '--quiet'], {
+      cwd: project,
+      env: checkEnv,
+      encoding: 'utf8',
+    });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    if (result.status !== 0) {
+      throw new Error(`express-api-conventions check exited ${result.status} on the getting-started app`);
+    }
+    console.log('check:docs: the getting-started app, assembled from the guide, passes the checker');
+
+    // The guide's own test file, as its step 6 runs it.
+    console.log('check:docs: node --test dist/app.test.js');
+    run(process.execPath, ['--test', 'dist/app.test.js'], { cwd: guide, env });
+  } finally {
+    server?.kill();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(root, 'scripts/check-docs.mjs')) {
+  main().catch((error) => {
+    console.error(`check:docs: ${error.stack ?? error}`);
+    process.exit(1);
+  });
+}

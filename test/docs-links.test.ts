@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { ConfigurationError } from '../src/config/index.js';
+
+/**
+ * Docs a user can reach (issue 14): every relative link of README.md and
+ * docs/**.md points at a file the packed package holds, so it resolves in
+ * node_modules/express-api-conventions as it does in the repository; and the
+ * code blocks are the ones scripts/check-docs.mjs compiles.
+ */
+
+const packed: ReadonlySet<string> = new Set(
+  (
+    JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' })) as {
+      files: { path: string }[];
+    }[]
+  )[0]?.files.map((file) => file.path),
+);
+
+const walk = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
+  );
+const pages = ['README.md', ...walk('docs')];
+
+/** Link targets of a page, outside code blocks and code spans. */
+function links(markdown: string): string[] {
+  const prose = markdown.replace(/^ *```[\s\S]*?^ *```/gm, '').replace(/`[^`\n]*`/g, '');
+  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|href="([^"]+)"/g)].map((match) => (match[1] ?? match[2]) as string);
+}
+
+const relative = pages.flatMap((page) =>
+  links(readFileSync(page, 'utf8'))
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'))
+    .map((target) => [page, target, normalize(join(dirname(page), decodeURI(target.split('#')[0] as string)))] as const),
+);
+
+describe('the links of README.md and docs/', () => {
+  it('reads some links (the scan works)', () => {
+    expect(relative.length).toBeGreaterThan(20);
+  });
+
+  it('ships every page: README.md and docs/ are in the package', () => {
+    expect(pages.filter((page) => !packed.has(page))).toEqual([]);
+  });
+
+  it('points every relative link at a file in the packed package', () => {
+    const broken = relative.filter(([, , file]) => !packed.has(file)).map(([page, target]) => `${page}: ${target}`);
+    expect(broken).toEqual([]);
+  });
+
+  it('points every anchor at a heading of the page it names', () => {
+    const slugs = (page: string): Set<string> =>
+      new Set(
+        readFileSync(page, 'utf8')
+          .replace(/^ *```[\s\S]*?^ *```/gm, '')
+          .split('\n')
+          .filter((line) => /^#{1,6} /.test(line))
+          .map((line) =>
+            line
+              .replace(/^#+ /, '')
+              .trim()
+              .toLowerCase()
+              .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+              .replace(/\s/g, '-'),
+          ),
+      );
+    const anchored = pages.flatMap((page) =>
+      links(readFileSync(page, 'utf8'))
+        .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && target.includes('#'))
+        .map((target) => {
+          const [file, anchor] = target.split('#') as [string, string];
+          return { page, target, file: file === '' ? page : normalize(join(dirname(page), file)), anchor };
+        })
+        .filter(({ file }) => file.endsWith('.md')),
+    );
+    expect(anchored.length).toBeGreaterThan(5);
+    const broken = anchored
+      .filter(({ file, anchor }) => !slugs(file).has(anchor))
+      .map(({ page, target }) => `${page}: ${target}`);
+    expect(broken).toEqual([]);
+  });
+
+  it('points no link outside the package (../shared, SPEC.md, DESIGN.md)', () => {
+    const outside = pages.flatMap((page) =>
+      links(readFileSync(page, 'utf8'))
+        .filter((target) => /(^|\/)(SPEC|DESIGN|STYLE|reference-server)\.md/.test(target) || target.includes('shared/'))
+        .map((target) => `${page}: ${target}`),
+    );
+    expect(outside).toEqual([]);
+  });
+});
+
+describe('configuration errors cite a page the user has', () => {
+  it('names a path that exists in node_modules/express-api-conventions', () => {
+    const message = new ConfigurationError('EAC_OPTION_UNKNOWN', 'f(options): x.').message;
+    const path = /see node_modules\/express-api-conventions\/([^#\]]+)#eac_option_unknown\]/.exec(message)?.[1];
+    expect(path).toBe('docs/configuration-errors.md');
+    expect(packed.has(path as string)).toBe(true);
+  });
+});
+
+describe('package.json', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+
+  it('says where the project lives', () => {
+    expect(pkg.repository.url).toMatch(/^git\+https:\/\/github\.com\/.+\.git$/);
+    expect(pkg.homepage).toMatch(/^https:\/\//);
+    expect(pkg.bugs.url).toMatch(/^https:\/\/.+\/issues$/);
+  });
+
+  it('makes redis an optional peer dependency, not a dependency', () => {
+    expect(pkg.dependencies.redis).toBeUndefined();
+    expect(pkg.peerDependencies.redis).toBeDefined();
+    expect(pkg.peerDependenciesMeta.redis).toEqual({ optional: true });
+  });
+
+  it('ships no source map whose sources are missing', () => {
+    const maps = [...packed].filter((file) => file.endsWith('.map'));
+    for (const map of maps) {
+      const content = JSON.parse(readFileSync(map, 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+      const resolved = content.sources.every((source) => packed.has(normalize(join(dirname(map), source))));
+      expect({ map, resolved: resolved || content.sourcesContent?.length === content.sources.length }).toEqual({
+        map,
+        resolved: true,
+      });
+    }
+  });
+});
+
+describe('the code blocks of README.md and docs/', () => {
+  const files = JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['-e', "import('./scripts/check-docs.mjs').then((m) => console.log(JSON.stringify(m.sourceFiles())))"],
+      { encoding: 'utf8' },
+    ),
+  ) as Record<string, string>;
+
+  it('are all TypeScript the docs check compiles', () => {
+    expect(Object.keys(files).length).toBeGreaterThan(25);
+  });
+
+  it.each(Object.entries(files))('%s mounts the preset at most once', (_name, source) => {
+    expect(source.match(/\bconventions\(/g)?.length ?? 0).toBeLessThanOrEqual(1);
+  });
+});
