@@ -46,7 +46,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
       expect(error).toBeInstanceOf(ConfigurationError);
       expect((error as ConfigurationError).code).toBe('EAC_OPTION_UNKNOWN');
       expect((error as Error).message).toBe(
-        'f(options): received an unsupported option `ttl`. It is now `ttlSeconds` (seconds). [EAC_OPTION_UNKNOWN: see docs/configuration-errors.md#eac_option_unknown]',
+        'f(options): received an unsupported option `ttl`. It is now `ttlSeconds` (seconds). [EAC_OPTION_UNKNOWN: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_option_unknown]',
       );
     }
   });
