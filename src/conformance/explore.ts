@@ -189,12 +189,14 @@ export async function explore(
   }
 
   if (config.explore && config.resource === undefined) {
-    // From the paths given (or the base URL itself), breadth first, until a list item names a resource.
+    // From the paths given (or the base URL itself), breadth first, until a list item names a resource
+    // and a 401 with `WWW-Authenticate: Bearer` names a protected path (or the links or the exploring budget run out).
     const queue = config.paths.length > 0 ? config.paths.map(under) : [under('/')];
     const seen = new Set(queue);
     let resource: string | undefined;
     let protectedPath: string | undefined;
-    while (queue.length > 0 && resource === undefined) {
+    const wanted = () => resource === undefined || (config.protected === undefined && protectedPath === undefined);
+    while (queue.length > 0 && wanted()) {
       const path = queue.shift() as string;
       const answer = fetched.has(path) ? probe.exchanges.find((e) => e.path === path) : await send(path);
       if (!answer) break;
@@ -205,12 +207,13 @@ export async function explore(
       ) {
         protectedPath ??= path;
       }
-      if (answer.status === 200) {
+      if (answer.status === 200 && resource === undefined) {
         const id = firstItemId(answer.body);
         const collection = (path.split('?')[0] as string).replace(/\/+$/, '');
         if (id !== undefined && collection.startsWith(`${prefix}/`)) {
           resource = `${base.origin}${collection}/${encodeURIComponent(id)}`;
-          break;
+          // A list's next page or items add nothing once there is a resource.
+          continue;
         }
       }
       for (const link of linksOf(answer, base, prefix)) {
