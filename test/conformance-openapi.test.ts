@@ -166,6 +166,19 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
     ]);
   });
 
+  it('counts its progress against the requests it plans, from the first request on', async () => {
+    const calls: [number, number, string][] = [];
+    const again = await checkConventions(server.url, {
+      openapi: REFERENCE_DOC,
+      origin: 'http://localhost:5173',
+      pathExceptions: { plural: ['me'] },
+      onProgress: (sent, planned, request) => calls.push([sent, planned, request]),
+    });
+    expect(calls[0]).toEqual([1, again.requests, 'GET /v1/users']);
+    expect(calls.every(([sent, planned]) => sent <= planned && planned === again.requests)).toBe(true);
+    expect(again.failures).toEqual([]);
+  });
+
   it('ran the checks that need a resource, a protected path and the token endpoint', () => {
     const status = (id: string) => report.results.find((result) => result.id === id)?.status;
     for (const id of [

@@ -89,7 +89,10 @@ export async function checkConventions(
     const progress =
       onProgress && ((sent: number, _cap: number, label: string) => onProgress(sent, Math.max(sent, planned), label));
     const probe = new Probe(base, config.maxRequests, config.timeoutMs, progress);
-    const explored = await explore(probe, config, base, prefix, under);
+    const explored = await explore(probe, config, base, prefix, under, (expected, pending) => {
+      const fetched = new Set(pending);
+      planned = plannedRequests(expected, probe.requestsSent + pending.length, (path) => fetched.delete(under(path)));
+    });
     // A path exploring requested stands for one of its occurrences in `paths` (a path given twice is sent twice).
     const unsent = () => {
       const fetched = new Set(explored.fetched);

@@ -144,6 +144,8 @@ export async function explore(
   base: URL,
   prefix: string,
   under: (path: string) => string,
+  /** Told the options as they are expected to end, and the paths exploring still means to GET first. */
+  replan?: (expected: ConformanceConfiguration, pending: readonly string[]) => void,
 ): Promise<Explored> {
   const discovered = new Set<Discovered>(given.discovered);
   const fetched = new Set<string>();
@@ -169,23 +171,23 @@ export async function explore(
     for (const key of ['protected', 'tokenEndpoint', 'reflect'] as const) {
       if (given[key] === undefined && plan[key] !== undefined) found[key] = plan[key];
     }
+    const merged = {
+      paths: [...new Set([...given.paths, ...plan.paths])],
+      lintPaths: [...given.lintPaths, ...plan.lintPaths],
+    };
     if (given.resource === undefined && plan.resource) {
       if ('path' in plan.resource) found.resource = plan.resource.path;
       else {
         const { collection, template, parameter } = plan.resource;
+        // The plan as it will be once the collection names the resource, for the progress line.
+        replan?.({ ...config, ...found, ...merged, resource: template }, [under(collection)]);
         const list = await send(under(collection));
         const id = list?.status === 200 ? firstItemId(list.body, parameter) : undefined;
         if (id !== undefined) found.resource = template.replace(`{${parameter}}`, encodeURIComponent(id));
       }
     }
     for (const key of Object.keys(found) as Discovered[]) discovered.add(key);
-    config = {
-      ...config,
-      ...found,
-      paths: [...new Set([...given.paths, ...plan.paths])],
-      lintPaths: [...given.lintPaths, ...plan.lintPaths],
-      discovered,
-    };
+    config = { ...config, ...found, ...merged, discovered };
   }
 
   if (config.explore && config.resource === undefined) {
