@@ -216,6 +216,23 @@ describe('express-api-conventions check <base-url>', () => {
       expect(cases.filter((testcase) => testcase.children[0]?.name === 'failure')).toHaveLength(json.failures.length);
     });
 
+    it('says, beside the count, how many checks wanted a path or an option', async () => {
+      const bare = await run(['check', url, '--quiet', '--no-explore']);
+      const tail = bare.stdout.trimEnd().split('\n').slice(-2);
+      expect(tail[0]).toMatch(
+        /^\d+ checks were skipped for want of a path or an option: give --openapi <file or URL>, or the flag each reason names\.$/,
+      );
+      const wanting = Number(tail[0]?.split(' ')[0]);
+      const json = JSON.parse((await run(['check', url, '--no-explore', '--json'])).stdout);
+      expect(wanting).toBe(
+        json.results.filter(
+          (r: { status: string; reason?: string }) => r.status === 'skip' && /give --|set EAC_/.test(r.reason ?? ''),
+        ).length,
+      );
+      expect(wanting).toBeGreaterThan(10);
+      expect(tail[1]).toMatch(/^checks: \d+ pass, \d+ fail, \d+ skip; 1 request sent$/);
+    });
+
     it('exits 0 when the failing checks are ignored', async () => {
       const json = JSON.parse((await run(['check', url, '--json'])).stdout);
       const failing = json.failures.map((failure: { id: string }) => failure.id).join(',');

@@ -95,6 +95,14 @@ export function formatReport(report: ConformanceReport): string {
     lines.push('');
   }
   const { pass, fail, skip } = report.summary;
+  // A bare base URL leaves many checks without a path: say so once, beside the count (skips never fail a run).
+  const wanting = report.results.filter(
+    (result) => result.status === 'skip' && /\bgive --|\bset EAC_/.test(result.reason ?? ''),
+  ).length;
+  if (wanting > 0)
+    lines.push(
+      `${wanting} ${wanting === 1 ? 'check was' : 'checks were'} skipped for want of a path or an option: give --openapi <file or URL>, or the flag each reason names.`,
+    );
   lines.push(
     `checks: ${pass} pass, ${fail} fail, ${skip} skip; ${report.requests} ${report.requests === 1 ? 'request' : 'requests'} sent`,
   );
