@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { runCli } from '../src/conformance/cli.js';
@@ -50,6 +52,26 @@ describe('planFromOpenApi()', () => {
     );
   });
 
+  it('reads the document from an http URL, and refuses a URL that does not answer 200', async () => {
+    const served = createServer((req, res) => {
+      if (req.url !== '/openapi.yaml') {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/yaml' }).end(readFileSync(REFERENCE_DOC));
+    });
+    await new Promise<void>((resolve) => served.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+    try {
+      expect(await loadOpenApi(`${origin}/openapi.yaml`)).toEqual(await loadOpenApi(REFERENCE_DOC));
+      await expect(loadOpenApi(`${origin}/missing.yaml`)).rejects.toThrow(
+        `\`openapi\` must be a URL that answers 200 (it answered 404); received "${origin}/missing.yaml".`,
+      );
+    } finally {
+      await new Promise((resolve) => served.close(resolve));
+    }
+  });
+
   it("fills parameters from examples, and takes an oauth2 scheme's tokenUrl on the API's origin", async () => {
     const doc = {
       openapi: '3.0.3',
@@ -94,9 +116,11 @@ describe('planFromOpenApi()', () => {
     [join(ROOT, 'package.json'), 'an OpenAPI 3 document'],
     [join(ROOT, 'no-such-openapi.yaml'), 'a readable file (ENOENT)'],
   ])('refuses %j before any request', async (source, expected) => {
-    await expect(checkConventions(compliantApp(), { openapi: source as never })).rejects.toThrow(
+    const onProgress = jest.fn();
+    await expect(checkConventions(compliantApp(), { openapi: source as never, onProgress })).rejects.toThrow(
       `checkConventions(options): \`openapi\` must be ${expected}`,
     );
+    expect(onProgress).not.toHaveBeenCalled();
   });
 });
 

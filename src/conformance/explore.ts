@@ -166,7 +166,7 @@ export async function explore(
   };
 
   if (given.openapi !== undefined) {
-    const plan = planFromOpenApi(await loadOpenApi(given.openapi), base);
+    const plan = planFromOpenApi(await loadOpenApi(given.openapi, given.timeoutMs), base);
     const found: Partial<Record<Discovered, string>> = {};
     for (const key of ['protected', 'tokenEndpoint', 'reflect'] as const) {
       if (given[key] === undefined && plan[key] !== undefined) found[key] = plan[key];

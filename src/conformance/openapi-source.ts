@@ -59,12 +59,15 @@ const asObject = (doc: Json, value: unknown): Json | undefined => {
 };
 
 /** Reads the text of a file or http(s) URL. */
-async function readSource(source: string | URL): Promise<string> {
+async function readSource(source: string | URL, timeoutMs: number): Promise<string> {
   const text = String(source);
   if (/^https?:\/\//i.test(text)) {
     let answer: Response;
     try {
-      answer = await fetch(text, { headers: { accept: 'application/json, application/yaml, text/yaml, */*' } });
+      answer = await fetch(text, {
+        headers: { accept: 'application/json, application/yaml, text/yaml, */*' },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
       return invalidOption(FACTORY, 'openapi', text, `a reachable URL (${(error as Error).message})`);
     }
@@ -100,9 +103,12 @@ async function parseDocument(text: string, source: string): Promise<unknown> {
 }
 
 /** Loads an OpenAPI 3 document from a file, an http(s) URL, or a parsed object; a wrong one throws a ConfigurationError. */
-export async function loadOpenApi(source: string | URL | Readonly<Json>): Promise<Json> {
+export async function loadOpenApi(source: string | URL | Readonly<Json>, timeoutMs = 10_000): Promise<Json> {
   const named = typeof source === 'string' || source instanceof URL ? String(source) : '(the document given)';
-  const doc = typeof source === 'string' || source instanceof URL ? await parseDocument(await readSource(source), named) : source;
+  const doc =
+    typeof source === 'string' || source instanceof URL
+      ? await parseDocument(await readSource(source, timeoutMs), named)
+      : source;
   if (!isObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.') || !isObject(doc.paths)) {
     invalidOption(FACTORY, 'openapi', named, 'an OpenAPI 3 document (with `openapi: 3.x` and `paths`)');
   }
