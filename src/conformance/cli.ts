@@ -297,8 +297,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (tty) io.stderr.write('\r\x1b[2K');
     const formats = { text: formatReport, json: (r: ConformanceReport) => `${JSON.stringify(r, null, 2)}\n`, junit: formatJunit };
     io.stdout.write(formats[format](report));
-    if (values.junit !== undefined)
-      (io.writeFile ?? ((path, text) => writeFileSync(path, text)))(values.junit, formatJunit(report));
+    if (values.junit !== undefined) {
+      try {
+        (io.writeFile ?? ((path, text) => writeFileSync(path, text)))(values.junit, formatJunit(report));
+      } catch (error) {
+        return usageError(`--junit could not write ${JSON.stringify(values.junit)}: ${(error as Error).message}`);
+      }
+    }
     return report.ok ? EXIT.pass : EXIT.fail;
   } catch (error) {
     if (tty) io.stderr.write('\n');
