@@ -5,10 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
+import { CONFORMANCE_CHECK_IDS } from '../src/conformance/index.js';
 import { compliantApp } from './fixtures/compliant-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
 import { plainExpressApp } from './fixtures/plain-express.js';
 import { freePort } from './support/services.js';
+import { parseXml } from './support/xml.js';
 
 /**
  * The command as a user runs it: `node bin/express-api-conventions.mjs`,
@@ -88,6 +90,8 @@ beforeAll(() => {
   bin = join(scratch, 'bin/express-api-conventions.mjs');
   copyFileSync(join(root, 'bin/express-api-conventions.mjs'), bin);
   symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'));
+  // The bin reads --version from the package.json beside it, as in an installed package.
+  writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'express-api-conventions', version: '9.8.7-scratch' }));
 });
 
 afterAll(() => {
@@ -97,11 +101,12 @@ afterAll(() => {
 describe('express-api-conventions check <base-url>', () => {
   describe('against an API that follows SPEC.md', () => {
     let server: Server;
+    let url: string;
     let result: Run;
+    const started = () => url;
     beforeAll(async () => {
-      const started = await serve(compliantApp());
-      server = started.server;
-      result = await run(['check', started.url, ...fixtureArgs], credentials);
+      ({ server, url } = await serve(compliantApp()));
+      result = await run(['check', url, ...fixtureArgs], credentials);
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -115,12 +120,37 @@ describe('express-api-conventions check <base-url>', () => {
     });
 
     it('writes a progress line per request on stderr', () => {
-      expect(result.stderr.split('\n')[0]).toBe('checking [1/60] GET /v1/express-api-conventions-no-such-route');
-      expect(result.stderr).toContain('checking [14/60] ');
+      // Counted against the 14 requests the run plans, not against the budget of 60.
+      expect(result.stderr.split('\n')[0]).toBe('checking [1/14] GET /v1/express-api-conventions-no-such-route');
+      expect(result.stderr.trimEnd().split('\n').pop()).toMatch(/^checking \[14\/14\] /);
+      expect(result.stderr).not.toContain('/60]');
     });
 
     it('never prints the credentials it was given', () => {
       expect(`${result.stdout}${result.stderr}`).not.toContain('wonderland');
+    });
+
+    it('says "1 request sent", in the singular, when one was', async () => {
+      const one = await run(['check', started(), '--max-requests', '1', '--quiet']);
+      expect(one.stdout.trimEnd().split('\n').pop()).toMatch(/; 1 request sent$/);
+    });
+
+    it('writes the checks as JUnit test cases with --format junit, and to a file with --junit', async () => {
+      const file = join(scratch, 'report.xml');
+      const junit = await run(['check', started(), ...fixtureArgs, '--format', 'junit', '--junit', file], credentials);
+      expect(junit.code).toBe(0);
+      expect(junit.stderr).toBe('');
+      expect(readFileSync(file, 'utf8')).toBe(junit.stdout);
+      const suites = parseXml(junit.stdout);
+      expect(suites.name).toBe('testsuites');
+      const cases = suites.children.flatMap((suite) => suite.children);
+      expect(cases.map((testcase) => testcase.attributes.name).sort()).toEqual([...CONFORMANCE_CHECK_IDS].sort());
+      expect(suites.attributes).toMatchObject({ tests: String(CONFORMANCE_CHECK_IDS.length), failures: '0' });
+      const skipped = cases.filter((testcase) => testcase.children[0]?.name === 'skipped');
+      expect(suites.attributes.skipped).toBe(String(skipped.length));
+      expect(skipped.length).toBeGreaterThan(0);
+      expect(skipped.every((testcase) => (testcase.children[0]?.attributes.message ?? '').length > 0)).toBe(true);
+      expect(suites.children.map((suite) => suite.attributes.name)).toContain('Security response headers');
     });
   });
 
@@ -164,6 +194,45 @@ describe('express-api-conventions check <base-url>', () => {
       expect(report.summary.fail).toBe(report.failures.length);
     });
 
+    it('writes each failure as a JUnit <failure> with its evidence', async () => {
+      const result = await run(['check', url, '--resource', '/v1/users/1', '--format', 'junit']);
+      expect(result.code).toBe(1);
+      const cases = parseXml(result.stdout).children.flatMap((suite) => suite.children);
+      const failing = cases.find((testcase) => testcase.attributes.name === 'errors.method-not-allowed.status');
+      expect(failing?.attributes.classname).toBe('SPEC.md.Errors');
+      expect(failing?.children.map((child) => [child.name, child.attributes.message])).toEqual([
+        ['failure', 'expected status 405; seen status 404'],
+      ]);
+      expect(failing?.children[0]?.text).toBe(
+        [
+          'A method no route answers on an existing path gets 405',
+          'request:  TRACE /v1/users/1 -> 404',
+          'expected: status 405',
+          'seen:     status 404',
+          'rule:     SPEC.md "Errors", Status codes: 405',
+        ].join('\n'),
+      );
+      const json = JSON.parse((await run(['check', url, '--resource', '/v1/users/1', '--json'])).stdout);
+      expect(cases.filter((testcase) => testcase.children[0]?.name === 'failure')).toHaveLength(json.failures.length);
+    });
+
+    it('says, beside the count, how many checks wanted a path or an option', async () => {
+      const bare = await run(['check', url, '--quiet', '--no-explore']);
+      const tail = bare.stdout.trimEnd().split('\n').slice(-2);
+      expect(tail[0]).toMatch(
+        /^\d+ checks were skipped for want of a path or an option: give --openapi <file or URL>, or the flag each reason names\.$/,
+      );
+      const wanting = Number(tail[0]?.split(' ')[0]);
+      const json = JSON.parse((await run(['check', url, '--no-explore', '--json'])).stdout);
+      expect(wanting).toBe(
+        json.results.filter(
+          (r: { status: string; reason?: string }) => r.status === 'skip' && /give --|set EAC_/.test(r.reason ?? ''),
+        ).length,
+      );
+      expect(wanting).toBeGreaterThan(10);
+      expect(tail[1]).toMatch(/^checks: \d+ pass, \d+ fail, \d+ skip; 1 request sent$/);
+    });
+
     it('exits 0 when the failing checks are ignored', async () => {
       const json = JSON.parse((await run(['check', url, '--json'])).stdout);
       const failing = json.failures.map((failure: { id: string }) => failure.id).join(',');
@@ -182,15 +251,56 @@ describe('express-api-conventions check <base-url>', () => {
 
     it.each([
       [['check'], 'expected "check <base-url>"'],
-      [['check', 'http://127.0.0.1:9', '--max-requests', '0'], '`maxRequests` must be an integer from 1 to 200; received 0.'],
-      [['check', 'http://127.0.0.1:9', '--max-requests', 'many'], '--max-requests must be an integer; received "many".'],
-      [['check', 'http://127.0.0.1:9', '--bogus'], "Unknown option '--bogus'"],
-      [['check', 'not a url'], '`target` must be an http(s) base URL or an app'],
-    ])('exits 2 on %j', async (args, message) => {
+      [['check', 'http://127.0.0.1:9', '--max-requests', '0'], '--max-requests must be an integer from 1 to 200; received "0".'],
+      [
+        ['check', 'http://127.0.0.1:9', '--max-requests', 'many'],
+        '--max-requests must be an integer from 1 to 200; received "many".',
+      ],
+      [['check', 'http://127.0.0.1:9', '--timeout', '5'], '--timeout must be an integer from 100 to 120000; received "5".'],
+      [['check', 'http://127.0.0.1:9', '--bogus'], 'unknown option --bogus. Options: --openapi, --origin, '],
+      [['check', 'http://127.0.0.1:9', '--max-request', '5'], 'unknown option --max-request. Did you mean `--max-requests`?'],
+      [['check', 'http://127.0.0.1:9', '--orign=http://a.example'], 'unknown option --orign. Did you mean `--origin`?'],
+      [['check', 'http://127.0.0.1:9', '--origin'], '--origin needs a value.'],
+      [
+        ['check', 'http://127.0.0.1:9', '--origin', 'http://a.example/app'],
+        '--origin must be an origin: scheme://host[:port], no path',
+      ],
+      [
+        ['check', 'http://127.0.0.1:9', '--ignore', 'security.hst'],
+        '--ignore names no check: "security.hst". Did you mean `security.hsts`?',
+      ],
+      [['check', 'http://127.0.0.1:9', '--resource', 'users/1'], '--resource must be a path starting with "/" or an http(s) URL'],
+      [['check', 'http://127.0.0.1:9', '--path', 'http://other.example/v1/users'], "--path must be on the <base-url>'s origin"],
+      [['check', 'http://127.0.0.1:9', '--format', 'xml'], '--format must be one of text, json, junit; received "xml".'],
+      [
+        ['check', 'http://127.0.0.1:9', '--path-exception', 'plurals:me'],
+        '--path-exception must be <rule>:<segment>, such as plural:me; received "plurals:me". Did you mean `plural`?',
+      ],
+      [
+        ['check', 'http://127.0.0.1:9', '--openapi', 'no-such-openapi.yaml'],
+        '--openapi must be a readable file (ENOENT); received "no-such-openapi.yaml".',
+      ],
+      [['check', 'not a url'], '<base-url> must be an http(s) URL such as http://127.0.0.1:3000; received "not a url".'],
+    ])("exits 2 on %j, in the command's own terms", async (args, message) => {
       const result = await run(args);
       expect(result.code).toBe(2);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain(`express-api-conventions: ${message}`);
+      // Neither Node's parseArgs text nor the API's option names and documentation anchors.
+      expect(result.stderr).not.toMatch(/To specify a positional argument|checkConventions|maxRequests|timeoutMs|EAC_OPTION/);
+    });
+
+    it('names the environment variables when one credential of a pair is missing', async () => {
+      const result = await run(['check', 'http://127.0.0.1:9'], { EAC_CLIENT_ID: 'app' });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        'express-api-conventions: EAC_CLIENT_ID and EAC_CLIENT_SECRET go together: set both or neither.',
+      );
+    });
+
+    it.each([['--version'], ['-v']])('prints the version of the package.json beside the bin with %s', async (flag) => {
+      const result = await run([flag]);
+      expect(result).toEqual({ code: 0, stdout: '9.8.7-scratch\n', stderr: '' });
     });
 
     it('exits 3 when the API cannot be reached', async () => {

@@ -6,6 +6,7 @@ import { checkCaching } from './caching-checks.js';
 import { RunContext } from './context.js';
 import { checkCors } from './cors-checks.js';
 import { checkErrorBodies, checkErrors } from './errors-checks.js';
+import { EXPLORE_LIMIT, explore, plannedRequests, underPrefix } from './explore.js';
 import { checkHeaders } from './header-checks.js';
 import { checkJsonEscaping } from './json-checks.js';
 import { checkLimits } from './limit-checks.js';
@@ -80,12 +81,31 @@ export async function checkConventions(
   const started = given ? undefined : await listen(target as RequestListener);
   const base = given ?? (started as { url: URL }).url;
   try {
-    const probe = new Probe(base, config.maxRequests, config.timeoutMs, config.onProgress);
-    const ctx = new RunContext(probe, config, base.pathname.replace(/\/+$/, ''));
+    // Exploring (explore.ts): the progress line counts against the planned requests, refined once exploring ends.
+    const prefix = base.pathname.replace(/\/+$/, '');
+    const under = (path: string) => underPrefix(prefix, path);
+    let planned = Math.min(config.maxRequests, EXPLORE_LIMIT + plannedRequests(config, 0, () => false));
+    const onProgress = config.onProgress;
+    const progress =
+      onProgress && ((sent: number, _cap: number, label: string) => onProgress(sent, Math.max(sent, planned), label));
+    const probe = new Probe(base, config.maxRequests, config.timeoutMs, progress);
+    const explored = await explore(probe, config, base, prefix, under, (expected, pending) => {
+      const fetched = new Set(pending);
+      planned = plannedRequests(expected, probe.requestsSent + pending.length, (path) => fetched.delete(under(path)));
+    });
+    // A path exploring requested stands for one of its occurrences in `paths` (a path given twice is sent twice).
+    const unsent = () => {
+      const fetched = new Set(explored.fetched);
+      return (path: string) => fetched.delete(under(path));
+    };
+    planned = plannedRequests(explored.config, probe.requestsSent, unsent());
+    const alreadySent = unsent();
+    const ctx = new RunContext(probe, explored.config, prefix);
     for (const secret of Object.values(config.credentials)) if (secret !== undefined) ctx.secrets.add(secret);
 
     await checkErrors(ctx);
-    for (const path of config.paths) {
+    for (const path of ctx.config.paths) {
+      if (alreadySent(path)) continue;
       if (!(await ctx.send({ purpose: 'path', method: 'GET', path: ctx.under(path) }))) break;
     }
     await checkCaching(ctx);

@@ -9,5 +9,6 @@ export {
   CONFORMANCE_SECTIONS,
   type ConformanceReport,
   type ConformanceSection,
+  formatJunit,
   formatReport,
 } from './report.js';

@@ -1,4 +1,5 @@
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
+import { PATH_RULES, type PathExceptions, type PathRule } from '../lint/path-rules.js';
 import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 
@@ -56,8 +57,29 @@ export interface ConformanceOptions {
   preflightHeaders?: readonly string[];
   /** Check ids reported as skipped instead of run. Default: `[]`. */
   ignore?: readonly string[];
-  /** Called before each request: the count so far, the budget and `METHOD path`. Default: none. */
-  onProgress?: (sent: number, budget: number, request: string) => void;
+  /**
+   * Called before each request: the count so far, the planned count (what
+   * the run means to send, never more than `maxRequests`; it is refined
+   * once exploring ends) and `METHOD path`. Default: none.
+   */
+  onProgress?: (sent: number, planned: number, request: string) => void;
+  /**
+   * An OpenAPI 3 document to take the missing options from: a file path, an
+   * http(s) URL (JSON or YAML), or the parsed document. The options given
+   * win over what the document says. Default: none.
+   */
+  openapi?: string | URL | Readonly<Record<string, unknown>>;
+  /**
+   * Follow what the API links (`Link` headers, `Location`, list items' ids)
+   * to find a resource and paths when no option names one. Default: `true`.
+   */
+  explore?: boolean;
+  /**
+   * Segments allowed to break one path rule, as checkRoutes()'s `exceptions`:
+   * `{ plural: ['me'] }` accepts `/v1/me`. Default: `{}` (SPEC.md's own
+   * `oauth2` is always accepted).
+   */
+  pathExceptions?: PathExceptions;
 }
 
 const OPTION_NAMES = [
@@ -75,6 +97,9 @@ const OPTION_NAMES = [
   'preflightHeaders',
   'ignore',
   'onProgress',
+  'openapi',
+  'explore',
+  'pathExceptions',
 ] as const;
 
 const FACTORY = 'checkConventions';
@@ -94,7 +119,33 @@ export interface ConformanceConfiguration {
   readonly preflightMethod: string;
   readonly preflightHeaders: readonly string[];
   readonly ignore: ReadonlySet<CheckId>;
-  readonly onProgress: ((sent: number, budget: number, request: string) => void) | undefined;
+  readonly onProgress: ((sent: number, planned: number, request: string) => void) | undefined;
+  // Exploring (explore.ts, openapi-source.ts).
+  readonly openapi: string | URL | Readonly<Record<string, unknown>> | undefined;
+  readonly explore: boolean;
+  readonly pathExceptions: PathExceptions;
+  /** Paths only linted, never requested (an OpenAPI document's templates and non-GET paths). */
+  readonly lintPaths: readonly string[];
+  /** The options the checker found itself (in an OpenAPI document or by following links) rather than was given. */
+  readonly discovered: ReadonlySet<'resource' | 'protected' | 'tokenEndpoint' | 'reflect'>;
+}
+
+function checkPathExceptions(value: unknown): PathExceptions {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    invalidOption(FACTORY, 'pathExceptions', value, "an object of rule names to segment lists, such as { plural: ['me'] }");
+  const result: Partial<Record<PathRule, readonly string[]>> = {};
+  for (const [rule, segments] of Object.entries(value)) {
+    if (!Object.hasOwn(PATH_RULES, rule))
+      invalidOption(FACTORY, 'pathExceptions', rule, `keyed by rule names (${Object.keys(PATH_RULES).join(', ')})`);
+    result[rule as PathRule] = checkStringList(`pathExceptions.${rule}`, segments);
+  }
+  return result;
+}
+
+function checkOpenApi(value: unknown): ConformanceConfiguration['openapi'] {
+  if (value instanceof URL || (typeof value === 'object' && value !== null && !Array.isArray(value)))
+    return value as ConformanceConfiguration['openapi'];
+  return checkString(FACTORY, 'openapi', value);
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -176,6 +227,11 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
     onProgress:
       given.onProgress === undefined
         ? undefined
-        : checkFunction<(sent: number, budget: number, request: string) => void>(FACTORY, 'onProgress', given.onProgress),
+        : checkFunction<(sent: number, planned: number, request: string) => void>(FACTORY, 'onProgress', given.onProgress),
+    openapi: given.openapi === undefined ? undefined : checkOpenApi(given.openapi),
+    explore: given.explore === undefined ? true : checkBoolean(FACTORY, 'explore', given.explore),
+    pathExceptions: given.pathExceptions === undefined ? {} : checkPathExceptions(given.pathExceptions),
+    lintPaths: [],
+    discovered: new Set(),
   };
 }

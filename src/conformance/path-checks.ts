@@ -1,4 +1,4 @@
-import { checkPath, inconsistentMessage, inconsistentNames, type PathRule } from '../lint/path-rules.js';
+import { checkPath, inconsistentMessage, inconsistentNames, type PathExceptions, type PathRule } from '../lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { UNKNOWN_ROUTE } from './errors-checks.js';
 
@@ -34,14 +34,14 @@ export interface PathFinding {
  * own path), by lint/path-rules.ts's checkPath() with its default
  * exceptions (SPEC.md's own `/v1/oauth2/token`). `--ignore` turns a check off.
  */
-export function pathFindings(path: string): PathFinding[] {
-  return checkPath(path).findings.map((finding) => ({ id: PATH_CHECK_IDS[finding.rule], why: finding.message }));
+export function pathFindings(path: string, exceptions: PathExceptions = {}): PathFinding[] {
+  return checkPath(path, exceptions).findings.map((finding) => ({ id: PATH_CHECK_IDS[finding.rule], why: finding.message }));
 }
 
 /** Path rule 9 over every path checked: the paths that name a resource singular where another names it plural. */
-export function consistencyFindings(paths: readonly string[]): Map<string, PathFinding[]> {
-  const collections = new Map(paths.map((path) => [path, checkPath(path).collections] as const));
-  const twins = inconsistentNames([...collections.values()].flat());
+export function consistencyFindings(paths: readonly string[], exceptions: PathExceptions = {}): Map<string, PathFinding[]> {
+  const collections = new Map(paths.map((path) => [path, checkPath(path, exceptions).collections] as const));
+  const twins = inconsistentNames([...collections.values()].flat(), exceptions);
   const found = new Map<string, PathFinding[]>();
   for (const [path, names] of collections) {
     for (const name of names) {
@@ -79,6 +79,8 @@ export function checkPaths(ctx: RunContext, origin: string): void {
   for (const path of [resource, ...paths, ctx.config.protected, tokenEndpoint, reflect]) {
     if (path !== undefined) given.add(ctx.under(path).split('?')[0] as string);
   }
+  // An OpenAPI document's paths (explore.ts), templates included: linted, never requested.
+  for (const path of ctx.config.lintPaths) given.add(ctx.under(path));
   const found = new Set<string>();
   for (const exchange of ctx.probe.exchanges) {
     const location = exchange.headers.location;
@@ -92,9 +94,9 @@ export function checkPaths(ctx: RunContext, origin: string): void {
   const all = [...given, ...[...found].filter((path) => !given.has(path))].filter((path) => path !== unknown);
   const strip = (path: string) => (ctx.prefix && path.startsWith(ctx.prefix) ? path.slice(ctx.prefix.length) || '/' : path);
   const findings = new Map<PathFinding['id'], string[]>();
-  const across = consistencyFindings(all.map(strip));
+  const across = consistencyFindings(all.map(strip), ctx.config.pathExceptions);
   for (const path of all) {
-    for (const finding of [...pathFindings(strip(path)), ...(across.get(strip(path)) ?? [])]) {
+    for (const finding of [...pathFindings(strip(path), ctx.config.pathExceptions), ...(across.get(strip(path)) ?? [])]) {
       const source = given.has(path) ? 'given' : 'discovered';
       findings.set(finding.id, [...(findings.get(finding.id) ?? []), `${path} (${source}): ${finding.why}`]);
     }

@@ -95,6 +95,68 @@ export function formatReport(report: ConformanceReport): string {
     lines.push('');
   }
   const { pass, fail, skip } = report.summary;
-  lines.push(`checks: ${pass} pass, ${fail} fail, ${skip} skip; ${report.requests} requests sent`);
+  // A bare base URL leaves many checks without a path: say so once, beside the count (skips never fail a run).
+  const wanting = report.results.filter(
+    (result) => result.status === 'skip' && /\bgive --|\bset EAC_/.test(result.reason ?? ''),
+  ).length;
+  if (wanting > 0)
+    lines.push(
+      `${wanting} ${wanting === 1 ? 'check was' : 'checks were'} skipped for want of a path or an option: give --openapi <file or URL>, or the flag each reason names.`,
+    );
+  lines.push(
+    `checks: ${pass} pass, ${fail} fail, ${skip} skip; ${report.requests} ${report.requests === 1 ? 'request' : 'requests'} sent`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+const xml = (text: string): string =>
+  text
+    .replace(/[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
+
+/**
+ * The report as JUnit XML, for CI systems that show test results: one
+ * `<testsuite>` per SPEC.md section, one `<testcase>` per check (its id as
+ * the name), a failure with the evidence, a skip with its reason.
+ */
+export function formatJunit(report: ConformanceReport): string {
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${xml(`express-api-conventions check ${report.target}`)}" tests="${report.results.length}" failures="${report.summary.fail}" skipped="${report.summary.skip}" errors="0">`,
+  ];
+  for (const section of CONFORMANCE_SECTIONS) {
+    const rows = report.results.filter((result) => result.section === section);
+    if (rows.length === 0) continue;
+    const count = (status: CheckStatus) => rows.filter((row) => row.status === status).length;
+    lines.push(
+      `  <testsuite name="${xml(section)}" tests="${rows.length}" failures="${count('fail')}" skipped="${count('skip')}" errors="0">`,
+    );
+    for (const row of rows) {
+      const open = `    <testcase classname="${xml(`SPEC.md.${section}`)}" name="${xml(row.id)}"`;
+      if (row.status === 'pass') {
+        lines.push(`${open}/>`);
+        continue;
+      }
+      lines.push(`${open}>`);
+      if (row.status === 'skip') lines.push(`      <skipped message="${xml(row.reason ?? 'skipped')}"/>`);
+      else {
+        const evidence = row.evidence;
+        const detail = [
+          row.title,
+          ...(evidence?.request ? [`request:  ${evidence.request}`] : []),
+          ...(evidence ? [`expected: ${evidence.expected}`, `seen:     ${evidence.seen}`] : []),
+          `rule:     ${row.rule}`,
+        ].join('\n');
+        const message = evidence ? `expected ${evidence.expected}; seen ${evidence.seen}` : row.title;
+        lines.push(`      <failure message="${xml(message)}" type="${xml(row.id)}">${xml(detail)}</failure>`);
+      }
+      lines.push('    </testcase>');
+    }
+    lines.push('  </testsuite>');
+  }
+  lines.push('</testsuites>');
   return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,219 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { runCli } from '../src/conformance/cli.js';
+import { type ConformanceReport, checkConventions } from '../src/conformance/index.js';
+import { loadOpenApi, planFromOpenApi } from '../src/conformance/openapi-source.js';
+import { compliantApp } from './fixtures/compliant-app.js';
+import { DEMO } from './reference-server/client.js';
+import { type RunningProcess, startServer } from './reference-server/harness.js';
+
+/**
+ * `--openapi`: the checker takes from an OpenAPI 3 document what it would
+ * otherwise need one flag each for. Proven on the reference server's own
+ * document (docs/openapi.yaml), against the started server.
+ */
+
+const ROOT = join(__dirname, '..');
+const REFERENCE_DOC = join(ROOT, 'docs', 'openapi.yaml');
+const BASE = new URL('http://127.0.0.1:3000/');
+
+describe('planFromOpenApi()', () => {
+  it("takes every path, a resource, the protected GET, the token endpoint and the search from the reference server's document", async () => {
+    const plan = planFromOpenApi(await loadOpenApi(REFERENCE_DOC), BASE);
+    expect(plan).toEqual({
+      // GETs without path parameters; the search needs `q`, which has no example, so it is only the reflect target.
+      paths: ['/v1/users', '/v1/me', '/v1/sessions/current'],
+      lintPaths: [
+        '/v1/oauth2/token',
+        '/v1/users',
+        '/v1/users/search',
+        '/v1/users/{id}',
+        '/v1/me',
+        '/v1/exports',
+        '/v1/exports/{id}',
+        '/v1/sessions',
+        '/v1/sessions/current',
+      ],
+      // No example id: filled at run time from the first item of GET /v1/users.
+      resource: { template: '/v1/users/{id}', parameter: 'id', collection: '/v1/users' },
+      protected: '/v1/me',
+      tokenEndpoint: '/v1/oauth2/token',
+      reflect: '/v1/users/search?q={probe}',
+    });
+  });
+
+  it('reads the same plan from the JSON form of the document', async () => {
+    const doc = parse(readFileSync(REFERENCE_DOC, 'utf8')) as Record<string, unknown>;
+    expect(planFromOpenApi(await loadOpenApi(JSON.parse(JSON.stringify(doc))), BASE)).toEqual(
+      planFromOpenApi(await loadOpenApi(REFERENCE_DOC), BASE),
+    );
+  });
+
+  it('reads the document from an http URL, and refuses a URL that does not answer 200', async () => {
+    const served = createServer((req, res) => {
+      if (req.url !== '/openapi.yaml') {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/yaml' }).end(readFileSync(REFERENCE_DOC));
+    });
+    await new Promise<void>((resolve) => served.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+    try {
+      expect(await loadOpenApi(`${origin}/openapi.yaml`)).toEqual(await loadOpenApi(REFERENCE_DOC));
+      await expect(loadOpenApi(`${origin}/missing.yaml`)).rejects.toThrow(
+        `\`openapi\` must be a URL that answers 200 (it answered 404); received "${origin}/missing.yaml".`,
+      );
+    } finally {
+      await new Promise((resolve) => served.close(resolve));
+    }
+  });
+
+  it("fills parameters from examples, and takes an oauth2 scheme's tokenUrl on the API's origin", async () => {
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      components: {
+        securitySchemes: {
+          cookie: { type: 'apiKey', in: 'cookie', name: 'sid' },
+          oauth: {
+            type: 'oauth2',
+            flows: { password: { tokenUrl: 'http://127.0.0.1:3000/v1/auth/tokens', scopes: {} } },
+          },
+        },
+        parameters: { orderId: { name: 'orderId', in: 'path', required: true, schema: { type: 'string', example: 'A-7' } } },
+      },
+      paths: {
+        '/v1/orders/{orderId}': { get: { parameters: [{ $ref: '#/components/parameters/orderId' }], responses: {} } },
+        '/v1/orders': {
+          get: {
+            parameters: [{ name: 'status', in: 'query', required: true, example: 'open' }],
+            responses: {},
+          },
+        },
+        '/v1/orders/{orderId}/items': {
+          get: { security: [{ oauth: [] }], parameters: [{ $ref: '#/components/parameters/orderId' }], responses: {} },
+        },
+        // Needs a session cookie, not a bearer token: not the invalid_token probe's target.
+        '/v1/carts': { get: { security: [{ cookie: [] }], responses: {} } },
+      },
+    };
+    expect(planFromOpenApi(await loadOpenApi(doc), BASE)).toEqual({
+      paths: ['/v1/orders?status=open', '/v1/carts'],
+      lintPaths: ['/v1/orders/{orderId}', '/v1/orders', '/v1/orders/{orderId}/items', '/v1/carts'],
+      resource: { path: '/v1/orders/A-7' },
+      protected: '/v1/orders/A-7/items',
+      tokenEndpoint: '/v1/auth/tokens',
+    });
+  });
+
+  it.each([
+    [{ swagger: '2.0', paths: {} }, 'an OpenAPI 3 document'],
+    [{ openapi: '3.1.0' }, 'an OpenAPI 3 document'],
+    [join(ROOT, 'package.json'), 'an OpenAPI 3 document'],
+    [join(ROOT, 'no-such-openapi.yaml'), 'a readable file (ENOENT)'],
+  ])('refuses %j before any request', async (source, expected) => {
+    const onProgress = jest.fn();
+    await expect(checkConventions(compliantApp(), { openapi: source as never, onProgress })).rejects.toThrow(
+      `checkConventions(options): \`openapi\` must be ${expected}`,
+    );
+    expect(onProgress).not.toHaveBeenCalled();
+  });
+});
+
+describe('express-api-conventions check <url> --openapi docs/openapi.yaml, against the reference server', () => {
+  let server: RunningProcess;
+  let report: ConformanceReport;
+  let code: number;
+  let stderr = '';
+
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT: '100000' });
+    let stdout = '';
+    code = await runCli(
+      [
+        'check',
+        server.url,
+        '--openapi',
+        REFERENCE_DOC,
+        '--origin',
+        'http://localhost:5173',
+        '--allow-writes',
+        // The server's own route linter accepts /v1/me the same way (checkRoutes exceptions).
+        '--path-exception',
+        'plural:me',
+        '--json',
+      ],
+      {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env: {
+          EAC_CLIENT_ID: DEMO.clientId,
+          EAC_CLIENT_SECRET: DEMO.clientSecret,
+          EAC_USERNAME: DEMO.username,
+          EAC_PASSWORD: DEMO.password,
+        },
+      },
+    );
+    report = JSON.parse(stdout);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('finds no failure', () => {
+    expect(report.failures).toEqual([]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('runs at least 90 % of the checks', () => {
+    const ran = report.results.filter((result) => result.status !== 'skip').length;
+    expect(ran / report.results.length).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('skips no check for want of a path or an option: only what this run cannot provoke, or the API does not do', () => {
+    const skipped = report.results.filter((result) => result.status === 'skip').map(({ id, reason }) => [id, reason]);
+    expect(skipped).toEqual([
+      ['common.location-on-3xx', 'no 3xx answer (other than 304) was seen'],
+      ['security.clear-site-data', 'no Clear-Site-Data was seen (it is sent on sign-out)'],
+      ['security.cookies', 'no Set-Cookie was seen'],
+      ['limits.retry-after', 'no 429 was seen within the request budget'],
+      // The reference server's search answers matching users, and does not write `q` back.
+      [
+        'json.escape-angle-brackets',
+        'the search found in the OpenAPI document (/v1/users/search) did not write the probe back; give --reflect',
+      ],
+    ]);
+  });
+
+  it('counts its progress against the requests it plans, from the first request on', async () => {
+    const calls: [number, number, string][] = [];
+    const again = await checkConventions(server.url, {
+      openapi: REFERENCE_DOC,
+      origin: 'http://localhost:5173',
+      pathExceptions: { plural: ['me'] },
+      onProgress: (sent, planned, request) => calls.push([sent, planned, request]),
+    });
+    expect(calls[0]).toEqual([1, again.requests, 'GET /v1/users']);
+    expect(calls.every(([sent, planned]) => sent <= planned && planned === again.requests)).toBe(true);
+    expect(again.failures).toEqual([]);
+  });
+
+  it('ran the checks that need a resource, a protected path and the token endpoint', () => {
+    const status = (id: string) => report.results.find((result) => result.id === id)?.status;
+    for (const id of [
+      'caching.if-none-match',
+      'errors.method-not-allowed.allow',
+      'cors.preflight.allow-origin',
+      'auth.invalid-token.body',
+      'auth.token.refresh',
+      'paths.plural-nouns',
+    ]) {
+      expect([id, status(id)]).toEqual([id, 'pass']);
+    }
+  });
+});
