@@ -79,3 +79,35 @@ export async function checkCaching(ctx: RunContext): Promise<void> {
     checkNotModified(ctx, 'caching.if-modified-since', answer);
   }
 }
+
+const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
+
+/** SPEC.md status 304: "empty body; only when the client sent cache information", on every 304 the run saw. */
+export function checkNotModifiedAnswers(ctx: RunContext): void {
+  const id = 'caching.not-modified-only-conditional';
+  const answers = ctx.probe.exchanges.filter((exchange) => exchange.status === 304);
+  if (answers.length === 0) {
+    ctx.skip(id, 'no 304 was seen: give --resource');
+    return;
+  }
+  const bad = answers
+    .map((exchange) => {
+      const problems: string[] = [];
+      if (!exchange.sentHeaders.some((name) => CONDITIONAL_HEADERS.includes(name)))
+        problems.push('a 304 to a request without If-None-Match or If-Modified-Since');
+      if (exchange.body.length > 0) problems.push(`a body of ${Buffer.byteLength(exchange.body)} bytes`);
+      return { exchange, seen: problems.join(', ') };
+    })
+    .filter((item) => item.seen !== '');
+  const first = bad[0];
+  ctx.verdict(
+    id,
+    first
+      ? {
+          request: `${describeExchange(first.exchange)}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}`,
+          expected: '304 with an empty body, only to a conditional request',
+          seen: first.seen,
+        }
+      : undefined,
+  );
+}

@@ -23,6 +23,8 @@ export const CREDENTIAL_VARIABLES = {
   clientSecret: 'EAC_CLIENT_SECRET',
   username: 'EAC_USERNAME',
   password: 'EAC_PASSWORD',
+  limitedUsername: 'EAC_LIMITED_USERNAME',
+  limitedPassword: 'EAC_LIMITED_PASSWORD',
 } as const satisfies Record<keyof ConformanceCredentials, string>;
 
 export const USAGE = `Usage: express-api-conventions check <base-url> [options]
@@ -42,8 +44,16 @@ missing option is skipped, and says which option it needs):
   --reflect <path>           a GET that writes a value back into its JSON,
                              with {probe} where it goes:
                              "/v1/users/search?q={probe}"
-  --allow-writes             allow POST (token requests); without it only
-                             GET, OPTIONS and TRACE are sent
+  --forbidden <path>         a GET path a limited token may not use (403)
+  --limited-scope <scope>    the scope of that limited token, asked in the
+                             password grant (or set EAC_LIMITED_*)
+  --disposable <path>        an existing resource the run may change, and
+                             which a faulty method override could delete
+  --change <json>            the fields a PATCH of --disposable sets:
+                             '{"name":"Conformance probe"}'
+  --allow-writes             allow POST to the token endpoint and PATCH/POST
+                             to --disposable; without it only GET, OPTIONS
+                             and TRACE are sent
   --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
   --timeout <ms>             per-request timeout (default 10000)
   --preflight-method <m>     method asked in the CORS preflight (default GET)
@@ -57,6 +67,8 @@ Credentials for the token checks come from the environment, never from the
 command line, and are never printed:
   ${CREDENTIAL_VARIABLES.clientId}, ${CREDENTIAL_VARIABLES.clientSecret}   the registered application (optional)
   ${CREDENTIAL_VARIABLES.username}, ${CREDENTIAL_VARIABLES.password}      a user for the password grant
+  ${CREDENTIAL_VARIABLES.limitedUsername}, ${CREDENTIAL_VARIABLES.limitedPassword}
+                                        a second user, without the right to use --forbidden
 
 Example:
   npx express-api-conventions check http://127.0.0.1:3000 \\
@@ -74,6 +86,15 @@ const integer = (name: string, value: string | undefined): number | undefined =>
   if (!/^\d+$/.test(value))
     throw new ConfigurationError('EAC_OPTION_INVALID', `--${name} must be an integer; received ${JSON.stringify(value)}.`);
   return Number(value);
+};
+
+const jsonObject = (name: string, value: string | undefined): Record<string, string | number | boolean> | undefined => {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as Record<string, string | number | boolean>;
+  } catch {
+    throw new ConfigurationError('EAC_OPTION_INVALID', `--${name} must be a JSON object; received ${JSON.stringify(value)}.`);
+  }
 };
 
 const commaList = (values: readonly string[] | undefined): string[] | undefined =>
@@ -114,6 +135,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       protected: values.protected,
       tokenEndpoint: values['token-endpoint'],
       reflect: values.reflect,
+      forbidden: values.forbidden,
+      limitedScope: values['limited-scope'],
+      disposable: values.disposable,
+      change: jsonObject('change', values.change),
       credentials,
       allowWrites: values['allow-writes'] ?? false,
       maxRequests: integer('max-requests', values['max-requests']),
@@ -161,6 +186,10 @@ function parse(argv: readonly string[]) {
       protected: { type: 'string' },
       'token-endpoint': { type: 'string' },
       reflect: { type: 'string' },
+      forbidden: { type: 'string' },
+      'limited-scope': { type: 'string' },
+      disposable: { type: 'string' },
+      change: { type: 'string' },
       'allow-writes': { type: 'boolean' },
       'max-requests': { type: 'string' },
       timeout: { type: 'string' },

@@ -1,4 +1,5 @@
-import { errorBodyProblem, isSpecJsonType, JSON_EXPECTED, type RunContext, shown } from './context.js';
+import { errorBodyProblem, excerpt, isSpecJsonType, JSON_EXPECTED, parseJson, type RunContext, shown } from './context.js';
+import { TOKEN_PURPOSES } from './header-checks.js';
 import { describeExchange, type Exchange } from './probe.js';
 
 /** A path no API answers; the checker never lints it as one of the API's own. */
@@ -69,8 +70,28 @@ export function checkErrorBodies(ctx: RunContext): void {
   const errors = ctx.probe.exchanges.filter((exchange) => exchange.status >= 400 && exchange.method !== 'HEAD');
   if (errors.length === 0) {
     ctx.skip('errors.json-bodies', 'no 4xx or 5xx answer was seen');
+    ctx.skip('errors.body-shape', 'no 4xx or 5xx answer was seen');
     return;
   }
+  const shapes = errors
+    .map((exchange) => ({
+      exchange,
+      seen: isOAuthAnswer(exchange) ? oauthBodyProblem(exchange.body) : errorBodyProblem(exchange.body),
+    }))
+    .filter((item) => item.seen !== undefined);
+  const firstShape = shapes[0];
+  ctx.verdict(
+    'errors.body-shape',
+    firstShape
+      ? {
+          request: `${describeExchange(firstShape.exchange)}${shapes.length > 1 ? ` (and ${shapes.length - 1} more of ${errors.length})` : ''}`,
+          expected: isOAuthAnswer(firstShape.exchange)
+            ? 'an OAuth 2.0 error body { error: string, ... } (RFC 6749 §5.2, RFC 6750 §3.1)'
+            : ERROR_BODY_EXPECTED,
+          seen: firstShape.seen as string,
+        }
+      : undefined,
+  );
   const evidence = errors
     .map((exchange) => {
       const type = exchange.headers['content-type'];
@@ -90,4 +111,23 @@ export function checkErrorBodies(ctx: RunContext): void {
         }
       : undefined,
   );
+}
+
+/**
+ * The answers SPEC.md gives the OAuth 2.0 shape instead ("Token error body":
+ * `error`): the token endpoint's errors, and a bearer challenge that names
+ * an error (`WWW-Authenticate: Bearer ... error="invalid_token"`, RFC 6750 §3.1).
+ * A 401 without any credential names no error, and has the API's error body.
+ */
+export function isOAuthAnswer(exchange: Exchange): boolean {
+  if (TOKEN_PURPOSES.has(exchange.purpose)) return true;
+  const challenge = exchange.headers['www-authenticate'];
+  return challenge !== undefined && /^\s*bearer\b/i.test(challenge) && /\berror\s*=/i.test(challenge);
+}
+
+function oauthBodyProblem(body: string): string | undefined {
+  const parsed = parseJson(body);
+  if (parsed === undefined) return body.trim() === '' ? 'an empty body' : `a body that is not JSON: ${excerpt(body)}`;
+  const good = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string';
+  return good ? undefined : `JSON ${excerpt(body)}`;
 }

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { checkBoolean, checkFunction, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { renderError } from '../errors/error-handler.js';
@@ -92,11 +92,9 @@ export interface ResourceContext {
   readonly list: boolean;
 }
 
-/** Reads the resource from the path: the last collection segment after the version. */
-function contextOf(req: Request): ResourceContext {
-  const segments = pathWithoutQuery(req)
-    .split('/')
-    .filter((s) => s !== '');
+/** Reads the resource from a path (no query): the last collection segment after the version. Shared with the conformance checker. */
+export function resourceContextOf(path: string): ResourceContext {
+  const segments = path.split('/').filter((s) => s !== '');
   const version = segments.findIndex((s) => VERSION.test(s));
   if (version === -1) return { list: false };
   let collection: string | undefined;
@@ -258,7 +256,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
       return false;
     }
     const req = res.req;
-    const findings = lintBody(parsed, contextOf(req), allowKeys);
+    const findings = lintBody(parsed, resourceContextOf(pathWithoutQuery(req)), allowKeys);
     if (findings.length === 0) return false;
     log({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
     if (!strict) return false;
