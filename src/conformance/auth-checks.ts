@@ -10,6 +10,7 @@ const TOKEN_IDS = [
   'auth.token.refresh-token',
   'auth.token.no-pragma',
   'auth.token.client-optional',
+  'auth.token.client-in-body',
   'auth.token.refresh',
   'auth.token.error',
   'auth.insufficient-rights',
@@ -203,6 +204,35 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
           : undefined,
       );
     }
+  }
+
+  // Client authentication 2: the same credentials in the body instead of the header.
+  if (!clientGiven)
+    ctx.skip('auth.token.client-in-body', 'needs the registered application: set EAC_CLIENT_ID and EAC_CLIENT_SECRET');
+  else {
+    const inBody = await grant(
+      'token',
+      {
+        grant_type: 'password',
+        username,
+        password,
+        client_id: credentials.clientId as string,
+        client_secret: credentials.clientSecret as string,
+      },
+      false,
+    );
+    if (!inBody) ctx.skip('auth.token.client-in-body', ctx.budgetReason);
+    else
+      ctx.verdict(
+        'auth.token.client-in-body',
+        usableToken(inBody)
+          ? undefined
+          : {
+              request: `${describeExchange(inBody)} (grant_type=password, client_id and client_secret in the body)`,
+              expected: 'status 200 with an access_token',
+              seen: `status ${inBody.status}`,
+            },
+      );
   }
 
   const refreshToken =

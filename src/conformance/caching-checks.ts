@@ -28,17 +28,18 @@ function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], ans
 export async function checkCaching(ctx: RunContext): Promise<void> {
   const resource = ctx.config.resource;
   if (resource === undefined) {
-    for (const id of CACHING_IDS) ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+    for (const id of [...CACHING_IDS, 'methods.head'] as const)
+      ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
     return;
   }
   const path = ctx.under(resource);
   const first = await ctx.send({ purpose: 'resource', method: 'GET', path });
   if (!first) {
-    for (const id of CACHING_IDS) ctx.skip(id, ctx.budgetReason);
+    for (const id of [...CACHING_IDS, 'methods.head'] as const) ctx.skip(id, ctx.budgetReason);
     return;
   }
   if (first.status !== 200) {
-    for (const id of CACHING_IDS) {
+    for (const id of [...CACHING_IDS, 'methods.head'] as const) {
       ctx.fail(id, {
         request: describeExchange(first),
         expected: 'status 200 (--resource must name an existing resource)',
@@ -62,6 +63,21 @@ export async function checkCaching(ctx: RunContext): Promise<void> {
       ? undefined
       : { request, expected: 'Last-Modified: an HTTP-date in GMT', seen: `Last-Modified ${shown(lastModified)}` },
   );
+
+  const head = await ctx.send({ purpose: 'HEAD', method: 'HEAD', path });
+  if (!head) ctx.skip('methods.head', ctx.budgetReason);
+  else {
+    const problems: string[] = [];
+    if (head.status !== 200) problems.push(`status ${head.status}`);
+    if (head.body.length > 0) problems.push(`a body of ${Buffer.byteLength(head.body)} bytes`);
+    if (head.headers.etag !== etag) problems.push(`ETag ${shown(head.headers.etag)} where the GET sent ${shown(etag)}`);
+    ctx.verdict(
+      'methods.head',
+      problems.length === 0
+        ? undefined
+        : { request: describeExchange(head), expected: "200, the GET's ETag, no body", seen: problems.join(', ') },
+    );
+  }
 
   if (etag === undefined) ctx.skip('caching.if-none-match', 'the resource sent no ETag');
   else {

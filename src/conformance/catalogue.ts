@@ -114,6 +114,10 @@ export const CONFORMANCE_CHECKS = {
     ['errors', '400'],
   ),
 
+  'methods.head': methods('`HEAD` on the resource answers 200 with the `ETag` of its `GET` and no body', [
+    'endpoints-methods',
+    'HEAD',
+  ]),
   'methods.override-header': methods('`POST` with `X-HTTP-Method-Override: PATCH` is answered as the `PATCH`', [
     'endpoints-methods',
     'override 1',
@@ -134,6 +138,10 @@ export const CONFORMANCE_CHECKS = {
     ['common-response-behaviour', '3'],
   ),
   'errors.not-found.body': errors('The 404 body is `{ errors: [{ message, code }] }`', ['errors', '7']),
+  'errors.not-found.distinct': errors(
+    "A missing resource answers 404 with a body other than the wrong URI's, telling the two apart",
+    ['errors', '4'],
+  ),
   'errors.method-not-allowed.status': errors('A method no route answers on an existing path gets 405', ['errors', '405']),
   'errors.method-not-allowed.allow': errors('The 405 carries `Allow` with the methods the path answers', ['errors', '405']),
   'errors.method-not-allowed.json': errors(
@@ -256,6 +264,10 @@ export const CONFORMANCE_CHECKS = {
   'auth.token.client-optional': auth(
     'Client authentication is optional: the password grant without any client credentials answers 200 with a token',
     ['token-endpoint-and-authentication', 'Client authentication 1'],
+  ),
+  'auth.token.client-in-body': auth(
+    'The password grant with `client_id` and `client_secret` in the body (no `Authorization`) answers 200 with a token',
+    ['token-endpoint-and-authentication', 'Client authentication 2'],
   ),
   'auth.token.refresh': auth('The refresh grant answers the same token response', [
     'token-endpoint-and-authentication',

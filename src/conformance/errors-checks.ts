@@ -39,6 +39,8 @@ export async function checkErrors(ctx: RunContext): Promise<void> {
   if (unknown) checkErrorAnswer(ctx, unknown, 'errors.not-found', 404);
   else for (const id of ['status', 'json', 'body'] as const) ctx.skip(`errors.not-found.${id}`, ctx.budgetReason);
 
+  await checkMissingResource(ctx, unknown);
+
   const existing = ctx.config.resource ?? ctx.config.paths[0];
   const ids = ['status', 'allow', 'json', 'body'] as const;
   if (existing === undefined) {
@@ -130,4 +132,38 @@ function oauthBodyProblem(body: string): string | undefined {
   if (parsed === undefined) return body.trim() === '' ? 'an empty body' : `a body that is not JSON: ${excerpt(body)}`;
   const good = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string';
   return good ? undefined : `JSON ${excerpt(body)}`;
+}
+
+/** The id the checker asks for in place of --resource's: no API has it. */
+export const MISSING_ID = 'express-api-conventions-no-such-id';
+
+/**
+ * SPEC.md "Errors" rule 4: "a 404 carries enough detail to tell a missing
+ * resource from a wrong URI". The resource's last segment replaced by an id
+ * no API has must answer 404 with a body other than the wrong URI's.
+ */
+async function checkMissingResource(ctx: RunContext, unknown: Exchange | undefined): Promise<void> {
+  const id = 'errors.not-found.distinct';
+  const { resource } = ctx.config;
+  if (resource === undefined) return ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+  if (!unknown) return ctx.skip(id, ctx.budgetReason);
+  const path = ctx
+    .under(resource)
+    .split('?')[0]
+    ?.replace(/\/[^/]*$/, `/${MISSING_ID}`) as string;
+  const missing = await ctx.send({ purpose: 'missing resource', method: 'GET', path });
+  if (!missing) return ctx.skip(id, ctx.budgetReason);
+  const request = `${describeExchange(missing)} and ${describeExchange(unknown)}`;
+  if (missing.status !== 404)
+    return ctx.fail(id, { request, expected: 'status 404 for a missing resource', seen: `status ${missing.status}` });
+  ctx.verdict(
+    id,
+    missing.body.trim() !== '' && missing.body !== unknown.body
+      ? undefined
+      : {
+          request,
+          expected: "a 404 body that differs from the wrong URI's (another code or message)",
+          seen: missing.body.trim() === '' ? 'an empty body' : `the same body: ${excerpt(missing.body)}`,
+        },
+  );
 }
