@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
+import { CONFORMANCE_CHECK_IDS } from '../src/conformance/index.js';
 import { compliantApp } from './fixtures/compliant-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
 import { plainExpressApp } from './fixtures/plain-express.js';
@@ -74,9 +75,25 @@ const fixtureArgs = [
   FIXTURE_OPTIONS.tokenEndpoint,
   '--reflect',
   FIXTURE_OPTIONS.reflect,
+  '--forbidden',
+  FIXTURE_OPTIONS.forbidden,
+  '--limited-scope',
+  FIXTURE_OPTIONS.limitedScope,
+  '--disposable',
+  FIXTURE_OPTIONS.disposable,
+  '--change',
+  JSON.stringify(FIXTURE_OPTIONS.change),
   '--allow-writes',
 ];
-const credentials = { EAC_USERNAME: 'alice', EAC_PASSWORD: 'wonderland' };
+/** The report pads check ids to the longest one. */
+const ID_WIDTH = Math.max(...CONFORMANCE_CHECK_IDS.map((id) => id.length));
+
+const credentials = {
+  EAC_CLIENT_ID: FIXTURE_OPTIONS.credentials.clientId,
+  EAC_CLIENT_SECRET: FIXTURE_OPTIONS.credentials.clientSecret,
+  EAC_USERNAME: 'alice',
+  EAC_PASSWORD: 'wonderland',
+};
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
@@ -111,16 +128,17 @@ describe('express-api-conventions check <base-url>', () => {
         /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to SPEC\.md\n\nCommon response behaviour\n {2}pass {2}common\.date /,
       );
       expect(result.stdout).toContain('\nSecurity response headers\n  pass  security.hsts ');
-      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 64 pass, 0 fail, 4 skip; 14 requests sent');
+      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 92 pass, 0 fail, 4 skip; 33 requests sent');
     });
 
     it('writes a progress line per request on stderr', () => {
       expect(result.stderr.split('\n')[0]).toBe('checking [1/60] GET /v1/express-api-conventions-no-such-route');
-      expect(result.stderr).toContain('checking [14/60] ');
+      expect(result.stderr).toContain('checking [33/60] ');
     });
 
     it('never prints the credentials it was given', () => {
       expect(`${result.stdout}${result.stderr}`).not.toContain('wonderland');
+      expect(`${result.stdout}${result.stderr}`).not.toContain('web-app-secret');
     });
   });
 
@@ -138,11 +156,11 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.stderr).toBe('');
       expect(result.stdout).toContain(
         [
-          '  FAIL  common.no-x-powered-by            No `X-Powered-By`: the implementation technology is not revealed',
-          '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 4 more of 5 responses)',
+          `  FAIL  ${'common.no-x-powered-by'.padEnd(ID_WIDTH)}  No \`X-Powered-By\`: the implementation technology is not revealed`,
+          '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 6 more of 7 responses)',
           '        expected: no X-Powered-By',
           '        seen:     X-Powered-By "Express"',
-          '        rule:     SPEC.md "Path rules" rule 8',
+          '        rule:     docs/spec-coverage.md#endpoints-path-rules "8"',
         ].join('\n'),
       );
     });
@@ -152,12 +170,12 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toBe('');
       const report = JSON.parse(result.stdout);
-      expect(report).toMatchObject({ ok: false, target: `${url}/`, requests: 5 });
+      expect(report).toMatchObject({ ok: false, target: `${url}/`, requests: 7 });
       expect(report.failures.find((failure: { id: string }) => failure.id === 'errors.method-not-allowed.status')).toEqual({
         id: 'errors.method-not-allowed.status',
         section: 'Errors',
         title: 'A method no route answers on an existing path gets 405',
-        rule: 'SPEC.md "Errors", Status codes: 405',
+        rule: 'docs/spec-coverage.md#errors "405"',
         status: 'fail',
         evidence: { request: 'TRACE /v1/users/1 -> 404', expected: 'status 405', seen: 'status 404' },
       });
@@ -186,6 +204,11 @@ describe('express-api-conventions check <base-url>', () => {
       [['check', 'http://127.0.0.1:9', '--max-requests', 'many'], '--max-requests must be an integer; received "many".'],
       [['check', 'http://127.0.0.1:9', '--bogus'], "Unknown option '--bogus'"],
       [['check', 'not a url'], '`target` must be an http(s) base URL or an app'],
+      [['check', 'http://127.0.0.1:9', '--change', '{name'], '--change must be a JSON object; received "{name".'],
+      [
+        ['check', 'http://127.0.0.1:9', '--disposable', '/v1/users/2'],
+        '`change` must be the fields a PATCH of `disposable` sets',
+      ],
     ])('exits 2 on %j', async (args, message) => {
       const result = await run(args);
       expect(result.code).toBe(2);

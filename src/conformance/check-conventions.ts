@@ -104,9 +104,10 @@ export async function checkConventions(
     await checkCaching(ctx);
     await checkCors(ctx);
     await checkAuthentication(ctx);
-    await checkJsonEscaping(ctx);
     // Last: the writes use the access token, and may (if override is honoured on GET) delete the resource.
     await checkWrites(ctx);
+    // After the writes: a change holding < or > shows the escaping too.
+    await checkJsonEscaping(ctx);
 
     checkResourceConventions(ctx);
     checkNotModifiedAnswers(ctx);

@@ -1,4 +1,4 @@
-import { lintBody, type ResponseRule, resourceContextOf } from '../lint/response-linter.js';
+import { lintBody, type ResponseRule, resourceContextOf } from '../lint/body-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
 import { largeIntegerFindings, readRawJson } from './raw-json.js';
@@ -6,7 +6,7 @@ import { largeIntegerFindings, readRawJson } from './raw-json.js';
 /**
  * SPEC.md "Conventions for every resource", on the JSON bodies the run has
  * already read: no request of its own. The key rules are the response-shape
- * linter's (src/lint/response-linter.ts, `lintBody()`), so a body gets the
+ * linter's (src/lint/body-rules.ts, `lintBody()`), so a body gets the
  * same verdict from the linter in development and from the checker outside;
  * large integers are read from the body text, never through JSON.parse.
  */
