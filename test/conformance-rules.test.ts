@@ -270,3 +270,53 @@ describe('checks on every error and every 304 the run sees', () => {
     });
   });
 });
+
+describe('docs/conformance.md, coverage of SPEC.md', () => {
+  // The rows of spec-coverage.md by section heading (the "Not testable" list aside), and the coverage table.
+  const sections = new Map<string, string[]>();
+  let heading = '';
+  for (const line of readFileSync(RULE_PAGE, 'utf8').split('\n')) {
+    if (line.startsWith('## ')) heading = line.slice(3);
+    else if (line.startsWith('| ') && !line.startsWith('| --') && heading !== 'Not testable, and why') {
+      const row = line.split('|')[1]?.trim() as string;
+      if (!['rule', 'record', 'parameter'].includes(row)) sections.set(heading, [...(sections.get(heading) ?? []), row]);
+    }
+  }
+  const page = readFileSync('docs/conformance.md', 'utf8');
+  const table = page.slice(page.indexOf('## Coverage of SPEC.md'));
+  const coverage = new Map(
+    table
+      .split('\n')
+      .filter((line) => line.includes(' › '))
+      .map((line) => {
+        const cells = line.split(/(?<!\\)\|/).map((cell) => cell.trim());
+        return [cells[1] as string, { checks: cells[2] as string, reason: cells[3] as string }];
+      }),
+  );
+  const rows = [...sections].flatMap(([section, names]) => names.map((name) => `${section} › ${name}`));
+
+  it('reads every row of docs/spec-coverage.md', () => {
+    expect(rows.length).toBeGreaterThan(90);
+  });
+
+  it.each(rows)('names the check of %s, or why it cannot be observed', (row) => {
+    const entry = coverage.get(row);
+    expect(entry).toBeDefined();
+    expect(`${entry?.checks}${entry?.reason}`.trim()).not.toBe('');
+    for (const [, id] of (entry?.checks ?? '').matchAll(/`([a-z]+\.[a-z0-9.*-]+)`/g)) {
+      const known = (id as string).endsWith('.*')
+        ? CONFORMANCE_CHECK_IDS.some((check) => check.startsWith((id as string).slice(0, -1)))
+        : (CONFORMANCE_CHECK_IDS as string[]).includes(id as string);
+      expect(known).toBe(true);
+    }
+  });
+
+  it('lists no row that docs/spec-coverage.md does not have, and leaves no check out', () => {
+    expect([...coverage.keys()].sort()).toEqual([...rows].sort());
+    const named = [...table.matchAll(/`([a-z]+\.[a-z0-9.-]+)`/g)].map((match) => match[1]);
+    const uncovered = CONFORMANCE_CHECK_IDS.filter(
+      (id) => !named.includes(id) && !named.some((name) => name?.endsWith('.') && id.startsWith(name)),
+    );
+    expect(uncovered.filter((id) => !id.startsWith('cors.preflight.'))).toEqual([]);
+  });
+});

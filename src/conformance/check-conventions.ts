@@ -63,7 +63,7 @@ async function close(server: Server): Promise<void> {
  * ```
  *
  * It sends at most `maxRequests` requests (default 60, hard cap 200), and
- * only GET, OPTIONS and TRACE unless `allowWrites` is set (then also POST to
+ * only GET, HEAD, OPTIONS and TRACE unless `allowWrites` is set (then also POST to
  * the token endpoint, and PATCH and POST to the `disposable` resource). Wrong options
  * throw a ConfigurationError before any request.
  */

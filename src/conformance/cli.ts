@@ -30,7 +30,8 @@ export const CREDENTIAL_VARIABLES = {
 export const USAGE = `Usage: express-api-conventions check <base-url> [options]
 
 Probes a running API over HTTP and reports, check by check and grouped by
-SPEC.md section, what holds and what does not. Exits 0 when no check fails,
+SPEC.md section, what holds and what does not, each rule cited by its row in
+docs/spec-coverage.md. Exits 0 when no check fails,
 1 when one does, 2 on a wrong command line, 3 when the API cannot be reached.
 
 Options (each names what the checker cannot guess; a check that needs a
@@ -52,8 +53,8 @@ missing option is skipped, and says which option it needs):
   --change <json>            the fields a PATCH of --disposable sets:
                              '{"name":"Conformance probe"}'
   --allow-writes             allow POST to the token endpoint and PATCH/POST
-                             to --disposable; without it only GET, OPTIONS
-                             and TRACE are sent
+                             to --disposable; without it only GET, HEAD,
+                             OPTIONS and TRACE are sent
   --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
   --timeout <ms>             per-request timeout (default 10000)
   --preflight-method <m>     method asked in the CORS preflight (default GET)

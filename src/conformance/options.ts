@@ -76,8 +76,9 @@ export interface ConformanceOptions {
    */
   change?: ConformanceChange;
   /**
-   * Allow requests that may change state (POST to the token endpoint).
-   * Default: `false`: only GET, OPTIONS and TRACE are sent.
+   * Allow requests that may change state: POST to the token endpoint, and
+   * PATCH and POST (method override) to `disposable`.
+   * Default: `false`: only GET, HEAD, OPTIONS and TRACE are sent.
    */
   allowWrites?: boolean;
   /** Most requests to send, 1 to 200 (the hard cap). Default: `60`. */
