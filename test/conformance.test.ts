@@ -102,7 +102,7 @@ describe('checkConventions()', () => {
         expect(byId(report, id).evidence?.seen).toMatch(/\(absent\)$/);
       }
       expect(byId(report, 'security.nosniff').evidence).toMatchObject({
-        request: 'GET /v1/users/express-api-conventions-no-such-id -> 200 (and 21 more of 30 responses)',
+        request: 'GET /v1/users/express-api-conventions-no-such-id -> 200 (and 21 more of 28 responses)',
       });
       expect(byId(report, 'security.cache-control').evidence?.seen).toBe('cache-control (absent)');
     });
@@ -164,6 +164,20 @@ describe('checkConventions()', () => {
           'Content-Type: application/json, Cache-Control: no-store, Pragma: no-cache',
           'Cache-Control (absent), Pragma (absent)',
           'GET /v1/users/me -> 401 (Authorization: Bearer <invalid>)',
+        ),
+      );
+    });
+
+    it('judges method override only against a PATCH that succeeds', () => {
+      const reason = 'the PATCH of /v1/users/2 answered 404: give --change with fields it accepts';
+      expect(verdict(report, 'methods.override-header')).toEqual({ status: 'skip', reason });
+      expect(verdict(report, 'caching.changed')).toEqual({ status: 'skip', reason });
+      // Its GET /v1/users/:id answers whatever the id: the missing resource is not told from a user.
+      expect(verdict(report, 'errors.not-found.distinct')).toEqual(
+        fails(
+          'status 404 for a missing resource',
+          'status 200',
+          'GET /v1/users/express-api-conventions-no-such-id -> 200 and GET /v1/express-api-conventions-no-such-route -> 404',
         ),
       );
     });

@@ -147,10 +147,16 @@ async function checkMissingResource(ctx: RunContext, unknown: Exchange | undefin
   const { resource } = ctx.config;
   if (resource === undefined) return ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
   if (!unknown) return ctx.skip(id, ctx.budgetReason);
-  const path = ctx
-    .under(resource)
-    .split('?')[0]
-    ?.replace(/\/[^/]*$/, `/${MISSING_ID}`) as string;
+  const own = ctx.under(resource).split('?')[0] as string;
+  // `/v1/<collection>/<id>`: without a collection before it, the id's place is a wrong URI, not a missing resource.
+  if (
+    own
+      .slice(ctx.prefix.length)
+      .split('/')
+      .filter((segment) => segment !== '').length < 3
+  )
+    return ctx.skip(id, 'needs --resource of the form /v1/<collection>/<id>');
+  const path = own.replace(/\/[^/]*$/, `/${MISSING_ID}`);
   const missing = await ctx.send({ purpose: 'missing resource', method: 'GET', path });
   if (!missing) return ctx.skip(id, ctx.budgetReason);
   const request = `${describeExchange(missing)} and ${describeExchange(unknown)}`;
