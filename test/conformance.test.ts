@@ -153,8 +153,10 @@ describe('checkConventions()', () => {
           'POST /v1/oauth2/token -> 400',
         ),
       );
+      // The grant works without client credentials: client authentication is optional, whatever the token's shape.
+      expect(verdict(report, 'auth.token.client-optional')).toEqual({ status: 'pass' });
       const text = JSON.stringify(report);
-      for (const secret of ['wonderland', 'access-1', 'refresh-1']) expect(text).not.toContain(secret);
+      for (const secret of ['wonderland', 'web-app-secret', 'access-1', 'refresh-1']) expect(text).not.toContain(secret);
     });
 
     it('fails on an invalid_token answer without Cache-Control and Pragma', () => {
