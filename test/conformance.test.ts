@@ -444,6 +444,9 @@ describe('checkConventions()', () => {
         status: 'skip',
         reason: 'a token request is a POST: give --allow-writes to send it',
       });
+      for (const id of ['caching.changed', 'methods.override-header', 'methods.override-form', 'methods.override-post-only']) {
+        expect(verdict(report, id)).toEqual({ status: 'skip', reason: 'changes a resource: give --allow-writes' });
+      }
     });
 
     it('redacts a credential that an answer echoes', async () => {
@@ -491,6 +494,11 @@ describe('checkConventions()', () => {
       [{ resource: 'v1/users/1' }, /`resource` must be a path starting with "\/"/],
       [{ maxRequest: 5 }, /unsupported option `maxRequest`\. Did you mean `maxRequests`\?/],
       [{ credentials: { clientId: 'only-the-id' } }, /clientId and clientSecret together/],
+      [{ credentials: { limitedUsername: 'bob' } }, /limitedUsername and limitedPassword together/],
+      [{ disposable: '/v1/users/2' }, /`change` must be the fields a PATCH of `disposable` sets/],
+      [{ disposable: '/v1/users/2', change: { address: { city: 'x' } } }, /`change` must be an object of field names and string/],
+      [{ limitedScope: 'users:write  exports' }, /`limitedScope` must be an RFC 6749 scope/],
+      [{ forbidden: 'v1/exports/1' }, /`forbidden` must be a path starting with "\/"/],
     ])('refuses %j at once', async (options, message) => {
       await expect(checkConventions(plainExpressApp(), options as never)).rejects.toThrow(message);
     });
