@@ -76,9 +76,25 @@ const fixtureArgs = [
   FIXTURE_OPTIONS.tokenEndpoint,
   '--reflect',
   FIXTURE_OPTIONS.reflect,
+  '--forbidden',
+  FIXTURE_OPTIONS.forbidden,
+  '--limited-scope',
+  FIXTURE_OPTIONS.limitedScope,
+  '--disposable',
+  FIXTURE_OPTIONS.disposable,
+  '--change',
+  JSON.stringify(FIXTURE_OPTIONS.change),
   '--allow-writes',
 ];
-const credentials = { EAC_USERNAME: 'alice', EAC_PASSWORD: 'wonderland' };
+/** The report pads check ids to the longest one. */
+const ID_WIDTH = Math.max(...CONFORMANCE_CHECK_IDS.map((id) => id.length));
+
+const credentials = {
+  EAC_CLIENT_ID: FIXTURE_OPTIONS.credentials.clientId,
+  EAC_CLIENT_SECRET: FIXTURE_OPTIONS.credentials.clientSecret,
+  EAC_USERNAME: 'alice',
+  EAC_PASSWORD: 'wonderland',
+};
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
@@ -116,18 +132,19 @@ describe('express-api-conventions check <base-url>', () => {
         /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to SPEC\.md\n\nCommon response behaviour\n {2}pass {2}common\.date /,
       );
       expect(result.stdout).toContain('\nSecurity response headers\n  pass  security.hsts ');
-      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 64 pass, 0 fail, 4 skip; 14 requests sent');
+      expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 92 pass, 0 fail, 4 skip; 33 requests sent');
     });
 
     it('writes a progress line per request on stderr', () => {
-      // Counted against the 14 requests the run plans, not against the budget of 60.
-      expect(result.stderr.split('\n')[0]).toBe('checking [1/14] GET /v1/express-api-conventions-no-such-route');
-      expect(result.stderr.trimEnd().split('\n').pop()).toMatch(/^checking \[14\/14\] /);
+      // Counted against the 33 requests the run plans, not against the budget of 60.
+      expect(result.stderr.split('\n')[0]).toBe('checking [1/33] GET /v1/express-api-conventions-no-such-route');
+      expect(result.stderr.trimEnd().split('\n').pop()).toMatch(/^checking \[33\/33\] /);
       expect(result.stderr).not.toContain('/60]');
     });
 
     it('never prints the credentials it was given', () => {
       expect(`${result.stdout}${result.stderr}`).not.toContain('wonderland');
+      expect(`${result.stdout}${result.stderr}`).not.toContain('web-app-secret');
     });
 
     it('says "1 request sent", in the singular, when one was', async () => {
@@ -168,11 +185,11 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.stderr).toBe('');
       expect(result.stdout).toContain(
         [
-          '  FAIL  common.no-x-powered-by            No `X-Powered-By`: the implementation technology is not revealed',
-          '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 4 more of 5 responses)',
+          `  FAIL  ${'common.no-x-powered-by'.padEnd(ID_WIDTH)}  No \`X-Powered-By\`: the implementation technology is not revealed`,
+          '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 6 more of 7 responses)',
           '        expected: no X-Powered-By',
           '        seen:     X-Powered-By "Express"',
-          '        rule:     SPEC.md "Path rules" rule 8',
+          '        rule:     docs/spec-coverage.md#endpoints-path-rules "8"',
         ].join('\n'),
       );
     });
@@ -182,12 +199,12 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toBe('');
       const report = JSON.parse(result.stdout);
-      expect(report).toMatchObject({ ok: false, target: `${url}/`, requests: 5 });
+      expect(report).toMatchObject({ ok: false, target: `${url}/`, requests: 7 });
       expect(report.failures.find((failure: { id: string }) => failure.id === 'errors.method-not-allowed.status')).toEqual({
         id: 'errors.method-not-allowed.status',
         section: 'Errors',
         title: 'A method no route answers on an existing path gets 405',
-        rule: 'SPEC.md "Errors", Status codes: 405',
+        rule: 'docs/spec-coverage.md#errors "405"',
         status: 'fail',
         evidence: { request: 'TRACE /v1/users/1 -> 404', expected: 'status 405', seen: 'status 404' },
       });
@@ -209,7 +226,7 @@ describe('express-api-conventions check <base-url>', () => {
           'request:  TRACE /v1/users/1 -> 404',
           'expected: status 405',
           'seen:     status 404',
-          'rule:     SPEC.md "Errors", Status codes: 405',
+          'rule:     docs/spec-coverage.md#errors "405"',
         ].join('\n'),
       );
       const json = JSON.parse((await run(['check', url, '--resource', '/v1/users/1', '--json'])).stdout);
@@ -279,6 +296,11 @@ describe('express-api-conventions check <base-url>', () => {
       [
         ['check', 'http://127.0.0.1:9', '--openapi', 'no-such-openapi.yaml'],
         '--openapi must be a readable file (ENOENT); received "no-such-openapi.yaml".',
+      ],
+      [['check', 'http://127.0.0.1:9', '--change', '{name'], '--change must be a JSON object; received "{name".'],
+      [
+        ['check', 'http://127.0.0.1:9', '--disposable', '/v1/users/2'],
+        '--change must be the fields a PATCH of `disposable` sets',
       ],
       [['check', 'not a url'], '<base-url> must be an http(s) URL such as http://127.0.0.1:3000; received "not a url".'],
     ])("exits 2 on %j, in the command's own terms", async (args, message) => {

@@ -34,7 +34,7 @@ function linkingApp(shape: Shape): Express {
     if (shape.root === 'link-header') res.setHeader('Link', '</v1/users>; rel="collection"');
     res.json(
       shape.root === 'json-links'
-        ? { links: { users: '/v1/users', ...(shape.protectedLink ? { me: '/v1/accounts/current' } : {}) } }
+        ? { users: '/v1/users', ...(shape.protectedLink ? { account: '/v1/accounts/current' } : {}) }
         : { service: 'users' },
     );
   });
@@ -50,8 +50,10 @@ function linkingApp(shape: Shape): Express {
       res.json({ users: [], hasNext: true });
       return;
     }
-    // A 64-bit id written as a JSON number, with no id_str: JSON.parse() would round it.
-    res.type('application/json; charset=utf-8').send('{"users":[{"id":4611686018427387911,"name":"Ada"}],"hasNext":false}');
+    // A 64-bit id written as a JSON number (JSON.parse() would round it), with its id_str as SPEC.md asks.
+    res
+      .type('application/json; charset=utf-8')
+      .send('{"users":[{"id":4611686018427387911,"id_str":"4611686018427387911","name":"Ada"}],"hasNext":false}');
   });
   app.get('/v1/users/:id', (req, res) => {
     if (req.params.id !== '4611686018427387911') {
@@ -60,7 +62,7 @@ function linkingApp(shape: Shape): Express {
     }
     res.setHeader('Last-Modified', UPDATED.toUTCString());
     res.setHeader('Cache-Control', 'no-cache');
-    res.json({ id_str: req.params.id, name: 'Ada' });
+    res.type('application/json; charset=utf-8').send(`{"id":${req.params.id},"id_str":"${req.params.id}","name":"Ada"}`);
   });
   app.use(notFound(), errorHandler({ log: false }));
   return app;

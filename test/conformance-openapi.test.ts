@@ -145,6 +145,17 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
         // The server's own route linter accepts /v1/me the same way (checkRoutes exceptions).
         '--path-exception',
         'plural:me',
+        // What no document can say: which resource the run may change, and what a limited
+        // token may not do (issue 16's write and 403 checks). The checker never picks data to
+        // change by itself.
+        '--disposable',
+        '/v1/users/4611686018428387914',
+        '--change',
+        '{"name":"<Conformance Probe>"}',
+        '--forbidden',
+        '/v1/exports/0b6f2a52-3b8e-4d43-9a0e-41c1d5f7a7c1',
+        '--limited-scope',
+        'users:write',
         '--json',
       ],
       {
@@ -182,11 +193,8 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
       ['security.clear-site-data', 'no Clear-Site-Data was seen (it is sent on sign-out)'],
       ['security.cookies', 'no Set-Cookie was seen'],
       ['limits.retry-after', 'no 429 was seen within the request budget'],
-      // The reference server's search answers matching users, and does not write `q` back.
-      [
-        'json.escape-angle-brackets',
-        'the search found in the OpenAPI document (/v1/users/search) did not write the probe back; give --reflect',
-      ],
+      // json.escape-angle-brackets runs: the search does not write `q` back, but the changed name
+      // ("<Conformance Probe>") comes back as \u003CConformance Probe\u003E.
     ]);
   });
 

@@ -1,10 +1,14 @@
 import { readFileSync } from 'node:fs';
+import express from 'express';
+import { RULE_PAGE } from '../src/conformance/catalogue.js';
 import { lookAlikeOrigin } from '../src/conformance/cors-checks.js';
 import { isSpecCacheControl } from '../src/conformance/header-checks.js';
-import { CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS, formatReport } from '../src/conformance/index.js';
+import { CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS, checkConventions, formatReport } from '../src/conformance/index.js';
 import { reflectionPath } from '../src/conformance/json-checks.js';
 import { pathFindings } from '../src/conformance/path-checks.js';
+import { largeIntegerFindings, readRawJson } from '../src/conformance/raw-json.js';
 import { buildReport } from '../src/conformance/report.js';
+import { nestingFindings } from '../src/conformance/resource-checks.js';
 
 const ids = (path: string) => pathFindings(path).map((finding) => finding.id);
 
@@ -85,11 +89,37 @@ describe('the reflection probe', () => {
   });
 });
 
+/** The rows of docs/spec-coverage.md, by section anchor (GitHub's heading slugs): the first cell of each table row. */
+function coverageRows(): Map<string, Set<string>> {
+  const rows = new Map<string, Set<string>>();
+  let section: Set<string> | undefined;
+  for (const line of readFileSync(RULE_PAGE, 'utf8').split('\n')) {
+    if (line.startsWith('## ')) {
+      const anchor = line
+        .slice(3)
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, '')
+        .replace(/ /g, '-');
+      section = new Set();
+      rows.set(anchor, section);
+    } else if (line.startsWith('| ') && !line.startsWith('| --')) section?.add(line.split('|')[1]?.trim() as string);
+  }
+  return rows;
+}
+
 describe('the check catalogue', () => {
-  it('has ids of the form <area>.<name>, each with a section, a title and a SPEC.md rule', () => {
-    for (const id of CONFORMANCE_CHECK_IDS) {
-      expect(id).toMatch(/^[a-z]+\.[a-z0-9.-]+$/);
-      expect(CONFORMANCE_CHECKS[id].rule).toMatch(/^SPEC\.md /);
+  const rows = coverageRows();
+
+  it.each(CONFORMANCE_CHECK_IDS)('%s cites rows that docs/spec-coverage.md has', (id) => {
+    expect(id).toMatch(/^[a-z]+\.[a-z0-9.-]+$/);
+    const { rule } = CONFORMANCE_CHECKS[id];
+    expect(rule.startsWith(`${RULE_PAGE}#`)).toBe(true);
+    expect(rule).not.toContain('SPEC.md');
+    for (const reference of rule.slice(RULE_PAGE.length).split('; ')) {
+      const [, anchor, cited] = /^#([a-z0-9-]+) (.+)$/.exec(reference) ?? [];
+      expect(rows.has(anchor as string)).toBe(true);
+      for (const [, row] of (cited as string).matchAll(/"([^"]+)"/g))
+        expect([...(rows.get(anchor as string) ?? [])]).toContain(row);
     }
   });
 });
@@ -107,11 +137,7 @@ describe('docs/conformance.md', () => {
     );
 
   it.each(CONFORMANCE_CHECK_IDS)('documents %s with its title and rule', (id) => {
-    expect(rows).toContainEqual([
-      `\`${id}\``,
-      CONFORMANCE_CHECKS[id].title,
-      CONFORMANCE_CHECKS[id].rule.replace(/^SPEC\.md /, ''),
-    ]);
+    expect(rows).toContainEqual([`\`${id}\``, CONFORMANCE_CHECKS[id].title, CONFORMANCE_CHECKS[id].rule]);
   });
 
   it('documents no check that the catalogue does not have', () => {
@@ -141,7 +167,7 @@ describe('formatReport()', () => {
         '        request:  GET /v1/users -> 200',
         '        expected: Date: an HTTP-date in GMT',
         '        seen:     Date (absent)',
-        '        rule:     SPEC.md "Common response behaviour" rule 2',
+        '        rule:     docs/spec-coverage.md#common-response-behaviour "2"',
         '',
         'Security response headers',
         '  pass  security.hsts  `Strict-Transport-Security: max-age=63072000; includeSubDomains`',
@@ -156,5 +182,141 @@ describe('formatReport()', () => {
     );
     expect(report.ok).toBe(false);
     expect(report.failures.map((failure) => failure.id)).toEqual(['common.date']);
+  });
+});
+
+describe('large integers, read from the body text', () => {
+  const findings = (text: string) => largeIntegerFindings(readRawJson(text) as NonNullable<ReturnType<typeof readRawJson>>);
+
+  it('keeps the digits JSON.parse would round', () => {
+    expect(readRawJson('{"id":7530173704672641025}')).toEqual({
+      kind: 'object',
+      entries: [['id', { kind: 'number', text: '7530173704672641025' }]],
+    });
+  });
+
+  it('passes an id whose digits are those of id_str', () => {
+    expect(findings('{"users":[{"id":7530173704672641025,"id_str":"7530173704672641025"}]}')).toEqual({
+      findings: [],
+      seen: true,
+    });
+  });
+
+  it('fails the digits a JavaScript number prints beside the exact string', () => {
+    expect(findings('{"id":7530173704672641000,"id_str":"7530173704672641025"}').findings).toEqual([
+      { path: 'id', seen: '"id": 7530173704672641000 beside "id_str": "7530173704672641025"' },
+    ]);
+  });
+
+  it('fails an integer beyond 2^53 without its _str sibling, and an exponent beside the string', () => {
+    expect(findings('{"a":{"id":9007199254740993}}').findings).toEqual([
+      { path: 'a.id', seen: '"id": 9007199254740993 without "id_str"' },
+    ]);
+    expect(findings('{"id":1e3,"id_str":"1000"}').findings).toHaveLength(1);
+  });
+
+  it('sees nothing to judge in small ids', () => {
+    expect(findings('{"id":42,"name":"x"}')).toEqual({ findings: [], seen: false });
+  });
+
+  it('reads only JSON', () => {
+    expect(readRawJson('{"a":1,}')).toBeUndefined();
+    expect(readRawJson('<html>')).toBeUndefined();
+    expect(readRawJson('{"a":"x"} tail')).toBeUndefined();
+  });
+});
+
+describe('nesting', () => {
+  it('allows objects in arrays and two objects of the same structure side by side', () => {
+    expect(
+      nestingFindings({ users: [{ id: 1 }], sender: { name: 'a', email: 'b' }, recipient: { email: 'c', name: 'd' } }),
+    ).toEqual([]);
+  });
+
+  it('reports a nested object whose structure occurs once', () => {
+    expect(nestingFindings({ users: [{ id: 1, address: { city: 'x' } }] })).toEqual([
+      '"users[].address" is a nested object whose structure occurs once',
+    ]);
+  });
+});
+
+describe('checks on every error and every 304 the run sees', () => {
+  it('fails a 401 with an empty body on the error shape, and accepts an OAuth 2.0 challenge naming its error', async () => {
+    const app = express()
+      .get('/v1/things', (req, res) => {
+        if (req.get('authorization') === undefined) res.status(401).set('WWW-Authenticate', 'Bearer realm="api"').end();
+        else res.status(401).set('WWW-Authenticate', 'Bearer error="invalid_token"').json({ error: 'invalid_token' });
+      })
+      .use((_req, res) => {
+        res.status(404).json({ errors: [{ message: 'No endpoint answers this URI.', code: 40401 }] });
+      });
+    const report = await checkConventions(app, { protected: '/v1/things' });
+    expect(report.results.find((result) => result.id === 'errors.body-shape')?.evidence).toEqual({
+      request: 'GET /v1/things -> 401',
+      expected: 'a JSON object { errors: [{ message: string, code: integer }, ...] }',
+      seen: 'an empty body',
+    });
+  });
+
+  it('fails a 304 to a request that sent no cache information', async () => {
+    const app = express().get('/v1/things', (_req, res) => {
+      res.status(304).end();
+    });
+    const report = await checkConventions(app, { paths: ['/v1/things'] });
+    expect(report.results.find((result) => result.id === 'caching.not-modified-only-conditional')?.evidence).toEqual({
+      request: 'GET /v1/things -> 304',
+      expected: '304 with an empty body, only to a conditional request',
+      seen: 'a 304 to a request without If-None-Match or If-Modified-Since',
+    });
+  });
+});
+
+describe('docs/conformance.md, coverage of SPEC.md', () => {
+  // The rows of spec-coverage.md by section heading (the "Not testable" list aside), and the coverage table.
+  const sections = new Map<string, string[]>();
+  let heading = '';
+  for (const line of readFileSync(RULE_PAGE, 'utf8').split('\n')) {
+    if (line.startsWith('## ')) heading = line.slice(3);
+    else if (line.startsWith('| ') && !line.startsWith('| --') && heading !== 'Not testable, and why') {
+      const row = line.split('|')[1]?.trim() as string;
+      if (!['rule', 'record', 'parameter'].includes(row)) sections.set(heading, [...(sections.get(heading) ?? []), row]);
+    }
+  }
+  const page = readFileSync('docs/conformance.md', 'utf8');
+  const table = page.slice(page.indexOf('## Coverage of SPEC.md'));
+  const coverage = new Map(
+    table
+      .split('\n')
+      .filter((line) => line.includes(' › '))
+      .map((line) => {
+        const cells = line.split(/(?<!\\)\|/).map((cell) => cell.trim());
+        return [cells[1] as string, { checks: cells[2] as string, reason: cells[3] as string }];
+      }),
+  );
+  const rows = [...sections].flatMap(([section, names]) => names.map((name) => `${section} › ${name}`));
+
+  it('reads every row of docs/spec-coverage.md', () => {
+    expect(rows.length).toBeGreaterThan(90);
+  });
+
+  it.each(rows)('names the check of %s, or why it cannot be observed', (row) => {
+    const entry = coverage.get(row);
+    expect(entry).toBeDefined();
+    expect(`${entry?.checks}${entry?.reason}`.trim()).not.toBe('');
+    for (const [, id] of (entry?.checks ?? '').matchAll(/`([a-z]+\.[a-z0-9.*-]+)`/g)) {
+      const known = (id as string).endsWith('.*')
+        ? CONFORMANCE_CHECK_IDS.some((check) => check.startsWith((id as string).slice(0, -1)))
+        : (CONFORMANCE_CHECK_IDS as string[]).includes(id as string);
+      expect(known).toBe(true);
+    }
+  });
+
+  it('lists no row that docs/spec-coverage.md does not have, and leaves no check out', () => {
+    expect([...coverage.keys()].sort()).toEqual([...rows].sort());
+    const named = [...table.matchAll(/`([a-z]+\.[a-z0-9.-]+)`/g)].map((match) => match[1]);
+    const uncovered = CONFORMANCE_CHECK_IDS.filter(
+      (id) => !named.includes(id) && !named.some((name) => name?.endsWith('.') && id.startsWith(name)),
+    );
+    expect(uncovered.filter((id) => !id.startsWith('cors.preflight.'))).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import { conventions, errorHandler, notFound } from '../src/index.js';
 import { ALLOWED_ORIGIN, compliantApp } from './fixtures/compliant-app.js';
 import { conventionsApp } from './fixtures/conventions-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
-import { peerStackApp } from './fixtures/peer-stack.js';
+import { peerStackDefaultsApp } from './fixtures/peer-stack.js';
 import { plainExpressApp } from './fixtures/plain-express.js';
 
 const byId = (report: ConformanceReport, id: string): CheckResult => {
@@ -53,7 +53,9 @@ describe('checkConventions()', () => {
     });
 
     it('counts its requests and reports every check once, grouped by section', () => {
-      expect(report.requests).toBe(14);
+      // 14 for the checks before issue 16; then a missing resource and HEAD, 5 for paging and fields,
+      // 6 more for the token endpoint and 401/403, 6 writes.
+      expect(report.requests).toBe(33);
       expect(report.results.map((result) => result.id)).toEqual(CONFORMANCE_CHECK_IDS);
       expect(report.summary).toEqual({ pass: CONFORMANCE_CHECK_IDS.length - 4, fail: 0, skip: 4 });
       const sections = report.results.map((result) => result.section);
@@ -100,7 +102,7 @@ describe('checkConventions()', () => {
         expect(byId(report, id).evidence?.seen).toMatch(/\(absent\)$/);
       }
       expect(byId(report, 'security.nosniff').evidence).toMatchObject({
-        request: 'GET /v1/users -> 200 (and 6 more of 11 responses)',
+        request: 'GET /v1/users/express-api-conventions-no-such-id -> 200 (and 21 more of 28 responses)',
       });
       expect(byId(report, 'security.cache-control').evidence?.seen).toBe('cache-control (absent)');
     });
@@ -139,9 +141,9 @@ describe('checkConventions()', () => {
     it('fails on the token response and error shape, showing no secret', () => {
       expect(verdict(report, 'auth.token.response')).toEqual(
         fails(
-          'status 200, JSON { access_token: string, token_type: "bearer", expires_in: integer, refresh_token: string }',
+          'status 200, JSON { access_token: string, token_type: "bearer", ... }',
           '{ access_token: string, token_type: "Bearer", expires_in: 3600, refresh_token: string }',
-          'POST /v1/oauth2/token -> 200 (grant_type=password)',
+          'POST /v1/oauth2/token -> 200 (grant_type=password, client authenticated)',
         ),
       );
       expect(verdict(report, 'auth.token.error')).toEqual(
@@ -151,8 +153,10 @@ describe('checkConventions()', () => {
           'POST /v1/oauth2/token -> 400',
         ),
       );
+      // The grant works without client credentials: client authentication is optional, whatever the token's shape.
+      expect(verdict(report, 'auth.token.client-optional')).toEqual({ status: 'pass' });
       const text = JSON.stringify(report);
-      for (const secret of ['wonderland', 'access-1', 'refresh-1']) expect(text).not.toContain(secret);
+      for (const secret of ['wonderland', 'web-app-secret', 'access-1', 'refresh-1']) expect(text).not.toContain(secret);
     });
 
     it('fails on an invalid_token answer without Cache-Control and Pragma', () => {
@@ -162,6 +166,20 @@ describe('checkConventions()', () => {
           'Content-Type: application/json, Cache-Control: no-store, Pragma: no-cache',
           'Cache-Control (absent), Pragma (absent)',
           'GET /v1/users/me -> 401 (Authorization: Bearer <invalid>)',
+        ),
+      );
+    });
+
+    it('judges method override only against a PATCH that succeeds', () => {
+      const reason = 'the PATCH of /v1/users/2 answered 404: give --change with fields it accepts';
+      expect(verdict(report, 'methods.override-header')).toEqual({ status: 'skip', reason });
+      expect(verdict(report, 'caching.changed')).toEqual({ status: 'skip', reason });
+      // Its GET /v1/users/:id answers whatever the id: the missing resource is not told from a user.
+      expect(verdict(report, 'errors.not-found.distinct')).toEqual(
+        fails(
+          'status 404 for a missing resource',
+          'status 200',
+          'GET /v1/users/express-api-conventions-no-such-id -> 200 and GET /v1/express-api-conventions-no-such-route -> 404',
         ),
       );
     });
@@ -176,12 +194,12 @@ describe('checkConventions()', () => {
   describe('on helmet + cors + express-rate-limit with their default options', () => {
     let report: ConformanceReport;
     beforeAll(async () => {
-      report = await checkConventions(peerStackApp(), { origin: ALLOWED_ORIGIN, resource: '/v1/users/1' });
+      report = await checkConventions(peerStackDefaultsApp(), { origin: ALLOWED_ORIGIN, resource: '/v1/users/1' });
     });
 
     it("fails on helmet's defaults where they differ from SPEC.md", () => {
-      // 5 of the 7 answers: the two 304s carry only what RFC 9110 §15.4.5 asks of them.
-      const request = 'GET /v1/express-api-conventions-no-such-route -> 404 (and 4 more of 5 responses)';
+      // Past its default limit of 5 a minute, the answers are 429s, with helmet's headers too.
+      const request = 'GET /v1/express-api-conventions-no-such-route -> 404 (and 8 more of 9 responses)';
       expect(verdict(report, 'security.hsts')).toEqual(
         fails(
           'strict-transport-security: max-age=63072000; includeSubDomains',
@@ -203,7 +221,7 @@ describe('checkConventions()', () => {
         fails(
           'no X- response header other than those SPEC.md names',
           'x-download-options',
-          'GET /v1/express-api-conventions-no-such-route -> 404 (and 6 more of 7 responses)',
+          'GET /v1/express-api-conventions-no-such-route -> 404 (and 8 more of 9 responses)',
         ),
       );
     });
@@ -245,7 +263,7 @@ describe('checkConventions()', () => {
           expect.stringMatching(
             /^x-ratelimit-limit "5", x-ratelimit-remaining "4", x-ratelimit-reset "\d+"$/,
           ) as unknown as string,
-          'GET /v1/express-api-conventions-no-such-route -> 404 (and 5 more of 7 responses)',
+          'GET /v1/express-api-conventions-no-such-route -> 404 (and 7 more of 9 responses)',
         ),
       );
       // Its default limit is 5 requests a minute: the 6th answer is a 429 with Retry-After (a skip would say none was seen).
@@ -291,7 +309,8 @@ describe('checkConventions()', () => {
         fails(
           'RateLimit-Policy: "name";q=<integer>[;qu="unit"][;w=<seconds>][;pk=:key:], ...',
           '"100;w=60": an item that is not a quoted policy name ("100")',
-          'GET /v1/things -> 200',
+          // The list is also asked for with limit, malformed paging and fields: 5 more answers.
+          'GET /v1/things -> 200 (and 5 more of 6 responses)',
         ),
       );
     });
@@ -384,7 +403,7 @@ describe('checkConventions()', () => {
         fails(
           'every Set-Cookie with Secure and HttpOnly',
           'cookie "session" with attributes "Path=/; HttpOnly"',
-          'GET /v1/orders -> 200',
+          'GET /v1/orders -> 200 (and 5 more of 6 responses)',
         ),
       );
       expect(JSON.stringify(report)).not.toContain('secret-session-value');
@@ -425,6 +444,9 @@ describe('checkConventions()', () => {
         status: 'skip',
         reason: 'a token request is a POST: give --allow-writes to send it',
       });
+      for (const id of ['caching.changed', 'methods.override-header', 'methods.override-form', 'methods.override-post-only']) {
+        expect(verdict(report, id)).toEqual({ status: 'skip', reason: 'changes a resource: give --allow-writes' });
+      }
     });
 
     it('redacts a credential that an answer echoes', async () => {
@@ -472,6 +494,11 @@ describe('checkConventions()', () => {
       [{ resource: 'v1/users/1' }, /`resource` must be a path starting with "\/"/],
       [{ maxRequest: 5 }, /unsupported option `maxRequest`\. Did you mean `maxRequests`\?/],
       [{ credentials: { clientId: 'only-the-id' } }, /clientId and clientSecret together/],
+      [{ credentials: { limitedUsername: 'bob' } }, /limitedUsername and limitedPassword together/],
+      [{ disposable: '/v1/users/2' }, /`change` must be the fields a PATCH of `disposable` sets/],
+      [{ disposable: '/v1/users/2', change: { address: { city: 'x' } } }, /`change` must be an object of field names and string/],
+      [{ limitedScope: 'users:write  exports' }, /`limitedScope` must be an RFC 6749 scope/],
+      [{ forbidden: 'v1/exports/1' }, /`forbidden` must be a path starting with "\/"/],
     ])('refuses %j at once', async (options, message) => {
       await expect(checkConventions(plainExpressApp(), options as never)).rejects.toThrow(message);
     });

@@ -4,11 +4,26 @@ import { describeExchange, type Exchange } from './probe.js';
 /** A bearer token no server issued: the `invalid_token` probe. */
 export const INVALID_TOKEN = 'express-api-conventions-conformance-invalid-token';
 
-const TOKEN_IDS = ['auth.token.response', 'auth.token.refresh', 'auth.token.error'] as const;
-const INVALID_IDS = ['auth.invalid-token.status', 'auth.invalid-token.headers', 'auth.invalid-token.body'] as const;
+const TOKEN_IDS = [
+  'auth.token.response',
+  'auth.token.expires-in',
+  'auth.token.refresh-token',
+  'auth.token.no-pragma',
+  'auth.token.client-optional',
+  'auth.token.client-in-body',
+  'auth.token.refresh',
+  'auth.token.error',
+  'auth.insufficient-rights',
+] as const;
+const GRANT_IDS = ['auth.token.response', 'auth.token.expires-in', 'auth.token.refresh-token', 'auth.token.no-pragma'] as const;
+const INVALID_IDS = [
+  'auth.missing-credential',
+  'auth.invalid-token.status',
+  'auth.invalid-token.headers',
+  'auth.invalid-token.body',
+] as const;
 
-const TOKEN_EXPECTED =
-  'status 200, JSON { access_token: string, token_type: "bearer", expires_in: integer, refresh_token: string }';
+const TOKEN_EXPECTED = 'status 200, JSON { access_token: string, token_type: "bearer", ... }';
 
 /**
  * The shape of a token response, without its secrets: strings are shown as
@@ -24,8 +39,10 @@ function tokenShape(body: Record<string, unknown>): string {
   return `{ ${[field('access_token', false), field('token_type', true), field('expires_in', true), field('refresh_token', false)].join(', ')} }`;
 }
 
-/** The refresh token of a good token response, or a description of what is wrong (never a secret). */
-function readTokenResponse(exchange: Exchange): { refreshToken: string } | { problem: string } {
+type TokenAnswer = { token: Record<string, unknown>; accessToken: string } | { problem: string };
+
+/** The token of a good answer (200 JSON, string access_token, token_type bearer), or what is wrong (never a secret). */
+function readTokenResponse(exchange: Exchange): TokenAnswer {
   const type = exchange.headers['content-type'];
   const body = parseJson(exchange.body);
   if (exchange.status !== 200) {
@@ -35,26 +52,37 @@ function readTokenResponse(exchange: Exchange): { refreshToken: string } | { pro
   if (!isSpecJsonType(type)) return { problem: `Content-Type ${shown(type)}` };
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { problem: 'a body that is not a JSON object' };
   const token = body as Record<string, unknown>;
-  const good =
-    typeof token.access_token === 'string' &&
-    token.access_token !== '' &&
-    token.token_type === 'bearer' &&
-    Number.isInteger(token.expires_in) &&
-    typeof token.refresh_token === 'string' &&
-    token.refresh_token !== '';
-  return good ? { refreshToken: token.refresh_token as string } : { problem: tokenShape(token) };
+  const good = typeof token.access_token === 'string' && token.access_token !== '' && token.token_type === 'bearer';
+  return good ? { token, accessToken: token.access_token as string } : { problem: tokenShape(token) };
+}
+
+/** The access token of a 200, to use in later requests, whether or not the rest of the answer is right. */
+function usableToken(exchange: Exchange): string | undefined {
+  if (exchange.status !== 200) return undefined;
+  const token = (parseJson(exchange.body) as { access_token?: unknown } | undefined)?.access_token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /**
  * SPEC.md "Authentication": the token endpoint's response and error shape
- * (POST: only with allowWrites), and the `invalid_token` answer of a
- * protected path.
+ * (POST: only with allowWrites), client authentication being optional, the
+ * 403 of a token without the right, and the 401s of a protected path.
  */
 export async function checkAuthentication(ctx: RunContext): Promise<void> {
   await checkTokenEndpoint(ctx);
   await checkInvalidToken(ctx);
+}
+
+/** The secrets of a token answer go into the redaction list before anything is reported. */
+function remember(ctx: RunContext, exchange: Exchange): void {
+  const body = parseJson(exchange.body);
+  if (typeof body !== 'object' || body === null) return;
+  for (const key of ['access_token', 'refresh_token'] as const) {
+    const value = (body as Record<string, unknown>)[key];
+    if (typeof value === 'string') ctx.secrets.add(value);
+  }
 }
 
 async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
@@ -65,19 +93,24 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
   if (tokenEndpoint === undefined) return skipAll('needs the token endpoint: give --token-endpoint /v1/oauth2/token');
   if (!allowWrites) return skipAll('a token request is a POST: give --allow-writes to send it');
   const path = ctx.under(tokenEndpoint);
-  const client: Record<string, string> =
-    credentials.clientId !== undefined && credentials.clientSecret !== undefined
-      ? { authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}` }
-      : {};
+  const clientGiven = credentials.clientId !== undefined && credentials.clientSecret !== undefined;
+  const client: Record<string, string> = clientGiven
+    ? { authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}` }
+    : {};
+  const grant = async (purpose: string, params: Record<string, string>, withClient = true) => {
+    const answer = await ctx.send({
+      purpose,
+      method: 'POST',
+      path,
+      headers: { ...FORM, ...(withClient ? client : {}) },
+      body: new URLSearchParams(params).toString(),
+    });
+    if (answer) remember(ctx, answer);
+    return answer;
+  };
 
   // The error shape first: an unsupported grant type changes no state and counts no failed sign-in.
-  const refused = await ctx.send({
-    purpose: 'token error',
-    method: 'POST',
-    path,
-    headers: { ...FORM, ...client },
-    body: new URLSearchParams({ grant_type: 'urn:express-api-conventions:conformance-unsupported' }).toString(),
-  });
+  const refused = await grant('token error', { grant_type: 'urn:express-api-conventions:conformance-unsupported' });
   if (!refused) ctx.skip('auth.token.error', ctx.budgetReason);
   else {
     const body = parseJson(refused.body);
@@ -100,57 +133,186 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
     );
   }
 
-  if (credentials.username === undefined || credentials.password === undefined) {
+  const { username, password } = credentials;
+  if (username === undefined || password === undefined) {
     const reason = 'needs a user: set EAC_USERNAME and EAC_PASSWORD (credentials.username, credentials.password)';
-    ctx.skip('auth.token.response', reason);
-    ctx.skip('auth.token.refresh', reason);
+    for (const id of TOKEN_IDS) if (id !== 'auth.token.error') ctx.skip(id, reason);
     return;
   }
-  const granted = await ctx.send({
-    purpose: 'token',
-    method: 'POST',
-    path,
-    headers: { ...FORM, ...client },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: credentials.username,
-      password: credentials.password,
-    }).toString(),
-  });
+  const granted = await grant('token', { grant_type: 'password', username, password });
   if (!granted) {
-    ctx.skip('auth.token.response', ctx.budgetReason);
-    ctx.skip('auth.token.refresh', ctx.budgetReason);
+    for (const id of TOKEN_IDS) if (id !== 'auth.token.error') ctx.skip(id, ctx.budgetReason);
     return;
   }
+  const request = `${describeExchange(granted)} (grant_type=password${clientGiven ? ', client authenticated' : ''})`;
   const read = readTokenResponse(granted);
   if ('problem' in read) {
-    ctx.fail('auth.token.response', {
-      request: `${describeExchange(granted)} (grant_type=password)`,
-      expected: TOKEN_EXPECTED,
-      seen: read.problem,
-    });
+    ctx.fail('auth.token.response', { request, expected: TOKEN_EXPECTED, seen: read.problem });
+    if (granted.status !== 200) for (const id of GRANT_IDS.slice(1)) ctx.skip(id, 'the password grant was refused');
+  } else ctx.pass('auth.token.response');
+  // The run's own writes use any token it was given, whatever the shape of the answer that carried it.
+  ctx.accessToken = usableToken(granted);
+  if (granted.status === 200) {
+    const token = (parseJson(granted.body) ?? {}) as Record<string, unknown>;
+    ctx.verdict(
+      'auth.token.expires-in',
+      Number.isInteger(token.expires_in)
+        ? undefined
+        : {
+            request,
+            expected: 'expires_in: an integer',
+            seen: `expires_in ${token.expires_in === undefined ? '(absent)' : JSON.stringify(token.expires_in)}`,
+          },
+    );
+    ctx.verdict(
+      'auth.token.refresh-token',
+      typeof token.refresh_token === 'string' && token.refresh_token !== ''
+        ? undefined
+        : { request, expected: 'refresh_token: a string, in the same answer as the access token', seen: tokenShape(token) },
+    );
+    ctx.verdict(
+      'auth.token.no-pragma',
+      granted.headers.pragma === undefined
+        ? undefined
+        : {
+            request,
+            expected: 'no Pragma on the 200 (Cache-Control: no-store says it)',
+            seen: `Pragma ${shown(granted.headers.pragma)}`,
+          },
+    );
+  }
+
+  // Client authentication is optional: the same grant, without any client credentials, gets a
+  // token (its shape is auth.token.response's to judge).
+  const TOKEN_GIVEN = 'status 200 with an access_token';
+  const refusal = (exchange: Exchange) => {
+    const error = (parseJson(exchange.body) as { error?: unknown } | undefined)?.error;
+    return `status ${exchange.status}${typeof error === 'string' ? ` with error ${JSON.stringify(error)}` : ''}`;
+  };
+  if (!clientGiven) {
+    ctx.verdict(
+      'auth.token.client-optional',
+      ctx.accessToken ? undefined : { request, expected: TOKEN_GIVEN, seen: refusal(granted) },
+    );
+  } else {
+    const anonymous = await grant('token', { grant_type: 'password', username, password }, false);
+    if (!anonymous) ctx.skip('auth.token.client-optional', ctx.budgetReason);
+    else
+      ctx.verdict(
+        'auth.token.client-optional',
+        usableToken(anonymous)
+          ? undefined
+          : {
+              request: `${describeExchange(anonymous)} (grant_type=password, no client credentials)`,
+              expected: TOKEN_GIVEN,
+              seen: refusal(anonymous),
+            },
+      );
+  }
+
+  // Client authentication 2: the same credentials in the body instead of the header.
+  if (!clientGiven)
+    ctx.skip('auth.token.client-in-body', 'needs the registered application: set EAC_CLIENT_ID and EAC_CLIENT_SECRET');
+  else {
+    const inBody = await grant(
+      'token',
+      {
+        grant_type: 'password',
+        username,
+        password,
+        client_id: credentials.clientId as string,
+        client_secret: credentials.clientSecret as string,
+      },
+      false,
+    );
+    if (!inBody) ctx.skip('auth.token.client-in-body', ctx.budgetReason);
+    else
+      ctx.verdict(
+        'auth.token.client-in-body',
+        usableToken(inBody)
+          ? undefined
+          : {
+              request: `${describeExchange(inBody)} (grant_type=password, client_id and client_secret in the body)`,
+              expected: TOKEN_GIVEN,
+              seen: refusal(inBody),
+            },
+      );
+  }
+
+  const refreshToken =
+    granted.status === 200 ? (parseJson(granted.body) as { refresh_token?: unknown }).refresh_token : undefined;
+  if (typeof refreshToken !== 'string' || refreshToken === '')
     ctx.skip('auth.token.refresh', 'the password grant gave no refresh token');
-    return;
+  else {
+    const refreshed = await grant('token refresh', { grant_type: 'refresh_token', refresh_token: refreshToken });
+    if (!refreshed) ctx.skip('auth.token.refresh', ctx.budgetReason);
+    else {
+      const again = readTokenResponse(refreshed);
+      ctx.verdict(
+        'auth.token.refresh',
+        'problem' in again
+          ? {
+              request: `${describeExchange(refreshed)} (grant_type=refresh_token)`,
+              expected: TOKEN_EXPECTED,
+              seen: again.problem,
+            }
+          : undefined,
+      );
+      ctx.accessToken = usableToken(refreshed) ?? ctx.accessToken;
+    }
   }
-  ctx.secrets.add(read.refreshToken);
-  ctx.pass('auth.token.response');
-  const refreshed = await ctx.send({
-    purpose: 'token refresh',
-    method: 'POST',
-    path,
-    headers: { ...FORM, ...client },
-    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: read.refreshToken }).toString(),
+
+  await checkInsufficientRights(ctx, grant);
+}
+
+/** 403: a valid token without the right to act, from the limited user or the limited scope. */
+async function checkInsufficientRights(
+  ctx: RunContext,
+  grant: (purpose: string, params: Record<string, string>) => Promise<Exchange | undefined>,
+): Promise<void> {
+  const id = 'auth.insufficient-rights';
+  const { forbidden, limitedScope, credentials } = ctx.config;
+  if (forbidden === undefined) return ctx.skip(id, 'needs a path a limited token may not use: give --forbidden /v1/<path>');
+  const username = credentials.limitedUsername ?? credentials.username;
+  const password = credentials.limitedPassword ?? credentials.password;
+  if (
+    username === undefined ||
+    password === undefined ||
+    (credentials.limitedUsername === undefined && limitedScope === undefined)
+  ) {
+    return ctx.skip(
+      id,
+      'needs a limited token: give --limited-scope <scope>, or set EAC_LIMITED_USERNAME and EAC_LIMITED_PASSWORD',
+    );
+  }
+  const params: Record<string, string> = { grant_type: 'password', username, password };
+  if (limitedScope !== undefined) params.scope = limitedScope;
+  const granted = await grant('limited token', params);
+  if (!granted) return ctx.skip(id, ctx.budgetReason);
+  const limitedToken = usableToken(granted);
+  if (limitedToken === undefined) {
+    return ctx.fail(id, {
+      request: `${describeExchange(granted)} (grant_type=password${limitedScope === undefined ? '' : `, scope=${limitedScope}`})`,
+      expected: 'a token for the limited credential (status 200 with an access_token)',
+      seen: `status ${granted.status}`,
+    });
+  }
+  const answer = await ctx.send({
+    purpose: 'limited token use',
+    method: 'GET',
+    path: ctx.under(forbidden),
+    headers: { authorization: `Bearer ${limitedToken}` },
   });
-  if (!refreshed) {
-    ctx.skip('auth.token.refresh', ctx.budgetReason);
-    return;
-  }
-  const again = readTokenResponse(refreshed);
+  if (!answer) return ctx.skip(id, ctx.budgetReason);
   ctx.verdict(
-    'auth.token.refresh',
-    'problem' in again
-      ? { request: `${describeExchange(refreshed)} (grant_type=refresh_token)`, expected: TOKEN_EXPECTED, seen: again.problem }
-      : undefined,
+    id,
+    answer.status === 403
+      ? undefined
+      : {
+          request: `${describeExchange(answer)} (Authorization: Bearer <limited token>)`,
+          expected: 'status 403 (an authorization failure)',
+          seen: `status ${answer.status}`,
+        },
   );
 }
 
@@ -160,6 +322,19 @@ async function checkInvalidToken(ctx: RunContext): Promise<void> {
     for (const id of INVALID_IDS) ctx.skip(id, 'needs a protected path: give --protected /v1/<path>');
     return;
   }
+  const missing = await ctx.send({ purpose: 'no credential', method: 'GET', path: ctx.under(target) });
+  if (!missing) ctx.skip('auth.missing-credential', ctx.budgetReason);
+  else
+    ctx.verdict(
+      'auth.missing-credential',
+      missing.status === 401
+        ? undefined
+        : {
+            request: `${describeExchange(missing)} (no Authorization)`,
+            expected: 'status 401 (an authentication failure)',
+            seen: `status ${missing.status}`,
+          },
+    );
   const answer = await ctx.send({
     purpose: 'invalid token',
     method: 'GET',

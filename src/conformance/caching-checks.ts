@@ -28,17 +28,18 @@ function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], ans
 export async function checkCaching(ctx: RunContext): Promise<void> {
   const resource = ctx.config.resource;
   if (resource === undefined) {
-    for (const id of CACHING_IDS) ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+    for (const id of [...CACHING_IDS, 'methods.head'] as const)
+      ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
     return;
   }
   const path = ctx.under(resource);
   const first = await ctx.send({ purpose: 'resource', method: 'GET', path });
   if (!first) {
-    for (const id of CACHING_IDS) ctx.skip(id, ctx.budgetReason);
+    for (const id of [...CACHING_IDS, 'methods.head'] as const) ctx.skip(id, ctx.budgetReason);
     return;
   }
   if (first.status !== 200) {
-    for (const id of CACHING_IDS) {
+    for (const id of [...CACHING_IDS, 'methods.head'] as const) {
       ctx.fail(id, {
         request: describeExchange(first),
         expected: 'status 200 (--resource must name an existing resource)',
@@ -63,6 +64,21 @@ export async function checkCaching(ctx: RunContext): Promise<void> {
       : { request, expected: 'Last-Modified: an HTTP-date in GMT', seen: `Last-Modified ${shown(lastModified)}` },
   );
 
+  const head = await ctx.send({ purpose: 'HEAD', method: 'HEAD', path });
+  if (!head) ctx.skip('methods.head', ctx.budgetReason);
+  else {
+    const problems: string[] = [];
+    if (head.status !== 200) problems.push(`status ${head.status}`);
+    if (head.body.length > 0) problems.push(`a body of ${Buffer.byteLength(head.body)} bytes`);
+    if (head.headers.etag !== etag) problems.push(`ETag ${shown(head.headers.etag)} where the GET sent ${shown(etag)}`);
+    ctx.verdict(
+      'methods.head',
+      problems.length === 0
+        ? undefined
+        : { request: describeExchange(head), expected: "200, the GET's ETag, no body", seen: problems.join(', ') },
+    );
+  }
+
   if (etag === undefined) ctx.skip('caching.if-none-match', 'the resource sent no ETag');
   else {
     const answer = await ctx.send({ purpose: 'If-None-Match', method: 'GET', path, headers: { 'if-none-match': etag } });
@@ -78,4 +94,36 @@ export async function checkCaching(ctx: RunContext): Promise<void> {
     });
     checkNotModified(ctx, 'caching.if-modified-since', answer);
   }
+}
+
+const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
+
+/** SPEC.md status 304: "empty body; only when the client sent cache information", on every 304 the run saw. */
+export function checkNotModifiedAnswers(ctx: RunContext): void {
+  const id = 'caching.not-modified-only-conditional';
+  const answers = ctx.probe.exchanges.filter((exchange) => exchange.status === 304);
+  if (answers.length === 0) {
+    ctx.skip(id, 'no 304 was seen: give --resource');
+    return;
+  }
+  const bad = answers
+    .map((exchange) => {
+      const problems: string[] = [];
+      if (!exchange.sentHeaders.some((name) => CONDITIONAL_HEADERS.includes(name)))
+        problems.push('a 304 to a request without If-None-Match or If-Modified-Since');
+      if (exchange.body.length > 0) problems.push(`a body of ${Buffer.byteLength(exchange.body)} bytes`);
+      return { exchange, seen: problems.join(', ') };
+    })
+    .filter((item) => item.seen !== '');
+  const first = bad[0];
+  ctx.verdict(
+    id,
+    first
+      ? {
+          request: `${describeExchange(first.exchange)}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}`,
+          expected: '304 with an empty body, only to a conditional request',
+          seen: first.seen,
+        }
+      : undefined,
+  );
 }

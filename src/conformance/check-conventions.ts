@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { invalidOption } from '../config/options.js';
 import { checkAuthentication } from './auth-checks.js';
-import { checkCaching } from './caching-checks.js';
+import { checkCaching, checkNotModifiedAnswers } from './caching-checks.js';
 import { RunContext } from './context.js';
 import { checkCors } from './cors-checks.js';
 import { checkErrorBodies, checkErrors } from './errors-checks.js';
@@ -13,7 +13,10 @@ import { checkLimits } from './limit-checks.js';
 import { type ConformanceOptions, readConformanceOptions } from './options.js';
 import { checkPaths } from './path-checks.js';
 import { Probe } from './probe.js';
+import { checkQueryParameters } from './query-checks.js';
 import { buildReport, type ConformanceReport } from './report.js';
+import { checkResourceConventions } from './resource-checks.js';
+import { checkWrites } from './write-checks.js';
 
 /** What checkConventions() probes: a running API's base URL, or an app (an Express app or any Node request listener). */
 export type ConformanceTarget = string | URL | RequestListener;
@@ -61,7 +64,8 @@ async function close(server: Server): Promise<void> {
  * ```
  *
  * It sends at most `maxRequests` requests (default 60, hard cap 200), and
- * only GET, OPTIONS and TRACE unless `allowWrites` is set. Wrong options
+ * only GET, HEAD, OPTIONS and TRACE unless `allowWrites` is set (then also POST to
+ * the token endpoint, and PATCH and POST to the `disposable` resource). Wrong options
  * throw a ConfigurationError before any request.
  */
 export async function checkConventions(
@@ -70,7 +74,15 @@ export async function checkConventions(
 ): Promise<ConformanceReport> {
   const config = readConformanceOptions(options);
   const given = typeof target === 'function' ? undefined : baseUrlOf(target);
-  for (const path of [config.resource, ...config.paths, config.protected, config.tokenEndpoint, config.reflect]) {
+  for (const path of [
+    config.resource,
+    ...config.paths,
+    config.protected,
+    config.tokenEndpoint,
+    config.reflect,
+    config.forbidden,
+    config.disposable,
+  ]) {
     if (path !== undefined && /^https?:\/\//.test(path) && (!given || new URL(path).origin !== given.origin)) {
       const expected = given
         ? `a path on the target's origin (${given.origin})`
@@ -108,11 +120,17 @@ export async function checkConventions(
       if (alreadySent(path)) continue;
       if (!(await ctx.send({ purpose: 'path', method: 'GET', path: ctx.under(path) }))) break;
     }
+    await checkQueryParameters(ctx);
     await checkCaching(ctx);
     await checkCors(ctx);
     await checkAuthentication(ctx);
+    // Last: the writes use the access token, and may (if override is honoured on GET) delete the resource.
+    await checkWrites(ctx);
+    // After the writes: a change holding < or > shows the escaping too.
     await checkJsonEscaping(ctx);
 
+    checkResourceConventions(ctx);
+    checkNotModifiedAnswers(ctx);
     checkErrorBodies(ctx);
     checkHeaders(ctx);
     checkLimits(ctx);

@@ -27,12 +27,15 @@ export const CREDENTIAL_VARIABLES = {
   clientSecret: 'EAC_CLIENT_SECRET',
   username: 'EAC_USERNAME',
   password: 'EAC_PASSWORD',
+  limitedUsername: 'EAC_LIMITED_USERNAME',
+  limitedPassword: 'EAC_LIMITED_PASSWORD',
 } as const satisfies Record<keyof ConformanceCredentials, string>;
 
 export const USAGE = `Usage: express-api-conventions check <base-url> [options]
 
 Probes a running API over HTTP and reports, check by check and grouped by
-SPEC.md section, what holds and what does not. Exits 0 when no check fails,
+SPEC.md section, what holds and what does not, each rule cited by its row in
+docs/spec-coverage.md. Exits 0 when no check fails,
 1 when one does, 2 on a wrong command line, 3 when the API cannot be reached.
 
 Where to look (each names what the checker cannot guess; without them it
@@ -53,9 +56,17 @@ and says which option it needs):
   --path-exception <r>:<s>   a segment allowed to break one path rule, as
                              checkRoutes()'s exceptions: plural:me (repeatable)
   --no-explore               do not follow the API's links
+  --forbidden <path>         a GET path a limited token may not use (403)
+  --limited-scope <scope>    the scope of that limited token, asked in the
+                             password grant (or set EAC_LIMITED_*)
+  --disposable <path>        an existing resource the run may change, and
+                             which a faulty method override could delete
+  --change <json>            the fields a PATCH of --disposable sets:
+                             '{"name":"Conformance probe"}'
 How much to send:
-  --allow-writes             allow POST (token requests); without it only
-                             GET, OPTIONS and TRACE are sent
+  --allow-writes             allow POST to the token endpoint and PATCH/POST
+                             to --disposable; without it only GET, HEAD,
+                             OPTIONS and TRACE are sent
   --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
   --timeout <ms>             per-request timeout, 100 to 120000 (default 10000)
   --preflight-method <m>     method asked in the CORS preflight (default GET)
@@ -73,6 +84,8 @@ Credentials for the token checks come from the environment, never from the
 command line, and are never printed:
   ${CREDENTIAL_VARIABLES.clientId}, ${CREDENTIAL_VARIABLES.clientSecret}   the registered application (optional)
   ${CREDENTIAL_VARIABLES.username}, ${CREDENTIAL_VARIABLES.password}      a user for the password grant
+  ${CREDENTIAL_VARIABLES.limitedUsername}, ${CREDENTIAL_VARIABLES.limitedPassword}
+                                        a second user, without the right to use --forbidden
 
 Example:
   npx express-api-conventions check http://127.0.0.1:3000 \\
@@ -100,6 +113,10 @@ const FLAGS = {
   protected: { type: 'string' },
   'token-endpoint': { type: 'string' },
   reflect: { type: 'string' },
+  forbidden: { type: 'string' },
+  'limited-scope': { type: 'string' },
+  disposable: { type: 'string' },
+  change: { type: 'string' },
   'path-exception': { type: 'string', multiple: true },
   'no-explore': { type: 'boolean' },
   'allow-writes': { type: 'boolean' },
@@ -128,6 +145,10 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   protected: '--protected',
   tokenEndpoint: '--token-endpoint',
   reflect: '--reflect',
+  forbidden: '--forbidden',
+  limitedScope: '--limited-scope',
+  disposable: '--disposable',
+  change: '--change',
   pathExceptions: '--path-exception',
   credentials: `${CREDENTIAL_VARIABLES.clientId} and ${CREDENTIAL_VARIABLES.clientSecret}`,
   maxRequests: '--max-requests',
@@ -157,6 +178,15 @@ const integer = (flag: string, value: string | undefined, min: number, max: numb
   if (!(number >= min && number <= max))
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}; received ${JSON.stringify(value)}.`);
   return number;
+};
+
+const jsonObject = (name: string, value: string | undefined): Record<string, string | number | boolean> | undefined => {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as Record<string, string | number | boolean>;
+  } catch {
+    throw new UsageError(`--${name} must be a JSON object; received ${JSON.stringify(value)}.`);
+  }
 };
 
 const commaList = (values: readonly string[] | undefined): string[] | undefined =>
@@ -272,6 +302,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       protected: values.protected,
       tokenEndpoint: values['token-endpoint'],
       reflect: values.reflect,
+      forbidden: values.forbidden,
+      limitedScope: values['limited-scope'],
+      disposable: values.disposable,
+      change: jsonObject('change', values.change),
       credentials,
       allowWrites: values['allow-writes'] ?? false,
       maxRequests: integer('--max-requests', values['max-requests'], 1, CONFORMANCE_REQUEST_CAP),

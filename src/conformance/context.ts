@@ -11,6 +11,8 @@ export class RunContext {
   /** Values that must never appear in the report: credentials and tokens. */
   readonly secrets = new Set<string>();
   budgetSpent = false;
+  /** The access token of the password grant, for the writes (never reported). */
+  accessToken: string | undefined;
 
   constructor(
     readonly probe: Probe,

@@ -1,4 +1,5 @@
-import { errorBodyProblem, isSpecJsonType, JSON_EXPECTED, type RunContext, shown } from './context.js';
+import { errorBodyProblem, excerpt, isSpecJsonType, JSON_EXPECTED, parseJson, type RunContext, shown } from './context.js';
+import { TOKEN_PURPOSES } from './header-checks.js';
 import { describeExchange, type Exchange } from './probe.js';
 
 /** A path no API answers; the checker never lints it as one of the API's own. */
@@ -38,6 +39,8 @@ export async function checkErrors(ctx: RunContext): Promise<void> {
   if (unknown) checkErrorAnswer(ctx, unknown, 'errors.not-found', 404);
   else for (const id of ['status', 'json', 'body'] as const) ctx.skip(`errors.not-found.${id}`, ctx.budgetReason);
 
+  await checkMissingResource(ctx, unknown);
+
   const existing = ctx.config.resource ?? ctx.config.paths[0];
   const ids = ['status', 'allow', 'json', 'body'] as const;
   if (existing === undefined) {
@@ -69,8 +72,28 @@ export function checkErrorBodies(ctx: RunContext): void {
   const errors = ctx.probe.exchanges.filter((exchange) => exchange.status >= 400 && exchange.method !== 'HEAD');
   if (errors.length === 0) {
     ctx.skip('errors.json-bodies', 'no 4xx or 5xx answer was seen');
+    ctx.skip('errors.body-shape', 'no 4xx or 5xx answer was seen');
     return;
   }
+  const shapes = errors
+    .map((exchange) => ({
+      exchange,
+      seen: isOAuthAnswer(exchange) ? oauthBodyProblem(exchange.body) : errorBodyProblem(exchange.body),
+    }))
+    .filter((item) => item.seen !== undefined);
+  const firstShape = shapes[0];
+  ctx.verdict(
+    'errors.body-shape',
+    firstShape
+      ? {
+          request: `${describeExchange(firstShape.exchange)}${shapes.length > 1 ? ` (and ${shapes.length - 1} more of ${errors.length})` : ''}`,
+          expected: isOAuthAnswer(firstShape.exchange)
+            ? 'an OAuth 2.0 error body { error: string, ... } (RFC 6749 §5.2, RFC 6750 §3.1)'
+            : ERROR_BODY_EXPECTED,
+          seen: firstShape.seen as string,
+        }
+      : undefined,
+  );
   const evidence = errors
     .map((exchange) => {
       const type = exchange.headers['content-type'];
@@ -89,5 +112,64 @@ export function checkErrorBodies(ctx: RunContext): void {
           seen: first.seen,
         }
       : undefined,
+  );
+}
+
+/**
+ * The answers SPEC.md gives the OAuth 2.0 shape instead ("Token error body":
+ * `error`): the token endpoint's errors, and a bearer challenge that names
+ * an error (`WWW-Authenticate: Bearer ... error="invalid_token"`, RFC 6750 §3.1).
+ * A 401 without any credential names no error, and has the API's error body.
+ */
+export function isOAuthAnswer(exchange: Exchange): boolean {
+  if (TOKEN_PURPOSES.has(exchange.purpose)) return true;
+  const challenge = exchange.headers['www-authenticate'];
+  return challenge !== undefined && /^\s*bearer\b/i.test(challenge) && /\berror\s*=/i.test(challenge);
+}
+
+function oauthBodyProblem(body: string): string | undefined {
+  const parsed = parseJson(body);
+  if (parsed === undefined) return body.trim() === '' ? 'an empty body' : `a body that is not JSON: ${excerpt(body)}`;
+  const good = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string';
+  return good ? undefined : `JSON ${excerpt(body)}`;
+}
+
+/** The id the checker asks for in place of --resource's: no API has it. */
+export const MISSING_ID = 'express-api-conventions-no-such-id';
+
+/**
+ * SPEC.md "Errors" rule 4: "a 404 carries enough detail to tell a missing
+ * resource from a wrong URI". The resource's last segment replaced by an id
+ * no API has must answer 404 with a body other than the wrong URI's.
+ */
+async function checkMissingResource(ctx: RunContext, unknown: Exchange | undefined): Promise<void> {
+  const id = 'errors.not-found.distinct';
+  const { resource } = ctx.config;
+  if (resource === undefined) return ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
+  if (!unknown) return ctx.skip(id, ctx.budgetReason);
+  const own = ctx.under(resource).split('?')[0] as string;
+  // `/v1/<collection>/<id>`: without a collection before it, the id's place is a wrong URI, not a missing resource.
+  if (
+    own
+      .slice(ctx.prefix.length)
+      .split('/')
+      .filter((segment) => segment !== '').length < 3
+  )
+    return ctx.skip(id, 'needs --resource of the form /v1/<collection>/<id>');
+  const path = own.replace(/\/[^/]*$/, `/${MISSING_ID}`);
+  const missing = await ctx.send({ purpose: 'missing resource', method: 'GET', path });
+  if (!missing) return ctx.skip(id, ctx.budgetReason);
+  const request = `${describeExchange(missing)} and ${describeExchange(unknown)}`;
+  if (missing.status !== 404)
+    return ctx.fail(id, { request, expected: 'status 404 for a missing resource', seen: `status ${missing.status}` });
+  ctx.verdict(
+    id,
+    missing.body.trim() !== '' && missing.body !== unknown.body
+      ? undefined
+      : {
+          request,
+          expected: "a 404 body that differs from the wrong URI's (another code or message)",
+          seen: missing.body.trim() === '' ? 'an empty body' : `the same body: ${excerpt(missing.body)}`,
+        },
   );
 }

@@ -128,12 +128,22 @@ export function plannedRequests(
   planned += config.paths.filter((path) => !isFetched(path)).length;
   if (config.resource !== undefined) planned += 3; // GET, If-None-Match, If-Modified-Since
   if (config.origin !== undefined) planned += 3; // preflight, actual request, look-alike origin
+  if (config.resource !== undefined) planned += 2; // HEAD, and a missing id beside it (errors.not-found.distinct)
+  // On the first list a --path answers: limit=1, three malformed paging values, one field, an unknown field.
+  if (config.paths.length > 0) planned += 6;
   if (config.tokenEndpoint !== undefined && config.allowWrites) {
     planned += 1; // the refused grant
-    if (credentials.username !== undefined && credentials.password !== undefined) planned += 2; // password, refresh
+    const user = credentials.username !== undefined && credentials.password !== undefined;
+    const client = credentials.clientId !== undefined && credentials.clientSecret !== undefined;
+    if (user) planned += 2; // password, refresh
+    if (user && client) planned += 2; // without client credentials, and with them in the body
+    const limited = credentials.limitedUsername !== undefined || config.limitedScope !== undefined;
+    if (config.forbidden !== undefined && (user || credentials.limitedUsername !== undefined) && limited) planned += 2;
   }
-  if (config.protected !== undefined) planned += 1;
+  if (config.protected !== undefined) planned += 2; // without a credential, with an invalid token
   if (config.reflect !== undefined) planned += 1;
+  // GET, PATCH, the conditional GET after it, override on GET, by header, by form field.
+  if (config.disposable !== undefined && config.change !== undefined && config.allowWrites) planned += 6;
   return Math.min(planned, config.maxRequests);
 }
 

@@ -62,6 +62,17 @@ export function readRateLimitField(value: string, rules: readonly ParamRule[]): 
   return { items };
 }
 
+/** A RateLimit-Policy value with every `pk` parameter removed, for comparison (unparsable values as they are). */
+function withoutPartitionKeys(value: string): string {
+  try {
+    return JSON.stringify(
+      parseList(value).map((member) => [member[0], [...member[1].entries()].filter(([name]) => name !== 'pk')]),
+    );
+  } catch {
+    return value;
+  }
+}
+
 export function checkLimits(ctx: RunContext): void {
   const all = ctx.probe.exchanges;
   ctx.verdict(
@@ -85,15 +96,18 @@ export function checkLimits(ctx: RunContext): void {
         return 'problem' in read ? `${shown(value)}: ${read.problem}` : undefined;
       }),
     );
-    const firstByPath = new Map<string, string>();
+    // `pk` names the caller's partition: two callers (a client authenticated, then none) get two
+    // keys. The run speaks as several callers, so it compares the policies without their `pk`.
+    const firstByPath = new Map<string, { value: string; policy: string }>();
     ctx.verdict(
       'limits.policy-constant',
-      firstOffender(withPolicy, 'the same RateLimit-Policy on every response of a path', (exchange) => {
+      firstOffender(withPolicy, 'the same RateLimit-Policy on every response of a path (pk aside)', (exchange) => {
         const path = exchange.path.split('?')[0] as string;
         const value = exchange.headers['ratelimit-policy'] as string;
+        const policy = withoutPartitionKeys(value);
         const first = firstByPath.get(path);
-        if (first === undefined) firstByPath.set(path, value);
-        return first === undefined || first === value ? undefined : `${shown(value)} after ${shown(first)}`;
+        if (first === undefined) firstByPath.set(path, { value, policy });
+        return first === undefined || first.policy === policy ? undefined : `${shown(value)} after ${shown(first.value)}`;
       }),
     );
   }

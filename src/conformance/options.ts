@@ -13,7 +13,17 @@ export interface ConformanceCredentials {
   username?: string;
   /** That user's password. Default: none (the token checks are skipped). */
   password?: string;
+  /**
+   * A second user, without the right to use `forbidden`: its token must get
+   * 403 there. Default: none (the `username` user, with `limitedScope`).
+   */
+  limitedUsername?: string;
+  /** That second user's password. Default: none. */
+  limitedPassword?: string;
 }
+
+/** What a check may write: a resource the run may change (and a client delete), and how to change it. */
+export type ConformanceChange = Readonly<Record<string, string | number | boolean>>;
 
 /** Options of checkConventions(): what the checker cannot guess about the API. */
 export interface ConformanceOptions {
@@ -43,8 +53,33 @@ export interface ConformanceOptions {
   /** Token-endpoint credentials. Default: none. */
   credentials?: Readonly<ConformanceCredentials>;
   /**
-   * Allow requests that may change state (POST to the token endpoint).
-   * Default: `false`: only GET, OPTIONS and TRACE are sent.
+   * A GET path that a valid token without the right to act is refused with
+   * 403 (`/v1/exports/1` for a token without the `exports` scope): turns on
+   * the 403 check, with a token from `limitedScope` or the limited user.
+   * Default: none.
+   */
+  forbidden?: string;
+  /**
+   * The scope asked for in the password grant of the limited token, a scope
+   * that does not give the right to use `forbidden` (`users:write`).
+   * Default: none (the limited user's token, asked without `scope`).
+   */
+  limitedScope?: string;
+  /**
+   * An existing resource the run may change, and which a faulty method
+   * override could delete (`/v1/users/42`): turns on the conditional-change
+   * and method-override checks. Needs `allowWrites` and `change`. Default: none.
+   */
+  disposable?: string;
+  /**
+   * The fields a PATCH of `disposable` sets, e.g. `{ name: 'Conformance probe' }`:
+   * sent as JSON, and as form fields beside `_method`. Default: none.
+   */
+  change?: ConformanceChange;
+  /**
+   * Allow requests that may change state: POST to the token endpoint, and
+   * PATCH and POST (method override) to `disposable`.
+   * Default: `false`: only GET, HEAD, OPTIONS and TRACE are sent.
    */
   allowWrites?: boolean;
   /** Most requests to send, 1 to 200 (the hard cap). Default: `60`. */
@@ -90,6 +125,10 @@ const OPTION_NAMES = [
   'tokenEndpoint',
   'reflect',
   'credentials',
+  'forbidden',
+  'limitedScope',
+  'disposable',
+  'change',
   'allowWrites',
   'maxRequests',
   'timeoutMs',
@@ -113,6 +152,10 @@ export interface ConformanceConfiguration {
   readonly tokenEndpoint: string | undefined;
   readonly reflect: string | undefined;
   readonly credentials: Readonly<ConformanceCredentials>;
+  readonly forbidden: string | undefined;
+  readonly limitedScope: string | undefined;
+  readonly disposable: string | undefined;
+  readonly change: ConformanceChange | undefined;
   readonly allowWrites: boolean;
   readonly maxRequests: number;
   readonly timeoutMs: number;
@@ -178,19 +221,36 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
   }
   const credentials: ConformanceCredentials = {};
   if (given.credentials !== undefined) {
-    const raw = readOptions<ConformanceCredentials>(`${FACTORY} credentials`, given.credentials, [
-      'clientId',
-      'clientSecret',
-      'username',
-      'password',
-    ]);
-    for (const key of ['clientId', 'clientSecret', 'username', 'password'] as const) {
+    const names = ['clientId', 'clientSecret', 'username', 'password', 'limitedUsername', 'limitedPassword'] as const;
+    const raw = readOptions<ConformanceCredentials>(`${FACTORY} credentials`, given.credentials, names);
+    for (const key of names) {
       if (raw[key] !== undefined) credentials[key] = checkString(FACTORY, `credentials.${key}`, raw[key]);
     }
     if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined)) {
       invalidOption(FACTORY, 'credentials', '(redacted)', 'clientId and clientSecret together, or neither');
     }
+    if ((credentials.limitedUsername === undefined) !== (credentials.limitedPassword === undefined)) {
+      invalidOption(FACTORY, 'credentials', '(redacted)', 'limitedUsername and limitedPassword together, or neither');
+    }
   }
+  let change: ConformanceChange | undefined;
+  if (given.change !== undefined) {
+    const value: unknown = given.change;
+    const flat =
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.keys(value).length > 0 &&
+      Object.values(value).every((item) => ['string', 'number', 'boolean'].includes(typeof item));
+    if (!flat) invalidOption(FACTORY, 'change', value, 'an object of field names and string, number or boolean values');
+    change = { ...(value as ConformanceChange) };
+  }
+  const limitedScope = given.limitedScope === undefined ? undefined : checkString(FACTORY, 'limitedScope', given.limitedScope);
+  if (limitedScope !== undefined && !/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(limitedScope))
+    invalidOption(FACTORY, 'limitedScope', limitedScope, 'an RFC 6749 scope: tokens separated by single spaces');
+  const disposable = given.disposable === undefined ? undefined : checkPath('disposable', given.disposable);
+  if (disposable !== undefined && change === undefined)
+    invalidOption(FACTORY, 'change', undefined, 'the fields a PATCH of `disposable` sets (`disposable` is given)');
   const preflightMethod =
     given.preflightMethod === undefined ? 'GET' : checkString(FACTORY, 'preflightMethod', given.preflightMethod);
   if (!TOKEN.test(preflightMethod)) invalidOption(FACTORY, 'preflightMethod', preflightMethod, 'an HTTP method name');
@@ -214,6 +274,10 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
     tokenEndpoint: given.tokenEndpoint === undefined ? undefined : checkPath('tokenEndpoint', given.tokenEndpoint),
     reflect: given.reflect === undefined ? undefined : checkPath('reflect', given.reflect),
     credentials,
+    forbidden: given.forbidden === undefined ? undefined : checkPath('forbidden', given.forbidden),
+    limitedScope,
+    disposable,
+    change,
     allowWrites: given.allowWrites === undefined ? false : checkBoolean(FACTORY, 'allowWrites', given.allowWrites),
     maxRequests:
       given.maxRequests === undefined

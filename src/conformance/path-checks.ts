@@ -76,7 +76,15 @@ function linksIn(value: unknown, origin: string, prefix: string, into: Set<strin
 export function checkPaths(ctx: RunContext, origin: string): void {
   const given = new Set<string>();
   const { resource, paths, tokenEndpoint, reflect } = ctx.config;
-  for (const path of [resource, ...paths, ctx.config.protected, tokenEndpoint, reflect]) {
+  for (const path of [
+    resource,
+    ...paths,
+    ctx.config.protected,
+    tokenEndpoint,
+    reflect,
+    ctx.config.forbidden,
+    ctx.config.disposable,
+  ]) {
     if (path !== undefined) given.add(ctx.under(path).split('?')[0] as string);
   }
   // An OpenAPI document's paths (explore.ts), templates included: linted, never requested.

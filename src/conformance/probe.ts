@@ -21,6 +21,8 @@ export interface Exchange {
   readonly method: string;
   /** Path and query, as sent. */
   readonly path: string;
+  /** The request's header names, lower case (values are never reported: they may hold credentials). */
+  readonly sentHeaders: readonly string[];
   readonly status: number;
   /** Response headers, names in lower case, repeated ones joined with `, ` (Set-Cookie with a newline). */
   readonly headers: Readonly<Record<string, string>>;
@@ -95,6 +97,7 @@ export class Probe {
             purpose: req.purpose,
             method: req.method,
             path: `${url.pathname}${url.search}`,
+            sentHeaders: Object.keys(headers).map((name) => name.toLowerCase()),
             status: res.statusCode ?? 0,
             headers: received,
             body: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8'),

@@ -7,6 +7,9 @@
 /** The SPEC.md sections the checks are grouped by, in the order they are reported. */
 export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
+  'Conventions for every resource',
+  'Common query parameters',
+  'Methods',
   'Errors',
   'Security response headers',
   'Cross-origin (CORS)',
@@ -35,7 +38,7 @@ export interface CheckResult {
   readonly section: ConformanceSection;
   /** What holds when the check passes, in one line. */
   readonly title: string;
-  /** Where SPEC.md states the rule. */
+  /** Where the rule is: section anchor and rows of docs/spec-coverage.md (`docs/spec-coverage.md#errors "7"`). */
   readonly rule: string;
   readonly status: CheckStatus;
   /** Present when `status` is `fail`. */
