@@ -440,3 +440,34 @@ describe('a shared store that is down', () => {
     expect(res.body).toEqual({ errors: [{ message: 'A shared state store is unreachable.', code: 50302 }] });
   });
 });
+
+describe('a 401 without a challenge of its own', () => {
+  const app = (options?: Parameters<typeof errorHandler>[0]) => {
+    const built = express();
+    built.post('/v1/sessions', () => {
+      throw apiError('unauthenticated', { message: 'The username or password is not right.' });
+    });
+    built.get('/v1/basic', () => {
+      throw apiError('unauthenticated', { headers: { 'WWW-Authenticate': 'Basic realm="api"' } });
+    });
+    built.use(errorHandler({ production: true, log: false, ...options }));
+    return built;
+  };
+
+  it('carries WWW-Authenticate: Bearer (RFC 9110 §15.5.2: every 401 has a challenge)', async () => {
+    const res = await request(app()).post('/v1/sessions');
+    expect(res.status).toBe(401);
+    expectHeaders(res, { 'WWW-Authenticate': 'Bearer' });
+    expect(res.body).toEqual({ errors: [{ message: 'The username or password is not right.', code: 40100 }] });
+  });
+
+  it('carries the challenge errorHandler() is given', async () => {
+    const res = await request(app({ challenge: 'Bearer realm="reference-server"' })).post('/v1/sessions');
+    expectHeaders(res, { 'WWW-Authenticate': 'Bearer realm="reference-server"' });
+  });
+
+  it('keeps the challenge an error brings', async () => {
+    const res = await request(app()).get('/v1/basic');
+    expectHeaders(res, { 'WWW-Authenticate': 'Basic realm="api"' });
+  });
+});

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { checkBoolean, checkLog, isProductionEnvironment, readOptions } from '../config/options.js';
+import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { stringifyJson } from '../http/serialize.js';
@@ -31,9 +31,18 @@ export interface ErrorHandlerOptions {
    * Default: one JSON line on stderr. `false` turns logging off.
    */
   log?: ((entry: ErrorLogEntry) => void) | false;
+  /**
+   * The `WWW-Authenticate` challenge of a 401 that brings none of its own
+   * (RFC 9110 §15.5.2: every 401 carries one), for example a failed sign-in
+   * form. Default: `'Bearer'`, the scheme of SPEC.md's tokens.
+   */
+  challenge?: string;
 }
 
-const OPTION_NAMES = ['production', 'log'] as const;
+const OPTION_NAMES = ['production', 'log', 'challenge'] as const;
+
+/** The challenge of a 401 that brings none: SPEC.md's bearer tokens (RFC 6750 §3). */
+export const DEFAULT_CHALLENGE = 'Bearer';
 
 // Headers that describe a representation the failed handler may have begun;
 // they must not describe the error body.
@@ -68,13 +77,15 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
 }
 
 /** Writes an ApiError as the response: status, its headers, JSON body. */
-export function renderError(res: Response, raised: ApiError, production: boolean): void {
+export function renderError(res: Response, raised: ApiError, production: boolean, challenge = DEFAULT_CHALLENGE): void {
   const error = shapeError(res, raised);
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
   // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
   // error itself brings a Cache-Control value.
   res.setHeader('Cache-Control', CACHE_CONTROL_SENSITIVE);
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  // RFC 9110 §15.5.2: a 401 always says how to authenticate.
+  if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', challenge);
   // Through the one JSON writer, as an answer rather than a representation:
   // an error body gets no ETag and no freshness check.
   writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));
@@ -91,6 +102,7 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
   const production =
     given.production === undefined ? isProductionEnvironment() : checkBoolean('errorHandler', 'production', given.production);
   const log = checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr);
+  const challenge = given.challenge === undefined ? DEFAULT_CHALLENGE : checkString('errorHandler', 'challenge', given.challenge);
 
   return function errorHandlerMiddleware(thrown, req, res, _next) {
     const error = toApiError(thrown);
@@ -104,6 +116,6 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
       res.destroy();
       return;
     }
-    renderError(res, error, production);
+    renderError(res, error, production, challenge);
   };
 }

@@ -54,6 +54,9 @@ describe('POST /v1/sessions', () => {
       expect(wrong.body).toEqual({ errors: [{ message: 'The username or password is not right.', code: 40100 }] });
       expect(unknown.status).toBe(401);
       expect(unknown.body).toEqual(wrong.body);
+      // RFC 9110 §15.5.2: every 401 carries a challenge.
+      expect(wrong.headers['www-authenticate']).toBe('Bearer realm="reference-server"');
+      expect(unknown.headers['www-authenticate']).toBe(wrong.headers['www-authenticate']);
       expect(wrong.headers['set-cookie']).toBeUndefined();
       expectDocumented(wrong);
     });
@@ -190,6 +193,7 @@ describe('GET /v1/sessions/current (browser-script-only)', () => {
   it('answers 401 without a session', async () => {
     const res = await api().get('/v1/sessions/current').set('X-Requested-With', 'XMLHttpRequest');
     expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="reference-server"');
     expectDocumented(res);
   });
 });

@@ -113,7 +113,8 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
-  app.use(notFound(), errorHandler({ production: settings.production }));
+  // A 401 without a challenge of its own (a failed browser sign-in) names the bearer scheme of this API.
+  app.use(notFound(), errorHandler({ production: settings.production, challenge: `Bearer realm="${REALM}"` }));
 
   // The server's own routes follow SPEC.md's path rules, or it does not start.
   // `me` names the caller, not a collection.
