@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { checkBoolean, checkFunction, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { type AfterLookup, afterLookup } from '../http/lookup.js';
 import { isSafeMethod } from '../http/spec.js';
 import { httpDate, type Validators } from './entity-tag.js';
 
@@ -129,30 +130,21 @@ export function preconditions(options: Readonly<PreconditionsOptions>): RequestH
   const current = checkFunction<PreconditionsOptions['current']>('preconditions', 'current', given.current);
   const required = checkBoolean('preconditions', 'required', given.required ?? false);
   const check = { required };
-  return function preconditionsMiddleware(req, _res, next) {
+  // next() is called exactly once, outside any promise chain.
+  const decide: AfterLookup<Validators | undefined> = (req, _res, next, validators) => {
+    let failure: unknown;
+    try {
+      checkPreconditions(req, validators, check);
+    } catch (error) {
+      failure = error;
+    }
+    next(failure);
+  };
+  return function preconditionsMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
       next();
       return;
     }
-    // next() is called exactly once, outside any promise chain, so an error
-    // thrown further down the stack is never mistaken for a lookup failure.
-    const decide = (validators: Validators | undefined): void => {
-      let failure: unknown;
-      try {
-        checkPreconditions(req, validators, check);
-      } catch (error) {
-        failure = error;
-      }
-      next(failure);
-    };
-    let found: Validators | undefined | Promise<Validators | undefined>;
-    try {
-      found = current(req);
-    } catch (error) {
-      next(error);
-      return;
-    }
-    if (found instanceof Promise) found.then(decide, next);
-    else decide(found);
+    afterLookup(current, decide, req, res, next);
   };
 }

@@ -1,9 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { type AfterLookup, afterLookup } from '../http/lookup.js';
 import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 
 /**
@@ -196,7 +197,7 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
   };
 
   // Made once: the request passes, or is refused in JSON (refuse()).
-  const decide = (req: Request, res: Response, next: NextFunction, sessionId: string | undefined): void => {
+  const decide: AfterLookup<string | undefined> = (req, res, next, sessionId) => {
     const refusal = judge(req, sessionId);
     if (refusal === undefined) next();
     else refuse(req, res, next, refusal);
@@ -207,17 +208,6 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
       next();
       return;
     }
-    let found: string | undefined | Promise<string | undefined>;
-    try {
-      found = sessionOf(req);
-    } catch (error) {
-      next(error);
-      return;
-    }
-    if (found instanceof Promise) {
-      found.then((sessionId) => decide(req, res, next, sessionId), next);
-      return;
-    }
-    decide(req, res, next, found);
+    afterLookup(sessionOf, decide, req, res, next);
   };
 }
