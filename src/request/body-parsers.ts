@@ -108,7 +108,7 @@ function verifyFormText(_req: IncomingMessage, _res: unknown, body: Buffer, enco
   }
 }
 
-// One JSON escape: `\uXXXX` (group 1 holds its four hex digits) or `\` and one character.
+// One JSON escape: `\u` and four hex digits (group 1 holds the digits) or `\` and one character.
 const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|[\s\S])/g;
 
 /**
