@@ -4,7 +4,7 @@ import { createClient } from 'redis';
 import { errorHandler } from '../src/errors/index.js';
 import { type RateLimitOptions, RedisCounterStore, rateLimit } from '../src/rate-limit/index.js';
 import { appWith } from './helpers.js';
-import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
  * Issue 12 part 3: "A request refused by one policy gives back what it took
@@ -33,19 +33,9 @@ function limitedApp(client: Client, options: RateLimitOptions): Express {
   });
 }
 
-async function listen(app: Express): Promise<{ server: Server; url: string }> {
-  const port = await freePort();
-  const server = await new Promise<Server>((resolve) => {
-    const started = app.listen(port, '127.0.0.1', () => resolve(started));
-  });
-  return { server, url: `http://127.0.0.1:${port}/v1/things` };
-}
+const listenThings = (app: Express) => listen(app, '/v1/things');
 
-const close = (server: Server): Promise<void> =>
-  new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+const close = closeServer;
 
 describeWith(REDIS_SERVER, 'a burst over two instances on one Redis (issue 12 part 3)', () => {
   let redis: RedisServer;
@@ -58,7 +48,7 @@ describeWith(REDIS_SERVER, 'a burst over two instances on one Redis (issue 12 pa
       [0, 1].map(async () => {
         const client = await connect(redis.url);
         clients.push(client);
-        return listen(limitedApp(client, options));
+        return listenThings(limitedApp(client, options));
       }),
     );
     servers.push(...started.map((s) => s.server));

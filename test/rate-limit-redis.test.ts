@@ -12,7 +12,7 @@ import {
   StoreUnavailableError,
 } from '../src/rate-limit/index.js';
 import { appWith, expectHeaders } from './helpers.js';
-import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 async function connect(url: string) {
   // Reconnects quickly and for ever; an 'error' listener is what keeps a
@@ -33,13 +33,7 @@ function limitedApp(client: Client, options: RateLimitOptions = {}): Express {
   });
 }
 
-async function listen(app: Express): Promise<{ server: Server; url: string }> {
-  const port = await freePort();
-  const server = await new Promise<Server>((resolve) => {
-    const started = app.listen(port, '127.0.0.1', () => resolve(started));
-  });
-  return { server, url: `http://127.0.0.1:${port}/v1/things` };
-}
+const listenThings = (app: Express) => listen(app, '/v1/things');
 
 /** A parameter of the first item of a RateLimit header. */
 const firstParam = (header: string | null | undefined, name: string): unknown => {
@@ -47,11 +41,7 @@ const firstParam = (header: string | null | undefined, name: string): unknown =>
   return item === undefined ? undefined : (item[1] as Map<string, unknown>).get(name);
 };
 
-const close = (server: Server): Promise<void> =>
-  new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+const close = closeServer;
 
 describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
   let redis: RedisServer;
@@ -212,8 +202,8 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
     beforeAll(async () => {
       other = await connect(redis.url);
       const started = await Promise.all([
-        listen(limitedApp(client, { limit: 50, application: false })),
-        listen(limitedApp(other, { limit: 50, application: false })),
+        listenThings(limitedApp(client, { limit: 50, application: false })),
+        listenThings(limitedApp(other, { limit: 50, application: false })),
       ]);
       servers = started.map((s) => s.server);
       urls = started.map((s) => s.url);

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,21 @@ export function describeWith(binary: string, title: string, body: () => void): v
   // biome-ignore lint/suspicious/noSkippedTests: a loud skip on a developer machine only; CI fails instead (above).
   describe.skip(title, body);
 }
+
+/** Serves `app` on a free loopback port; `url` is its address with `path` after it. */
+export async function listen(app: RequestListener, path = ''): Promise<{ server: Server; url: string }> {
+  const port = await freePort();
+  const server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${port}${path}` };
+}
+
+/** Stops a server started by listen(), its keep-alive connections too. */
+export const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
