@@ -207,6 +207,51 @@ async function main() {
     // The guide's own test file, as its step 6 runs it.
     console.log('check:docs: node --test dist/app.test.js');
     run(process.execPath, ['--test', 'dist/app.test.js'], { cwd: guide, env });
+
+    // The guide's Express 4 file (its "Express 4" section), run on Express 4:
+    // a project whose `express` is Express 4, for the app and the package alike.
+    const project4 = join(scratch, 'express4');
+    const modules4 = join(project4, 'node_modules');
+    mkdirSync(join(modules4, pkg.name), { recursive: true });
+    run('tar', ['-xzf', resolve(scratch, packed), '-C', join(modules4, pkg.name), '--strip-components=1']);
+    for (const entry of readdirSync(join(root, 'node_modules'))) {
+      if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+      symlinkSync(join(root, 'node_modules', entry === 'express' ? 'express4' : entry), join(modules4, entry));
+    }
+    writeFileSync(join(project4, 'package.json'), JSON.stringify({ name: 'express4-reader', private: true, type: 'module' }));
+    const express4App = files['express4/app.ts'];
+    if (express4App === undefined) throw new Error('docs/guides/getting-started.md has no `// express4/app.ts` block');
+    mkdirSync(join(project4, 'src'));
+    writeFileSync(join(project4, 'src/app.ts'), express4App);
+    const config4 = {
+      ...common,
+      noEmit: false,
+      outDir: 'dist',
+      rootDir: 'src',
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+    };
+    writeFileSync(join(project4, 'tsconfig.json'), JSON.stringify({ compilerOptions: config4, include: ['src/**/*.ts'] }));
+    console.log("check:docs: the guide's Express 4 app, on Express 4");
+    run(tsc, ['-p', project4], { cwd: project4 });
+    const driver = `
+      import assert from 'node:assert/strict';
+      import { createRequire } from 'node:module';
+      import { app } from './dist/app.js';
+      const version = createRequire(import.meta.url)('express/package.json').version;
+      assert.match(version, /^4\\./, 'express here is Express 4');
+      const server = app.listen(0, '127.0.0.1');
+      await new Promise((done) => server.once('listening', done));
+      const res = await fetch(\`http://127.0.0.1:\${server.address().port}/v1/users/1\`);
+      const body = await res.json();
+      server.close();
+      assert.equal(res.status, 404);
+      assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.deepEqual(body, { errors: [{ message: 'No user 1.', code: 40402 }] });
+      console.log(\`check:docs: Express \${version}: GET /v1/users/1 -> 404 \${JSON.stringify(body)}\`);
+    `;
+    run(process.execPath, ['--input-type=module', '-e', driver], { cwd: project4, env: { ...env, NODE_ENV: 'production' } });
   } finally {
     server?.kill();
     rmSync(scratch, { recursive: true, force: true });
