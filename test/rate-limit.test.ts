@@ -334,6 +334,24 @@ describe('rateLimit()', () => {
       store.close();
     });
 
+    it('counts anonymous requests by req.ip per request behind a trusted proxy, by the connection without one', () => {
+      const remaining = (trustProxy: boolean, ips: string[]): unknown[] => {
+        const middleware = rateLimit({ partitionSecret: SECRET, user: false });
+        const socket = { remoteAddress: '10.0.0.1' };
+        const app = { enabled: (setting: string) => setting === 'trust proxy' && trustProxy };
+        return ips.map((ip) => {
+          const headers: Record<string, string> = {};
+          const res = { headersSent: false, append: (name: string, value: string) => (headers[name] = value) };
+          middleware({ ip, socket, app } as unknown as express.Request, res as unknown as express.Response, () => undefined);
+          return parsed(headers.RateLimit)[0]?.r;
+        });
+      };
+      // Behind a trusted proxy each forwarded address is its own client.
+      expect(remaining(true, ['203.0.113.1', '203.0.113.2'])).toEqual([99, 99]);
+      // Without one, req.ip is the connection's address: one client.
+      expect(remaining(false, ['10.0.0.1', '10.0.0.1'])).toEqual([99, 98]);
+    });
+
     it('still asks a MemoryCounterStore subclass whose increment() is its own', async () => {
       const counted: string[] = [];
       class LoggingStore extends MemoryCounterStore {

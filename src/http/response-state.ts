@@ -42,7 +42,8 @@ export function responseState(res: Response): ResponseState {
   const holder = holderOf(res);
   let state = holder[STATE];
   if (state === undefined) {
-    state = {};
+    // Every field from the start: one shape for every response's state.
+    state = { conditional: undefined, observer: undefined, json: false, sameSite: undefined };
     holder[STATE] = state;
   }
   return state;
