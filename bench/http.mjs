@@ -8,7 +8,7 @@ import { median } from './lib/stats.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 /** The servers, each its own process. */
-export const SERVERS = ['node-http', 'express', 'peer', 'fastify', 'ours'];
+export const SERVERS = ['node-http', 'express', 'peer', 'fastify', 'control', 'ours'];
 
 /** What is measured: a server and a route. */
 export const TARGETS = [
@@ -16,11 +16,13 @@ export const TARGETS = [
   { id: 'express', server: 'express', path: PUBLIC_PATH, label: 'bare Express 5' },
   { id: 'peer', server: 'peer', path: PUBLIC_PATH, label: 'peer: helmet + cors + express-rate-limit + ETag' },
   { id: 'fastify', server: 'fastify', path: PUBLIC_PATH, label: 'Fastify 5 + helmet + cors + rate-limit' },
+  { id: 'control', server: 'control', path: PUBLIC_PATH, label: "control: Express 5 + ours' headers as fixed strings" },
   { id: 'ours', server: 'ours', path: PUBLIC_PATH, label: 'ours: Express 5 + conventions()' },
   { id: 'node+jwt', server: 'node-http', path: BEARER_PATH, bearer: true, label: 'bare node:http, jsonwebtoken KeyObject' },
   { id: 'express+jwt', server: 'express', path: BEARER_PATH, bearer: true, label: 'bare Express 5, jsonwebtoken KeyObject' },
   { id: 'peer+jwt', server: 'peer', path: BEARER_PATH, bearer: true, label: 'peer stack, jsonwebtoken string secret' },
   { id: 'fastify+jwt', server: 'fastify', path: BEARER_PATH, bearer: true, label: 'Fastify set, jsonwebtoken string secret' },
+  { id: 'control+jwt', server: 'control', path: BEARER_PATH, bearer: true, label: 'control, jsonwebtoken KeyObject' },
   { id: 'ours+jwt', server: 'ours', path: BEARER_PATH, bearer: true, label: 'ours: conventions() + bearerAuth()' },
 ];
 
@@ -31,11 +33,22 @@ export const RATIOS = [
   { a: 'peer', b: 'express', what: 'peer stack vs bare Express' },
   { a: 'fastify', b: 'express', what: 'Fastify set vs bare Express' },
   { a: 'express', b: 'node', what: 'bare Express vs bare node:http' },
+  { a: 'ours', b: 'control', what: 'conventions() vs the control (the unavoidable work only)' },
+  { a: 'control', b: 'express', what: 'the control vs bare Express' },
   { a: 'ours+jwt', b: 'express+jwt', target: 0.9, what: 'bearerAuth() route vs Express + pre-built-key jsonwebtoken' },
   { a: 'ours+jwt', b: 'peer+jwt', target: 3.0, what: "bearerAuth() route vs the peer's usual jsonwebtoken check" },
   { a: 'peer+jwt', b: 'express', what: 'peer bearer route vs bare Express (public route)' },
   { a: 'express+jwt', b: 'express', what: 'pre-built-key check vs bare Express (public route)' },
+  { a: 'ours+jwt', b: 'control+jwt', what: 'bearerAuth() route vs the control with a pre-built-key check' },
 ];
+
+/**
+ * Issue 15: the preset's own CPU per request (ours - bare Express) against
+ * the peer stack's own (peer - bare Express), per round, and the control's
+ * own (control - bare Express) beside them: what is left above the control
+ * is the preset's logic, what the control costs is the headers' own price.
+ */
+export const OWN_COST = { target: 0.5, what: "conventions()' own CPU/request vs the peer stack's own (each minus bare Express)" };
 
 export const EXPECTED_BODY = JSON.stringify(USER);
 
@@ -154,7 +167,23 @@ export function summarize({ targets, rounds }) {
     return { ...ratio, perRound, median: median(perRound), cpuMedian: median(cpuPerRound) };
   });
   const missing = RATIOS.filter((ratio) => !present.has(ratio.a) || !present.has(ratio.b));
-  return { perTarget, ratios, missing };
+  let ownCost;
+  if (present.has('ours') && present.has('peer') && present.has('express')) {
+    const own = (round, id) => round[id].cpuPerRequest - round.express.cpuPerRequest;
+    const perRound = rounds.map((round) => own(round, 'ours') / own(round, 'peer'));
+    ownCost = {
+      ...OWN_COST,
+      perRound,
+      median: median(perRound),
+      ours: median(rounds.map((round) => own(round, 'ours'))),
+      peer: median(rounds.map((round) => own(round, 'peer'))),
+      control: present.has('control') ? median(rounds.map((round) => own(round, 'control'))) : Number.NaN,
+      aboveControl: present.has('control')
+        ? median(rounds.map((round) => round.ours.cpuPerRequest - round.control.cpuPerRequest))
+        : Number.NaN,
+    };
+  }
+  return { perTarget, ratios, missing, ownCost };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

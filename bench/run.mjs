@@ -57,7 +57,7 @@ are context only.
 | load average (1, 5, 15 min) at start / end | ${machine.loadAtStart} / ${loadAverage()} |
 | duration of the run | ${seconds} s |
 
-## Targets (issue 8)
+## Targets (issues 8 and 15)
 
 ${table(
   ['what', 'target', 'measured', 'verdict'],

@@ -62,7 +62,7 @@ describe('bench servers (npm run bench)', () => {
     it('answers 200 with the same body in every server', () => {
       const publicTargets = report.targets.filter((t) => !t.id.endsWith('+jwt'));
       expect(publicTargets).toEqual(
-        ['node', 'express', 'peer', 'fastify', 'ours'].map((id) => ({
+        ['node', 'express', 'peer', 'fastify', 'control', 'ours'].map((id) => ({
           id,
           status: 200,
           sameBody: true,
@@ -76,7 +76,7 @@ describe('bench servers (npm run bench)', () => {
     it('answers 200 with the same body given the token, and 401 given a bad one, in every server', () => {
       const bearerTargets = report.targets.filter((t) => t.id.endsWith('+jwt'));
       expect(bearerTargets).toEqual(
-        ['node+jwt', 'express+jwt', 'peer+jwt', 'fastify+jwt', 'ours+jwt'].map((id) => ({
+        ['node+jwt', 'express+jwt', 'peer+jwt', 'fastify+jwt', 'control+jwt', 'ours+jwt'].map((id) => ({
           id,
           status: 200,
           sameBody: true,

@@ -314,6 +314,59 @@ describe('rateLimit()', () => {
       store.close();
     });
 
+    it('counts in its own MemoryCounterStore without a promise: next() runs before the middleware returns', () => {
+      const store = new MemoryCounterStore();
+      const middleware = rateLimit({ store, partitionSecret: SECRET, identify: () => ({ user: 'ann', application: 'app' }) });
+      const headers: Record<string, string> = {};
+      const res = {
+        headersSent: false,
+        append: (name: string, value: string) => {
+          headers[name] = value;
+        },
+      } as unknown as express.Response;
+      const next = jest.fn();
+      middleware({} as express.Request, res, next);
+      expect(next).toHaveBeenCalledWith();
+      expect(parsed(headers.RateLimit).map((item) => [item.name, item.r])).toEqual([
+        ['user', 99],
+        ['application', 99],
+      ]);
+      store.close();
+    });
+
+    it('counts anonymous requests by req.ip per request behind a trusted proxy, by the connection without one', () => {
+      const remaining = (trustProxy: boolean, ips: string[]): unknown[] => {
+        const middleware = rateLimit({ partitionSecret: SECRET, user: false });
+        const socket = { remoteAddress: '10.0.0.1' };
+        const app = { enabled: (setting: string) => setting === 'trust proxy' && trustProxy };
+        return ips.map((ip) => {
+          const headers: Record<string, string> = {};
+          const res = { headersSent: false, append: (name: string, value: string) => (headers[name] = value) };
+          middleware({ ip, socket, app } as unknown as express.Request, res as unknown as express.Response, () => undefined);
+          return parsed(headers.RateLimit)[0]?.r;
+        });
+      };
+      // Behind a trusted proxy each forwarded address is its own client.
+      expect(remaining(true, ['203.0.113.1', '203.0.113.2'])).toEqual([99, 99]);
+      // Without one, req.ip is the connection's address: one client.
+      expect(remaining(false, ['10.0.0.1', '10.0.0.1'])).toEqual([99, 98]);
+    });
+
+    it('still asks a MemoryCounterStore subclass whose increment() is its own', async () => {
+      const counted: string[] = [];
+      class LoggingStore extends MemoryCounterStore {
+        override increment(key: string, windowMs: number) {
+          counted.push(key);
+          return super.increment(key, windowMs);
+        }
+      }
+      const store = new LoggingStore();
+      const res = await request(limitedApp({ store })).get('/v1/things');
+      expect(res.status).toBe(200);
+      expect(counted).toHaveLength(2);
+      store.close();
+    });
+
     it('never shows the raw user, client id or address in pk', async () => {
       const app = limitedApp({}, [fakeAuth]);
       const res = await request(app).get('/v1/things').set({ 'test-user': 'alice', 'test-client': 'mobile' });

@@ -9,10 +9,11 @@ import { ACCESS_TOKEN_KEYS, BENCH_ORIGIN, BENCH_RATE_LIMIT, JWT_AUDIENCE, JWT_IS
 
 /**
  * `variant`: options laid over the bench's, to measure what one module
- * costs (bench/pieces.mjs turns modules off one at a time).
+ * costs (bench/micro/modules.mjs turns modules off one at a time);
+ * `library`: another build of the package (bench/micro/compare-builds.mjs).
  */
-export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS ?? '{}')) {
-  const library = await loadLibrary();
+export async function createHandler(variant = JSON.parse(process.env.BENCH_OURS ?? '{}'), library = undefined) {
+  library ??= await loadLibrary();
   const { bearerAuth, conventions, errorHandler, notFound } = library;
   const tokens = { keys: ACCESS_TOKEN_KEYS, issuer: JWT_ISSUER, audience: JWT_AUDIENCE };
   const app = express();

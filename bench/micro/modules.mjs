@@ -9,7 +9,7 @@ import { createHandler as oursApp } from '../apps/ours.mjs';
 import { BENCH_ORIGIN, BENCH_RATE_LIMIT, PUBLIC_PATH } from '../lib/payload.mjs';
 import { median } from '../lib/stats.mjs';
 
-const MODULES = {
+export const MODULES = {
   commonHeaders: {},
   securityHeaders: {},
   corsPolicy: { origins: [BENCH_ORIGIN] },
@@ -20,7 +20,7 @@ const MODULES = {
   parseBodies: {},
   methodOverride: {},
 };
-const only = (name) => Object.fromEntries(Object.keys(MODULES).map((m) => [m, m === name ? MODULES[m] : false]));
+export const only = (name) => Object.fromEntries(Object.keys(MODULES).map((m) => [m, m === name ? MODULES[m] : false]));
 
 export async function runModules({ batches = 21, perBatch = 300 } = {}) {
   const cpuMicros = () => {

@@ -5,6 +5,7 @@
 // median of interleaved batches. `node bench/micro/pipeline.mjs [ids…]`.
 import '../lib/production.mjs';
 import inject from 'light-my-request';
+import { createHandler as controlApp } from '../apps/control.mjs';
 import { createHandler as expressApp } from '../apps/express.mjs';
 import { createFastify } from '../apps/fastify.mjs';
 import { createHandler as nodeApp } from '../apps/node-http.mjs';
@@ -28,6 +29,7 @@ export async function pipelineCases() {
     node: await nodeApp(),
     express: await expressApp(),
     peer: await peerApp(),
+    control: await controlApp(),
     ours: await oursApp(),
   };
   const viaInject =
@@ -43,11 +45,13 @@ export async function pipelineCases() {
     express: viaInject(handlers.express, PUBLIC_PATH),
     peer: viaInject(handlers.peer, PUBLIC_PATH),
     fastify: viaFastify(PUBLIC_PATH),
+    control: viaInject(handlers.control, PUBLIC_PATH),
     ours: viaInject(handlers.ours, PUBLIC_PATH),
     'node+jwt': viaInject(handlers.node, BEARER_PATH, bearer),
     'express+jwt': viaInject(handlers.express, BEARER_PATH, bearer),
     'peer+jwt': viaInject(handlers.peer, BEARER_PATH, bearer),
     'fastify+jwt': viaFastify(BEARER_PATH, bearer),
+    'control+jwt': viaInject(handlers.control, BEARER_PATH, bearer),
     'ours+jwt': viaInject(handlers.ours, BEARER_PATH, bearer),
   };
 }

@@ -1,13 +1,16 @@
 import { runHttp, summarize } from '../http.mjs';
 import { table, verdict } from '../lib/report.mjs';
 import { fixed, thousands } from '../lib/stats.mjs';
+import { allocationMarkdown, measureAllocations } from './allocations.mjs';
 
 export async function httpSection({ log }) {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const connections = 50;
   const run = await runHttp({ rounds, seconds, connections, log });
-  const { perTarget, ratios, missing } = summarize(run);
+  const { perTarget, ratios, missing, ownCost } = summarize(run);
+  log('http: bytes allocated per request (in process)');
+  const allocations = await measureAllocations();
 
   const targetRows = perTarget.map((t) => [
     `${t.label} (\`${t.id}\`)`,
@@ -51,6 +54,8 @@ CPU time per request (b's CPU µs/request over a's), which the neighbours' load 
 
 ${table(['comparison (a vs b)', 'target', 'median', 'per round', 'by CPU/request', 'verdict'], ratioRows)}
 ${missing.length ? `\nNot compared (a side was not measured): ${missing.map((m) => m.what).join('; ')}.\n` : ''}
+${ownCost ? ownCostMarkdown(ownCost) : ''}
+${allocationMarkdown(allocations)}
 ### What each server sends
 
 - ours: ${headerList(oursHeaders)}
@@ -64,8 +69,45 @@ ${missing.length ? `\nNot compared (a side was not measured): ${missing.map((m) 
       measured: `${fixed(r.median)}x (CPU: ${fixed(r.cpuMedian)}x)`,
       verdict: verdict(r.median, r.target),
     }));
+  if (ownCost) {
+    targets.unshift({
+      what: ownCost.what,
+      target: `<= ${fixed(ownCost.target, 1)}x`,
+      measured: `${fixed(ownCost.median)}x (${fixed(ownCost.ours, 1)} vs ${fixed(ownCost.peer, 1)} µs; the control's own: ${fixed(ownCost.control, 1)} µs)`,
+      verdict: verdict(ownCost.median, ownCost.target, false),
+    });
+  }
+  targets.push({
+    what: 'bytes allocated per request, in process: ours / peer / bare Express / control',
+    target: '(reported)',
+    measured: ['ours', 'peer', 'express', 'control'].map((id) => `${thousands(allocations[id])} B`).join(' / '),
+    verdict: '',
+  });
   for (const m of missing.filter((r) => r.target !== undefined)) {
     targets.push({ what: m.what, target: `>= ${fixed(m.target, 1)}x`, measured: 'not measured', verdict: 'not measured' });
   }
   return { markdown, targets };
+}
+
+function ownCostMarkdown(own) {
+  return `### The preset's own CPU per request (issue 15)
+
+Each target's CPU µs/request minus bare Express's in the same round: what the middlewares add.
+Target: ours at most ${fixed(own.target, 1)}x the peer stack's. The control
+(\`bench/apps/control.mjs\`) sends ours' headers as fixed strings and the same body, with no
+middleware logic: its own cost is the price of the headers SPEC.md requires on Express, the floor
+this target is measured against.
+
+${table(
+  ['', 'own CPU µs/request (median of rounds)'],
+  [
+    ['ours: conventions()', fixed(own.ours, 1)],
+    ['peer stack', fixed(own.peer, 1)],
+    ['control: the same headers as fixed strings', fixed(own.control, 1)],
+    ['ours above the control (ours - control)', fixed(own.aboveControl, 1)],
+  ],
+)}
+
+Ours' own / the peer's own: **${fixed(own.median)}x** (per round: ${own.perRound.map((v) => fixed(v)).join(', ')}), target <= ${fixed(own.target, 1)}x: ${verdict(own.median, own.target, false)}.
+`;
 }

@@ -196,7 +196,12 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
   return function corsPolicyMiddleware(req, res, next) {
     const origin = req.headers.origin;
     const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
-    if (!anyOrigin && !res.headersSent) res.vary('Origin');
+    if (!anyOrigin && !res.headersSent) {
+      // The usual case, no Vary yet, written directly; otherwise appended
+      // through Express's res.vary() (the vary package parses the list).
+      if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Origin');
+      else res.vary('Origin');
+    }
     if (origin === undefined) {
       next();
       return;

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { peekResponseState, responseState } from './response-state.js';
 import { JSON_CONTENT_TYPE } from './spec.js';
 
 /**
@@ -18,7 +19,8 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  *   setConditionalStep();
  * - an observer of the text (the response linter) with setJsonObserver().
  * A step is one function made when its middleware was built; handing it in
- * is one property write, not a closure per request.
+ * is one field of the response's state (src/http/response-state.ts), not a
+ * closure per request nor a new property of the response.
  */
 
 /**
@@ -28,19 +30,14 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  */
 export type JsonWriteStep = (res: Response, text: string) => boolean;
 
-const CONDITIONAL = Symbol.for('express-api-conventions.conditionalStep');
-const OBSERVER = Symbol.for('express-api-conventions.jsonObserver');
-
-type StepResponse = Response & { [CONDITIONAL]?: JsonWriteStep; [OBSERVER]?: JsonWriteStep };
-
 /** Hands the writer the conditional-GET step for this response (caching() does). */
 export function setConditionalStep(res: Response, step: JsonWriteStep): void {
-  (res as StepResponse)[CONDITIONAL] = step;
+  responseState(res).conditional = step;
 }
 
 /** Hands the writer an observer of this response's JSON text (responseLinter() does). */
 export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
-  (res as StepResponse)[OBSERVER] = observer;
+  responseState(res).observer = observer;
 }
 
 /**
@@ -54,10 +51,13 @@ export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
  */
 export function writeJson(res: Response, text: string): Response {
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  const hooked = res as StepResponse;
-  const observer = hooked[OBSERVER];
-  if (observer?.(res, text)) return res;
-  const conditional = hooked[CONDITIONAL];
+  const state = peekResponseState(res);
+  if (state === undefined) {
+    endWithText(res, text);
+    return res;
+  }
+  if (state.observer?.(res, text)) return res;
+  const conditional = state.conditional;
   if (conditional !== undefined && res.statusCode === 200) {
     const method = res.req.method;
     if ((method === 'GET' || method === 'HEAD') && conditional(res, text)) return res;

@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { writeJson } from '../http/json-writer.js';
+import { installOnPrototype, peekResponseState, responseState } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
 
 // SPEC.md's media type lives in the leaf layer (src/http/spec.ts); exported
@@ -47,14 +48,26 @@ function json(this: Response, body: unknown): Response {
   return sendJson(this, body);
 }
 
+type JsonMethod = (this: Response, body: unknown) => Response;
+const dispatchers = new WeakSet<object>();
+// On the app's response prototype, once: SPEC.md's json for the responses
+// that passed jsonResponses(), the one it replaced for the others.
+const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
+  function json(this: Response, body: unknown): Response {
+    return peekResponseState(this)?.json === true ? sendJson(this, body) : replaced.call(this, body);
+  };
+
 /**
  * Makes `res.json()` (and `res.send()` of an object, which Express hands to
- * `res.json()`) follow SPEC.md's JSON output rules.
+ * `res.json()`) follow SPEC.md's JSON output rules. Under Express the method
+ * is put once on the app's response prototype and chooses per response
+ * (src/http/response-state.ts): no property is added to the response.
  */
 export function jsonResponses(options?: JsonResponsesOptions): RequestHandler {
   readOptions<Record<string, never>>('jsonResponses', options, []);
   return function jsonResponsesMiddleware(_req, res, next) {
-    res.json = json;
+    if (installOnPrototype(res, 'json', makeDispatcher, dispatchers)) responseState(res).json = true;
+    else res.json = json;
     next();
   };
 }

@@ -2,7 +2,7 @@ import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import type { CounterState, CounterStore } from '../stores/counter-store.js';
-import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { MemoryCounterStore, synchronousIncrement } from '../stores/memory-counter-store.js';
 import {
   DEFAULT_QUOTA_UNIT,
   isPolicyName,
@@ -99,6 +99,11 @@ export interface KeyedLimiter extends Limiter {
   /** The keys of an identity; `partitionKey` when the caller already holds the identity's `pk`. */
   keyOf(identity: string, partitionKey?: string): PolicyKey;
   consumeKey(key: PolicyKey): Promise<LimitState>;
+  /**
+   * consumeKey() without a promise, when the store counts synchronously (the
+   * MemoryCounterStore); `undefined` for every other store.
+   */
+  readonly consumeKeyNow: ((key: PolicyKey) => LimitState) | undefined;
   peekKey(key: PolicyKey): Promise<LimitState>;
   refundKey(key: PolicyKey): Promise<void>;
   /** The state once a consumed hit was given back: one fewer used; `limited` still says whether that hit was over. */
@@ -220,6 +225,9 @@ export function keyedLimiter(
   const peekKey = (key: PolicyKey): Promise<LimitState> =>
     attempt(() => store.get(key.storeKey)).then((counter) => peeked(key, counter));
   const refundKey = (key: PolicyKey): Promise<void> => attempt(() => store.decrement(key.storeKey));
+  const incrementNow = synchronousIncrement(store);
+  const consumeKeyNow =
+    incrementNow === undefined ? undefined : (key: PolicyKey): LimitState => counted(key, incrementNow(key.storeKey, windowMs));
 
   return {
     name: policy.name,
@@ -231,6 +239,7 @@ export function keyedLimiter(
     reset: (identity) => attempt(() => store.reset(storeKeyOf(policy.name, identity))).catch(unavailable),
     keyOf,
     consumeKey,
+    consumeKeyNow,
     peekKey,
     refundKey,
     givenBack: (given) => state(given, given.used > 0 ? given.used - 1 : 0, given.resetAt, given.resetSeconds, given.limited),

@@ -139,7 +139,21 @@ const logStoreError = (error: unknown): void => {
   process.stderr.write(`${JSON.stringify({ level: 'error', message: 'rate-limit store failed', cause })}\n`);
 };
 
-const defaultAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? '');
+const addressOf = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '');
+// Without Express's `trust proxy` (its default) req.ip is the connection's
+// own address, whatever the headers say: worked out once per connection,
+// not per request (proxy-addr, then the IPv6 test of ipKeyGenerator).
+const addressBySocket = new WeakMap<object, string>();
+const defaultAddress = (req: Request): string => {
+  const socket = req.socket as object | undefined;
+  if (socket === undefined || typeof req.app?.enabled !== 'function' || req.app.enabled('trust proxy')) return addressOf(req);
+  let address = addressBySocket.get(socket);
+  if (address === undefined) {
+    address = addressOf(req);
+    addressBySocket.set(socket, address);
+  }
+  return address;
+};
 
 /** Turns rateLimit()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readRateLimitOptions(options: unknown): RateLimitConfiguration {

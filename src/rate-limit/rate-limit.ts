@@ -42,6 +42,7 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
   const { policies, kinds, identify, address, failOpen, log, partitionKeyOf } = readRateLimitOptions(options);
   const onStoreError = (error: unknown): void => log?.(error);
   const count = policies.length;
+  const countNow = policies.every((policy) => policy.consumeKeyNow !== undefined);
 
   const cache = new Map<string, IdentityKeys>();
   const keyOf = (identity: string, index: number): PolicyKey => {
@@ -139,6 +140,21 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
       keys[i] = keyOf(identity, i);
     }
     const states: (LimitState | undefined)[] = new Array(count);
+    if (countNow) {
+      // The memory store counts synchronously: the same order as below
+      // (a policy is counted only once the ones before it admitted the
+      // request), without a promise per policy.
+      for (let i = 0; i < count; i++) {
+        const state = (policies[i] as (typeof policies)[number]).consumeKeyNow?.(keys[i] as PolicyKey) as LimitState;
+        states[i] = state;
+        if (state.limited) {
+          giveBackAndRefuse(req, res, next, keys, states, i);
+          return;
+        }
+      }
+      answer(req, res, next, keys, states, 'passed');
+      return;
+    }
     // One policy after the other: a policy is counted only once the ones
     // before it admitted the request, so that a hit given back is never one
     // another request was refused for in a later policy.

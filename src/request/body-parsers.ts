@@ -56,6 +56,24 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
 }
 
 /**
+ * `req.body` is `undefined` and `'body' in req` holds, as body-parser leaves
+ * a request it read no body from. Under Express it is declared once on the
+ * app's request prototype (`app.request`, this app's requests only), not
+ * added to each request: a property added per request gives requests
+ * another hidden class, which costs far more than the write
+ * (docs/performance.md, issue 15). A parser that reads a body sets the
+ * request's own `req.body` over it.
+ */
+function declareBody(req: object): void {
+  const proto = Object.getPrototypeOf(req) as object | null;
+  if (proto !== null && Object.hasOwn(proto, 'app')) {
+    Object.defineProperty(proto, 'body', { value: undefined, writable: true, configurable: true, enumerable: false });
+  } else {
+    (req as { body?: unknown }).body = undefined;
+  }
+}
+
+/**
  * Runs a body-parser parser only when the request has a body: no
  * `Transfer-Encoding` and no `Content-Length` means none (RFC 9112 §6.3;
  * type-is `hasBody`, which body-parser asks first). A GET then costs two
@@ -66,7 +84,7 @@ function whenBodied(parser: RequestHandler): RequestHandler {
   return function parseBodyMiddleware(req, res, next) {
     const headers = req.headers;
     if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
-      if (!('body' in (req as object))) (req as { body?: unknown }).body = undefined;
+      if (!('body' in (req as object))) declareBody(req);
       next();
       return;
     }

@@ -1,5 +1,6 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, readOptions } from '../config/options.js';
+import { installOnPrototype, peekResponseState, responseState } from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -42,8 +43,15 @@ export class InsecureCookieError extends Error {
   override readonly name = 'InsecureCookieError';
 }
 
-// One shared method, not a closure per request: `this` is the response.
-function secureCookie(this: CookieResponse, name: string, value: unknown, options?: CookieOptions): Response {
+/** The checks and defaults of secureCookies(), then the cookie setter they wrap. */
+function secureCookie(
+  res: Response,
+  setCookie: CookieSetter,
+  sameSite: 'strict' | 'lax',
+  name: string,
+  value: unknown,
+  options?: CookieOptions,
+): Response {
   const { optOutReason, ...given } = options ?? {};
   const weakened = given.secure === false || given.httpOnly === false || given.sameSite === false || given.sameSite === 'none';
   if (weakened && (typeof optOutReason !== 'string' || optOutReason.trim() === '')) {
@@ -51,24 +59,48 @@ function secureCookie(this: CookieResponse, name: string, value: unknown, option
       `Cookie ${JSON.stringify(name)} opts out of Secure, HttpOnly or SameSite without a reason: pass { optOutReason: 'why' } (SPEC.md: "Cookies carry the attributes Secure and HttpOnly").`,
     );
   }
-  const merged: CookieOptions = { ...COOKIE_DEFAULTS, sameSite: this[SAME_SITE], ...given };
-  return this[ORIGINAL_COOKIE].call(this, name, value, merged);
+  const merged: CookieOptions = { ...COOKIE_DEFAULTS, sameSite, ...given };
+  return setCookie.call(res, name, value, merged);
 }
+
+// The per-response method, for a response not made by an Express app: `this` is the response.
+function ownSecureCookie(this: CookieResponse, name: string, value: unknown, options?: CookieOptions): Response {
+  return secureCookie(this, this[ORIGINAL_COOKIE], this[SAME_SITE], name, value, options);
+}
+
+const dispatchers = new WeakSet<object>();
+// On the app's response prototype, once: the checks for the responses that
+// passed secureCookies(), the setter it replaced for the others.
+const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
+  function cookie(this: Response, name: string, value: unknown, options: CookieOptions): Response {
+    const sameSite = peekResponseState(this)?.sameSite;
+    return sameSite === undefined
+      ? replaced.call(this, name, value, options)
+      : secureCookie(this, replaced, sameSite, name, value, options);
+  };
 
 /**
  * Every cookie set through `res.cookie()` (and `res.clearCookie()`, which
  * goes through it) carries `Secure`, `HttpOnly` and a `SameSite` default.
  * A route may turn one off only by naming its reason in `optOutReason`.
+ * Under Express the setter is put once on the app's response prototype and
+ * chooses per response (src/http/response-state.ts): no property is added
+ * to the response.
  */
 export function secureCookies(options?: Readonly<SecureCookiesOptions>): RequestHandler {
   const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite']);
   const sameSite = checkOneOf('secureCookies', 'sameSite', given.sameSite ?? 'lax', ['strict', 'lax'] as const);
   return function secureCookiesMiddleware(_req, res, next) {
-    const target = res as CookieResponse;
-    if ((target.cookie as unknown) !== secureCookie) {
-      target[ORIGINAL_COOKIE] = res.cookie as unknown as CookieSetter;
-      target[SAME_SITE] = sameSite;
-      (res as { cookie: unknown }).cookie = secureCookie;
+    if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
+      // As before: the first secureCookies() a response passes sets its default.
+      responseState(res).sameSite ??= sameSite;
+    } else {
+      const target = res as CookieResponse;
+      if ((target.cookie as unknown) !== ownSecureCookie) {
+        target[ORIGINAL_COOKIE] = res.cookie as unknown as CookieSetter;
+        target[SAME_SITE] = sameSite;
+        (res as { cookie: unknown }).cookie = ownSecureCookie;
+      }
     }
     next();
   };

@@ -17,6 +17,22 @@ const OPTION_NAMES = ['sweepIntervalMs', 'now'] as const;
 /** The default sweep interval: short enough to free memory soon, long enough to cost nothing. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
+/**
+ * The synchronous increment of the memory store, under a symbol the package
+ * does not export: limiter() and rateLimit() count with it, without a
+ * promise, when their store is a MemoryCounterStore whose increment() is
+ * this class's own (not overridden by a subclass). Two promises and their
+ * jobs per policy and request were most of the limiter's garbage
+ * (docs/performance.md, issue 15).
+ */
+export const INCREMENT_NOW: unique symbol = Symbol('express-api-conventions.incrementNow');
+
+/** The store's synchronous increment when it has one of its own, else `undefined`. */
+export function synchronousIncrement(store: CounterStore): ((key: string, windowMs: number) => CounterState) | undefined {
+  if (!(store instanceof MemoryCounterStore) || store.increment !== MemoryCounterStore.prototype.increment) return undefined;
+  return (key, windowMs) => store[INCREMENT_NOW](key, windowMs);
+}
+
 // One small object per key: a count (a small integer) and the end of the
 // window. Kept to two fields so that 100,000 active keys stay well under
 // 30 MB of heap (the memory target of the rate limiter).
@@ -53,6 +69,11 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   increment(key: string, windowMs: number): Promise<CounterState> {
+    return Promise.resolve(this[INCREMENT_NOW](key, windowMs));
+  }
+
+  /** increment() without the promise: see INCREMENT_NOW. */
+  [INCREMENT_NOW](key: string, windowMs: number): CounterState {
     const now = this.#now();
     let window = this.#windows.get(key);
     if (window === undefined || window.resetAt <= now) {
@@ -60,7 +81,7 @@ export class MemoryCounterStore implements CounterStore {
       this.#windows.set(key, window);
     }
     window.count += 1;
-    return Promise.resolve({ count: window.count, resetAt: window.resetAt });
+    return { count: window.count, resetAt: window.resetAt };
   }
 
   get(key: string): Promise<CounterState | undefined> {

@@ -1,0 +1,84 @@
+import type { Response } from 'express';
+import type { JsonWriteStep } from './json-writer.js';
+
+/**
+ * What the library's middlewares hand the response for the rest of the
+ * request: the conditional-GET step (caching()), the JSON observer
+ * (responseLinter()), SPEC.md's res.json() (jsonResponses()) and the cookie
+ * defaults (secureCookies()).
+ *
+ * It lives in one object under a symbol in `res.locals` (the object Express
+ * makes for every response, with no prototype), never as new properties of
+ * the response itself: every property added to a `ServerResponse` gives it
+ * another hidden class, and Node's own header and write paths, which see
+ * every response, then run polymorphic. Measured over HTTP (bench/micro/
+ * http-ab.mjs): one added property cost 5-10 % of bare Express's
+ * throughput, five cost about 25 % (docs/performance.md, issue 15).
+ */
+export interface ResponseState {
+  conditional?: JsonWriteStep | undefined;
+  observer?: JsonWriteStep | undefined;
+  /** jsonResponses() ran: res.json() follows SPEC.md. */
+  json?: boolean;
+  /** secureCookies() ran: the SameSite default of this response's cookies. */
+  sameSite?: 'strict' | 'lax' | undefined;
+}
+
+const STATE = Symbol.for('express-api-conventions.responseState');
+
+type Holder = { [STATE]?: ResponseState };
+
+/**
+ * Where the state is kept: `res.locals` under Express; the response itself
+ * (an added property, the old way) when something else made it.
+ */
+const holderOf = (res: Response): Holder => {
+  const locals = (res as { locals?: unknown }).locals;
+  return typeof locals === 'object' && locals !== null ? (locals as Holder) : (res as unknown as Holder);
+};
+
+/** The response's state, made on first use. */
+export function responseState(res: Response): ResponseState {
+  const holder = holderOf(res);
+  let state = holder[STATE];
+  if (state === undefined) {
+    // Every field from the start: one shape for every response's state.
+    state = { conditional: undefined, observer: undefined, json: false, sameSite: undefined };
+    holder[STATE] = state;
+  }
+  return state;
+}
+
+/** The response's state if a middleware set one. */
+export function peekResponseState(res: Response): ResponseState | undefined {
+  return holderOf(res)[STATE];
+}
+
+/**
+ * Puts a dispatcher on the prototype of `res` in place of its `name`
+ * method, once per prototype: under Express that prototype is the app's
+ * `app.response`, shared by that app's responses only (a mounted sub-app's
+ * `response` inherits its parent's, so it finds the dispatcher there). The
+ * dispatcher, made by `make(replaced)`, must decide per response (from
+ * responseState()) and call `replaced` otherwise, so that a response that
+ * never passed the middleware, in this app or another, behaves as before.
+ * `dispatchers` holds what `make` returned, to know them again. Returns
+ * false when the response was not made by an Express app (then nothing is
+ * installed: there is no per-app prototype to put it on).
+ */
+export function installOnPrototype<Method extends (...args: never[]) => unknown>(
+  res: Response,
+  name: 'json' | 'cookie',
+  make: (replaced: Method) => Method,
+  dispatchers: WeakSet<object>,
+): boolean {
+  const proto = Object.getPrototypeOf(res) as Record<string, unknown> | null;
+  // Express's app.response has an own `app`: never Node's shared ServerResponse.prototype.
+  if (proto === null || !Object.hasOwn(proto, 'app')) return false;
+  const current = proto[name];
+  if (typeof current === 'function' && dispatchers.has(current)) return true;
+  const dispatcher = make(current as Method);
+  dispatchers.add(dispatcher);
+  Object.defineProperty(proto, name, { value: dispatcher, writable: true, configurable: true, enumerable: false });
+  return true;
+}
