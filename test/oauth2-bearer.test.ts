@@ -14,7 +14,18 @@ import {
   tokenRouter,
 } from '../src/oauth2/index.js';
 import { expectHeaders } from './helpers.js';
-import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, SECRET, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
+import {
+  ALICE,
+  AUDIENCE,
+  ISSUER,
+  KEYS,
+  postToken,
+  SECRET,
+  seedStores,
+  TEST_COST,
+  TOKEN_OPTIONS,
+  testHasher,
+} from './support/oauth2.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -450,11 +461,7 @@ describe('revoked refresh-token families: their access tokens die with them (rev
       const app = express();
       app.use(
         tokenRouter({
-          keys: KEYS,
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          passwordHasher: testHasher,
-          passwordCost: TEST_COST,
+          ...TOKEN_OPTIONS,
           refreshTokens,
           revokedFamilies,
           ...stores,

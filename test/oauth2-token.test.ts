@@ -26,7 +26,7 @@ import {
   postToken,
   seedStores,
   TEST_COST,
-  testHasher,
+  TOKEN_OPTIONS,
   tokenApp,
 } from './support/oauth2.js';
 
@@ -114,11 +114,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         app.use(...parseBodies());
         app.use(
           tokenRouter({
-            keys: KEYS,
-            issuer: ISSUER,
-            audience: AUDIENCE,
-            passwordHasher: testHasher,
-            passwordCost: TEST_COST,
+            ...TOKEN_OPTIONS,
             ...stores,
           }),
         );
@@ -706,11 +702,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       app.use(front);
       app.use(
         tokenRouter({
-          keys: KEYS,
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          passwordHasher: testHasher,
-          passwordCost: TEST_COST,
+          ...TOKEN_OPTIONS,
           ...(await seedStores()),
         }),
       );
@@ -762,11 +754,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       app.use(
         conventions({
           tokenRouter: {
-            keys: KEYS,
-            issuer: ISSUER,
-            audience: AUDIENCE,
-            passwordHasher: testHasher,
-            passwordCost: TEST_COST,
+            ...TOKEN_OPTIONS,
             ...(await seedStores()),
           },
         }),
@@ -801,11 +789,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       const app = express4();
       app.use(
         tokenRouter({
-          keys: KEYS,
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          passwordHasher: testHasher,
-          passwordCost: TEST_COST,
+          ...TOKEN_OPTIONS,
           ...(await seedStores()),
         }),
       );

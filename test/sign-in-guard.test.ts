@@ -20,7 +20,7 @@ import type { CounterStore } from '../src/stores/counter-store.js';
 import { MemoryCounterStore } from '../src/stores/memory-counter-store.js';
 import { RedisCounterStore } from '../src/stores/redis-counter-store.js';
 import { expectHeaders } from './helpers.js';
-import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
+import { ALICE, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
@@ -48,11 +48,7 @@ async function twoDoors(guard: SignInGuard, trustProxy = false): Promise<Express
   });
   app.use(
     tokenRouter({
-      keys: KEYS,
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      passwordHasher: testHasher,
-      passwordCost: TEST_COST,
+      ...TOKEN_OPTIONS,
       signInGuard: guard,
       ...stores,
     }),
@@ -309,11 +305,7 @@ describe('tokenEndpointErrors(): RFC 6749 shape for errors of shared middleware 
     app.use(...parseBodies({ limit: '1kb' }));
     app.use(
       tokenRouter({
-        keys: KEYS,
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        passwordHasher: testHasher,
-        passwordCost: TEST_COST,
+        ...TOKEN_OPTIONS,
         ...(await seedStores()),
       }),
     );

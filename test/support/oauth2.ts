@@ -42,6 +42,15 @@ export async function seedStores(): Promise<{ users: MemoryUserStore; clients: M
   return { users, clients };
 }
 
+/** What every test token router shares: the test keys, issuer and audience, and a fast hasher. */
+export const TOKEN_OPTIONS = {
+  keys: KEYS,
+  issuer: ISSUER,
+  audience: AUDIENCE,
+  passwordHasher: testHasher,
+  passwordCost: TEST_COST,
+} as const;
+
 export type TestTokenOptions = Partial<TokenRouterOptions>;
 
 /** An app with the token router and the error handler, as a service mounts them. */
