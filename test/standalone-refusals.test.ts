@@ -9,7 +9,7 @@ import { methodOverride, parseBodies } from '../src/request/index.js';
 import { csrfProtection, csrfTokens } from '../src/security/index.js';
 import type { CounterStore } from '../src/stores/index.js';
 import { expectHeaders } from './helpers.js';
-import { AUDIENCE, ISSUER, KEYS, SCOPES, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
+import { AUDIENCE, ISSUER, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
 
 /**
  * Every middleware answers its own refusals in SPEC.md's JSON shape when no
@@ -140,12 +140,8 @@ const failingStore: CounterStore = {
 };
 const router = () =>
   tokenRouter({
-    keys: KEYS,
-    issuer: ISSUER,
-    audience: AUDIENCE,
+    ...TOKEN_OPTIONS,
     scopes: SCOPES,
-    passwordHasher: testHasher,
-    passwordCost: TEST_COST,
     ...stores,
   }) as unknown as RequestHandler;
 const postForm = (app: express.Express, form: Record<string, string>) =>

@@ -8,6 +8,19 @@ export const DEMO = {
   clientSecret: 'demo-secret',
 } as const;
 
+/** An access token of the demo user, from the password grant with the demo application's credentials. */
+export async function demoAccessToken(url: string): Promise<string> {
+  const res = await request(url).post('/v1/oauth2/token').type('form').send({
+    grant_type: 'password',
+    username: DEMO.username,
+    password: DEMO.password,
+    client_id: DEMO.clientId,
+    client_secret: DEMO.clientSecret,
+  });
+  if (res.status !== 200) throw new Error(`no token: ${res.status} ${res.text}`);
+  return res.body.access_token as string;
+}
+
 /** A signed-in browser: its session cookie and the session's CSRF token. */
 export interface BrowserSession {
   readonly cookie: string;

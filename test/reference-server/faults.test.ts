@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import request from 'supertest';
 import { describeWith, freePort, REDIS_SERVER } from '../support/services.js';
-import { DEMO, signIn } from './client.js';
+import { DEMO, demoAccessToken, signIn } from './client.js';
 import {
   type ControlledRedis,
   ensureBuilt,
@@ -87,14 +87,7 @@ describeWith(REDIS_SERVER, 'a Redis outage while the service runs', () => {
     redis = await startControlledRedis();
     server = await startServer({ REDIS_URL: redis.url, RATE_LIMIT: '100000', EXPORT_DELAY: '0' });
     cookie = (await signIn(server.url)).cookie;
-    const issued = await request(server.url).post('/v1/oauth2/token').type('form').send({
-      grant_type: 'password',
-      username: DEMO.username,
-      password: DEMO.password,
-      client_id: DEMO.clientId,
-      client_secret: DEMO.clientSecret,
-    });
-    bearer = `Bearer ${issued.body.access_token}`;
+    bearer = `Bearer ${await demoAccessToken(server.url)}`;
   });
 
   afterAll(async () => {

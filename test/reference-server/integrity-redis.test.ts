@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../support/services.js';
-import { DEMO, exactId, freshEmail } from './client.js';
+import { demoAccessToken, exactId, freshEmail } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
@@ -24,15 +24,7 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: concurrent writes', () =
     const env = { REDIS_URL: redis.url, RATE_LIMIT: '1000000' };
     a = await startServer(env);
     b = await startServer(env);
-    const issued = await request(a.url).post('/v1/oauth2/token').type('form').send({
-      grant_type: 'password',
-      username: DEMO.username,
-      password: DEMO.password,
-      client_id: DEMO.clientId,
-      client_secret: DEMO.clientSecret,
-    });
-    expect(issued.status).toBe(200);
-    bearer = `Bearer ${issued.body.access_token}`;
+    bearer = `Bearer ${await demoAccessToken(a.url)}`;
   });
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { MemoryState } from '../../examples/server/src/memory-state.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../support/services.js';
-import { DEMO } from './client.js';
+import { demoAccessToken } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
@@ -42,16 +42,7 @@ describe('the in-memory state', () => {
   });
 });
 
-async function bearerOf(url: string): Promise<string> {
-  const res = await request(url).post('/v1/oauth2/token').type('form').send({
-    grant_type: 'password',
-    username: DEMO.username,
-    password: DEMO.password,
-    client_id: DEMO.clientId,
-    client_secret: DEMO.clientSecret,
-  });
-  return `Bearer ${res.body.access_token}`;
-}
+const bearerOf = async (url: string): Promise<string> => `Bearer ${await demoAccessToken(url)}`;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

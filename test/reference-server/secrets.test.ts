@@ -1,7 +1,7 @@
 import { createClient } from 'redis';
 import request from 'supertest';
 import { describeWith, REDIS_SERVER } from '../support/services.js';
-import { DEMO, freshEmail, signIn } from './client.js';
+import { demoAccessToken, freshEmail, signIn } from './client.js';
 import { type ControlledRedis, type RunningProcess, startControlledRedis, startServer } from './harness.js';
 
 /**
@@ -17,17 +17,7 @@ const CSRF_SECRET = 'pinned-csrf-secret-0123456789abcdefgh';
 const RATE_LIMIT_PARTITION_SECRET = 'pinned-partition-secret-0123456789ab';
 const PINNED = { TOKEN_SECRET, CSRF_SECRET, RATE_LIMIT_PARTITION_SECRET };
 
-async function accessToken(url: string): Promise<string> {
-  const res = await request(url).post('/v1/oauth2/token').type('form').send({
-    grant_type: 'password',
-    username: DEMO.username,
-    password: DEMO.password,
-    client_id: DEMO.clientId,
-    client_secret: DEMO.clientSecret,
-  });
-  if (res.status !== 200) throw new Error(`no token: ${res.status} ${res.text}`);
-  return res.body.access_token as string;
-}
+const accessToken = demoAccessToken;
 
 const me = (url: string, token: string) => request(url).get('/v1/me').set('Authorization', `Bearer ${token}`);
 const policy = async (url: string) => (await request(url).get('/v1/users?limit=1')).headers['ratelimit-policy'];
