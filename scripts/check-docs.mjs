@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { packInto } from './pack.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
@@ -96,13 +97,10 @@ async function main() {
     const project = join(scratch, 'project');
     const modules = join(project, 'node_modules');
     mkdirSync(modules, { recursive: true });
-    const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .pop();
+    const tarball = packInto(scratch);
     const installed = join(modules, pkg.name);
     mkdirSync(installed);
-    run('tar', ['-xzf', resolve(scratch, packed), '-C', installed, '--strip-components=1']);
+    run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
     for (const entry of readdirSync(join(root, 'node_modules'))) {
       if (entry === pkg.name || entry === '.bin' || entry.startsWith('.')) continue;
       symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
@@ -213,7 +211,7 @@ async function main() {
     const project4 = join(scratch, 'express4');
     const modules4 = join(project4, 'node_modules');
     mkdirSync(join(modules4, pkg.name), { recursive: true });
-    run('tar', ['-xzf', resolve(scratch, packed), '-C', join(modules4, pkg.name), '--strip-components=1']);
+    run('tar', ['-xzf', tarball, '-C', join(modules4, pkg.name), '--strip-components=1']);
     for (const entry of readdirSync(join(root, 'node_modules'))) {
       if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
       symlinkSync(join(root, 'node_modules', entry === 'express' ? 'express4' : entry), join(modules4, entry));

@@ -5,7 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { packInto } from './pack.mjs';
 
 const run = (command, args, options = {}) => execFileSync(command, args, { stdio: 'inherit', ...options });
 const root = process.cwd();
@@ -15,11 +16,7 @@ const specifiers = subpaths.map((key) => (key === '.' ? pkg.name : `${pkg.name}/
 
 const scratch = mkdtempSync(join(tmpdir(), 'eac-package-'));
 try {
-  const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .pop();
-  const tarball = resolve(scratch, packed);
+  const tarball = packInto(scratch);
 
   run('npx', ['publint', '--strict', tarball]);
   // node10 resolution ignores `exports`, so subpaths cannot work there; every

@@ -8,7 +8,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { packInto } from './pack.mjs';
 
 /** 12 MB, in bytes (10^6, not 2^20: the stricter reading). */
 const LIMIT = Number(process.env.SIZE_LIMIT_BYTES ?? 12_000_000);
@@ -53,11 +54,7 @@ function countPackages(modules) {
 
 const scratch = mkdtempSync(join(tmpdir(), 'eac-size-'));
 try {
-  const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .pop();
-  const tarball = resolve(scratch, packed);
+  const tarball = packInto(scratch);
   const app = join(scratch, 'app');
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }));
