@@ -56,7 +56,8 @@ const apply = (res: Response, compiled: Compiled): void => {
   }
   const now = new Date();
   const next = compiled.nextUpdate(now);
-  const seconds = Math.max(0, Math.ceil((next.getTime() - now.getTime()) / 1000));
+  // Rounded down: a cached copy never outlives the update it waits for.
+  const seconds = Math.max(0, Math.floor((next.getTime() - now.getTime()) / 1000));
   res.setHeader('Cache-Control', `public, max-age=${seconds}`);
   res.setHeader('Expires', httpDate(next));
 };
