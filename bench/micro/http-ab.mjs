@@ -14,8 +14,12 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const servers = [];
 try {
   for (const spec of specs) {
-    const [name, assignment] = spec.split(':');
-    const env = assignment ? Object.fromEntries([assignment.split('=')]) : {};
+    // Split at the first ':' and the first '=': a value may hold either (BENCH_OURS takes JSON).
+    const colon = spec.indexOf(':');
+    const name = colon < 0 ? spec : spec.slice(0, colon);
+    const assignment = colon < 0 ? '' : spec.slice(colon + 1);
+    const equals = assignment.indexOf('=');
+    const env = assignment ? { [assignment.slice(0, equals)]: assignment.slice(equals + 1) } : {};
     servers.push({ spec, server: await startServer(name, { env }) });
   }
   const options = { connections: 50, headers: { Origin: BENCH_ORIGIN } };

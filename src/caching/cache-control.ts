@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
 import { setConditionalStep } from '../http/json-writer.js';
+import { removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';
 import { httpDate } from './entity-tag.js';
@@ -50,16 +51,16 @@ const compile = (factory: string, intent: unknown): Compiled => {
 const apply = (res: Response, compiled: Compiled): void => {
   if (res.headersSent) return;
   if ('value' in compiled) {
-    res.setHeader('Cache-Control', compiled.value);
-    res.removeHeader('Expires');
+    setResponseHeader(res, 'Cache-Control', compiled.value);
+    removeResponseHeader(res, 'Expires');
     return;
   }
   const now = new Date();
   const next = compiled.nextUpdate(now);
   // Rounded down: a cached copy never outlives the update it waits for.
   const seconds = Math.max(0, Math.floor((next.getTime() - now.getTime()) / 1000));
-  res.setHeader('Cache-Control', `public, max-age=${seconds}`);
-  res.setHeader('Expires', httpDate(next));
+  setResponseHeader(res, 'Cache-Control', `public, max-age=${seconds}`);
+  setResponseHeader(res, 'Expires', httpDate(next));
 };
 
 /**
@@ -143,7 +144,7 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   }
   const step = conditionalGetStep(etag === false ? undefined : etag);
   return function cachingMiddleware(_req, res, next) {
-    if (fallback !== false && !res.headersSent) res.setHeader('Cache-Control', fallback);
+    if (fallback !== false && !res.headersSent) setResponseHeader(res, 'Cache-Control', fallback);
     setConditionalStep(res, step);
     next();
   };

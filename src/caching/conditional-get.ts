@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { answerNotModified, type JsonWriteStep } from '../http/json-writer.js';
+import { getResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { bodyEntityTag, type EntityTagMode } from './entity-tag.js';
 
 /**
@@ -22,7 +23,8 @@ export function isFresh(req: Request): boolean {
  */
 export function conditionalGetStep(mode: EntityTagMode | undefined): JsonWriteStep {
   return function conditionalGet(res: Response, text: string): boolean {
-    if (mode !== undefined && !res.hasHeader('ETag')) res.setHeader('ETag', bodyEntityTag(text, mode));
+    if (mode !== undefined && getResponseHeader(res, 'ETag') === undefined)
+      setResponseHeader(res, 'ETag', bodyEntityTag(text, mode));
     if (!isFresh(res.req)) return false;
     answerNotModified(res);
     return true;

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkInteger, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { getResponseHeader, setResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 
 /** SPEC.md "Methods" table: every method the API answers. */
 export const CORS_DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -183,9 +184,9 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
   // What cors writes on an actual (not preflight) request from an allowed
   // origin, besides the origin itself and `Vary: Origin` (written above):
   // fixed for the policy, so written here without running cors per request.
-  const actualHeaders: [string, string][] = [];
-  if (credentials) actualHeaders.push(['Access-Control-Allow-Credentials', 'true']);
-  if (exposedHeaders.length > 0) actualHeaders.push(['Access-Control-Expose-Headers', exposedHeaders.join(', ')]);
+  const actualHeaders: string[] = [];
+  if (credentials) actualHeaders.push('Access-Control-Allow-Credentials', 'true');
+  if (exposedHeaders.length > 0) actualHeaders.push('Access-Control-Expose-Headers', exposedHeaders.join(', '));
 
   const isAllowed = (origin: string): boolean => {
     if (exact.has(origin)) return true;
@@ -199,7 +200,7 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
     if (!anyOrigin && !res.headersSent) {
       // The usual case, no Vary yet, written directly; otherwise appended
       // through Express's res.vary() (the vary package parses the list).
-      if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Origin');
+      if (getResponseHeader(res, 'Vary') === undefined) setResponseHeader(res, 'Vary', 'Origin');
       else res.vary('Origin');
     }
     if (origin === undefined) {
@@ -215,8 +216,8 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
     }
     if (!preflight) {
       if (!res.headersSent) {
-        res.setHeader('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
-        for (const [name, value] of actualHeaders) res.setHeader(name, value);
+        setResponseHeader(res, 'Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
+        setResponseHeaders(res, actualHeaders);
       }
       next();
       return;

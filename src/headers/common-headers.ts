@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
+import { removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /** Options of commonHeaders(). It has none yet; the object is kept for growth. */
@@ -16,9 +17,19 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
  */
 export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
   readOptions<Record<string, never>>('commonHeaders', options, []);
-  return function commonHeadersMiddleware(_req, res, next) {
-    res.setHeader(NOSNIFF_HEADER, NOSNIFF_VALUE);
-    res.removeHeader('X-Powered-By');
+  let appSeen: unknown;
+  return function commonHeadersMiddleware(req, res, next) {
+    // Express sets X-Powered-By on every response before any middleware
+    // runs; its setting turned off once, the header is not written only to
+    // be removed, and the response's header store stays empty (the cheap
+    // path of src/http/response-headers.ts). It is still removed below.
+    const app = (req as { app?: { disable?: (setting: string) => unknown } }).app;
+    if (app !== appSeen) {
+      appSeen = app;
+      if (typeof app?.disable === 'function') app.disable('x-powered-by');
+    }
+    setResponseHeader(res, NOSNIFF_HEADER, NOSNIFF_VALUE);
+    removeResponseHeader(res, 'X-Powered-By');
     res.sendDate = true;
     next();
   };

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { removeResponseHeader, setResponseHeader } from './response-headers.js';
 import { peekResponseState, responseState } from './response-state.js';
 import { JSON_CONTENT_TYPE } from './spec.js';
 
@@ -50,7 +51,7 @@ export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
  * the writer itself never adds one.
  */
 export function writeJson(res: Response, text: string): Response {
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  setResponseHeader(res, 'Content-Type', JSON_CONTENT_TYPE);
   const state = peekResponseState(res);
   if (state === undefined) {
     endWithText(res, text);
@@ -73,7 +74,7 @@ export function writeJson(res: Response, text: string): Response {
  */
 export function writeJsonAnswer(res: Response, status: number, text: string): void {
   res.statusCode = status;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  setResponseHeader(res, 'Content-Type', JSON_CONTENT_TYPE);
   endWithText(res, text);
 }
 
@@ -87,9 +88,9 @@ export function answerNotModified(res: Response): void {
 }
 
 function endWithoutBody(res: Response): void {
-  res.removeHeader('Content-Type');
-  res.removeHeader('Content-Length');
-  res.removeHeader('Transfer-Encoding');
+  removeResponseHeader(res, 'Content-Type');
+  removeResponseHeader(res, 'Content-Length');
+  removeResponseHeader(res, 'Transfer-Encoding');
   res.end();
 }
 
@@ -100,7 +101,7 @@ function endWithText(res: Response, text: string): void {
     endWithoutBody(res);
     return;
   }
-  res.setHeader('Content-Length', Buffer.byteLength(text, 'utf8'));
+  setResponseHeader(res, 'Content-Length', Buffer.byteLength(text, 'utf8'));
   // Node writes no body for HEAD; the Content-Length stays that of GET.
   if (res.req.method === 'HEAD') res.end();
   else res.end(text, 'utf8');

@@ -4,8 +4,8 @@ import type { JsonWriteStep } from './json-writer.js';
 /**
  * What the library's middlewares hand the response for the rest of the
  * request: the conditional-GET step (caching()), the JSON observer
- * (responseLinter()), SPEC.md's res.json() (jsonResponses()) and the cookie
- * defaults (secureCookies()).
+ * (responseLinter()), SPEC.md's res.json() (jsonResponses()), the cookie
+ * defaults (secureCookies()) and the held headers (response-headers.ts).
  *
  * It lives in one object under a symbol in `res.locals` (the object Express
  * makes for every response, with no prototype), never as new properties of
@@ -15,6 +15,12 @@ import type { JsonWriteStep } from './json-writer.js';
  * http-ab.mjs): one added property cost 5-10 % of bare Express's
  * throughput, five cost about 25 % (docs/performance.md, issue 15).
  */
+/** A header value as `res.setHeader()` takes it. */
+export type HeaderValue = string | number | readonly string[];
+
+/** Headers as a flat `[name, value, name, value, …]` list, the form `writeHead()` takes. */
+export type HeaderList = (string | HeaderValue)[];
+
 export interface ResponseState {
   conditional?: JsonWriteStep | undefined;
   observer?: JsonWriteStep | undefined;
@@ -22,6 +28,14 @@ export interface ResponseState {
   json?: boolean;
   /** secureCookies() ran: the SameSite default of this response's cookies. */
   sameSite?: 'strict' | 'lax' | undefined;
+  /** Where the library's header writes go (src/http/response-headers.ts). */
+  headerMode: number;
+  /** The held headers, or after a held write, the list the head was written from. */
+  headers: HeaderList | undefined;
+  /** The response methods the held headers stand in front of. */
+  base: object | undefined;
+  /** Node's header store was empty when holding began. */
+  storeEmpty: boolean;
 }
 
 const STATE = Symbol.for('express-api-conventions.responseState');
@@ -43,7 +57,16 @@ export function responseState(res: Response): ResponseState {
   let state = holder[STATE];
   if (state === undefined) {
     // Every field from the start: one shape for every response's state.
-    state = { conditional: undefined, observer: undefined, json: false, sameSite: undefined };
+    state = {
+      conditional: undefined,
+      observer: undefined,
+      json: false,
+      sameSite: undefined,
+      headerMode: 0,
+      headers: undefined,
+      base: undefined,
+      storeEmpty: false,
+    };
     holder[STATE] = state;
   }
   return state;

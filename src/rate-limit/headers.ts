@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { appendResponseHeader } from '../http/response-headers.js';
 
 /**
  * The one file that writes the RateLimit headers. The IETF draft
@@ -70,7 +71,7 @@ export const stateItem = (quoted: string, remaining: number, resetSeconds: numbe
  */
 export function appendRateLimitHeaders(res: Response, policyItems: string, stateItems: string): void {
   if (res.headersSent) return;
-  if (policyItems !== '') res.append(RATELIMIT_POLICY_HEADER, policyItems);
+  if (policyItems !== '') appendResponseHeader(res, RATELIMIT_POLICY_HEADER, policyItems);
   // Empty when the store could not tell the state (a failing store, failing open).
-  if (stateItems !== '') res.append(RATELIMIT_HEADER, stateItems);
+  if (stateItems !== '') appendResponseHeader(res, RATELIMIT_HEADER, stateItems);
 }

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { removeResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
@@ -149,11 +150,11 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     // only writes those fixed values; what it wrote once is written again
     // here, without running its chain of twelve middlewares per request.
     const removed = [...UNUSED_SECURITY_HEADERS, ...recorded.removed];
-    const written = [...extra, ...recorded.written];
+    const written = [...extra, ...recorded.written].flat();
     return function securityHeadersMiddleware(_req, res, next) {
       if (!res.headersSent) {
-        for (const name of removed) res.removeHeader(name);
-        for (const [name, value] of written) res.setHeader(name, value);
+        for (const name of removed) removeResponseHeader(res, name);
+        setResponseHeaders(res, written);
       }
       next();
     };
