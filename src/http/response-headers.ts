@@ -173,8 +173,8 @@ function install(proto: Prototype): BaseMethods {
       }
       handOver(this, state);
     }
-    // As given: Node tells writeHead(status, headers) from writeHead(status, reason, headers) by count and type.
-    return base.writeHead.apply(this, arguments as unknown as unknown[]);
+    // Node reads an absent reason or headers as undefined: passing all three is the same call.
+    return base.writeHead.call(this, statusCode, reason, headers);
   }
 
   const methods: Record<string, unknown> = {
