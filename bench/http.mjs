@@ -16,7 +16,7 @@ export const TARGETS = [
   { id: 'express', server: 'express', path: PUBLIC_PATH, label: 'bare Express 5' },
   { id: 'peer', server: 'peer', path: PUBLIC_PATH, label: 'peer: helmet + cors + express-rate-limit + ETag' },
   { id: 'fastify', server: 'fastify', path: PUBLIC_PATH, label: 'Fastify 5 + helmet + cors + rate-limit' },
-  { id: 'control', server: 'control', path: PUBLIC_PATH, label: "control: Express 5 + ours' headers as fixed strings" },
+  { id: 'control', server: 'control', path: PUBLIC_PATH, label: "control: ours' headers as fixed strings, one writeHead()" },
   { id: 'ours', server: 'ours', path: PUBLIC_PATH, label: 'ours: Express 5 + conventions()' },
   { id: 'node+jwt', server: 'node-http', path: BEARER_PATH, bearer: true, label: 'bare node:http, jsonwebtoken KeyObject' },
   { id: 'express+jwt', server: 'express', path: BEARER_PATH, bearer: true, label: 'bare Express 5, jsonwebtoken KeyObject' },
@@ -101,7 +101,12 @@ async function measure(server, url, options) {
   const before = await server.usage();
   const result = await runWrk(url, options);
   const after = await server.usage();
-  return { ...result, cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, result.requests) };
+  const requests = Math.max(1, result.requests);
+  return {
+    ...result,
+    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / requests,
+    bytesPerRequest: (after.allocatedBytes - before.allocatedBytes) / requests,
+  };
 }
 
 /**
@@ -157,6 +162,7 @@ export function summarize({ targets, rounds }) {
       p50: median(rows.map((r) => r.p50)),
       p99: median(rows.map((r) => r.p99)),
       cpuPerRequest: median(rows.map((r) => r.cpuPerRequest)),
+      bytesPerRequest: median(rows.map((r) => r.bytesPerRequest)),
       errors: rows.reduce((sum, r) => sum + r.non2xx + r.socketErrors, 0),
     };
   });

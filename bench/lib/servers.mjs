@@ -38,13 +38,17 @@ class ServerProcess {
     this.origin = `http://127.0.0.1:${port}`;
   }
 
-  /** The server process's own `process.cpuUsage()` (µs) and heap in use. */
+  /** The server process's own `process.cpuUsage()` (µs), heap in use and bytes allocated since it started. */
   usage() {
     return new Promise((resolve) => {
       const onMessage = (message) => {
         if (message.type !== 'usage') return;
         this.child.off('message', onMessage);
-        resolve({ cpuMicros: message.cpu.user + message.cpu.system, heapUsed: message.heapUsed });
+        resolve({
+          cpuMicros: message.cpu.user + message.cpu.system,
+          heapUsed: message.heapUsed,
+          allocatedBytes: message.allocatedBytes,
+        });
       };
       this.child.on('message', onMessage);
       this.child.send('usage');

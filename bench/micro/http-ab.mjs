@@ -1,7 +1,7 @@
 // Two or more servers of bench/apps/ under wrk, interleaved rounds, one
 // measurement a server per round (A B … then … B A): req/s and server CPU
 // µs per request, and each one's ratio to the first, median of rounds.
-// `node bench/micro/http-ab.mjs control control:BENCH_CONTROL_WRITE=writeHead`
+// `node bench/micro/http-ab.mjs control control:BENCH_CONTROL_WRITE=setHeader`
 // (a `name:VAR=value` runs that app with that environment variable).
 import { BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { startServer } from '../lib/servers.mjs';
@@ -30,7 +30,12 @@ try {
       const before = await server.usage();
       const result = await runWrk(`${server.origin}${PUBLIC_PATH}`, { ...options, seconds });
       const after = await server.usage();
-      results[spec].push({ rps: result.rps, cpu: (after.cpuMicros - before.cpuMicros) / Math.max(1, result.requests) });
+      const requests = Math.max(1, result.requests);
+      results[spec].push({
+        rps: result.rps,
+        cpu: (after.cpuMicros - before.cpuMicros) / requests,
+        bytes: (after.allocatedBytes - before.allocatedBytes) / requests,
+      });
     }
   }
   const first = results[specs[0]];
@@ -40,6 +45,7 @@ try {
     const cpuRatio = median(rows.map((row, i) => row.cpu / first[i].cpu));
     console.log(
       `${spec.padEnd(48)} ${Math.round(median(rows.map((x) => x.rps)))} req/s ${median(rows.map((x) => x.cpu)).toFixed(1)} µs/request` +
+        ` ${Math.round(median(rows.map((x) => x.bytes)))} B/request` +
         `  vs first: req/s ${rpsRatio.toFixed(3)}x, CPU ${cpuRatio.toFixed(3)}x`,
     );
   }

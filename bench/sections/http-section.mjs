@@ -18,6 +18,7 @@ export async function httpSection({ log }) {
     fixed(t.p50),
     fixed(t.p99),
     fixed(t.cpuPerRequest, 1),
+    thousands(t.bytesPerRequest),
     String(t.errors),
   ]);
   const ratioRows = ratios.map((r) => [
@@ -41,9 +42,11 @@ export async function httpSection({ log }) {
 wrk, 1 thread, ${connections} keep-alive connections, ${seconds} s per measurement, ${rounds} rounds
 (A B C … then … C B A), after a 1 s warm-up of each target. Every server is its own Node
 process on 127.0.0.1. CPU µs/request is the server process's own \`process.cpuUsage()\` over
-the measurement divided by the requests it answered.
+the measurement divided by the requests it answered; bytes allocated/request is the growth of its
+heap over the measurement, collection by collection (V8's \`GCProfiler\`), over the same requests:
+the whole request path on real sockets, Node's HTTP parser and socket objects included.
 
-${table(['target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/request', 'non-2xx + socket errors'], targetRows)}
+${table(['target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/request', 'bytes allocated/request', 'non-2xx + socket errors'], targetRows)}
 
 ${run.skipped.map((s) => `Not measured: \`${s.id}\` (${s.label}): ${s.why}.`).join('\n')}
 
@@ -77,6 +80,13 @@ ${allocationMarkdown(allocations)}
       verdict: verdict(ownCost.median, ownCost.target, false),
     });
   }
+  const overHttp = Object.fromEntries(perTarget.map((t) => [t.id, t.bytesPerRequest]));
+  targets.push({
+    what: 'bytes allocated per request, over HTTP: ours / peer / bare Express / control',
+    target: '(reported)',
+    measured: ['ours', 'peer', 'express', 'control'].map((id) => `${thousands(overHttp[id] ?? Number.NaN)} B`).join(' / '),
+    verdict: '',
+  });
   targets.push({
     what: 'bytes allocated per request, in process: ours / peer / bare Express / control',
     target: '(reported)',

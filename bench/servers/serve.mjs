@@ -1,9 +1,10 @@
 // The child side of the harness: `node bench/servers/serve.mjs <app>` serves
 // bench/apps/<app>.mjs in its own process, started by bench/lib/servers.mjs
 // with an IPC channel. It listens on 127.0.0.1 on a port the system picks,
-// says so, and answers two messages: `usage` (its own CPU time and heap, read
-// around each load) and `stop`.
+// says so, and answers two messages: `usage` (its own CPU time, heap and
+// bytes allocated so far, read around each load) and `stop`.
 import http from 'node:http';
+import v8 from 'node:v8';
 
 const name = process.argv[2];
 const app = await import(`../apps/${name}.mjs`);
@@ -21,9 +22,32 @@ if (app.createFastify) {
   });
 }
 
+// Bytes allocated on the heap since start, over real sockets (issue 15): the
+// heap's growth between collections, read from V8's GC profiler. Each
+// collection's heap size before it, less the size after the one before (or
+// at the last reading), is what was allocated in between.
+let allocated = 0;
+let mark = v8.getHeapStatistics().used_heap_size;
+let profiler = new v8.GCProfiler();
+profiler.start();
+function allocatedSoFar() {
+  const { statistics } = profiler.stop();
+  let previous = mark;
+  for (const gc of statistics) {
+    allocated += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - previous);
+    previous = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  mark = v8.getHeapStatistics().used_heap_size;
+  allocated += Math.max(0, mark - previous);
+  profiler = new v8.GCProfiler();
+  profiler.start();
+  return allocated;
+}
+
 process.on('message', (message) => {
   if (message === 'usage') {
-    process.send({ type: 'usage', cpu: process.cpuUsage(), heapUsed: process.memoryUsage().heapUsed });
+    const allocatedBytes = allocatedSoFar();
+    process.send({ type: 'usage', cpu: process.cpuUsage(), heapUsed: process.memoryUsage().heapUsed, allocatedBytes });
   } else if (message === 'stop') {
     server.close();
     process.exit(0);
