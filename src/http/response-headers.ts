@@ -101,11 +101,12 @@ function sentList(res: Response, state: ResponseState): HeaderList | undefined {
   return (state.base as BaseMethods).getHeaderNames.call(res).length === 0 ? list : undefined;
 }
 
+// Two named parameters, not a rest array: these run for every header anyone sets.
 const writeMethod = (name: 'setHeader' | 'appendHeader' | 'removeHeader', base: BaseMethods) =>
-  function (this: Response, ...args: [string, HeaderValue]) {
+  function (this: Response, header: string, value: HeaderValue) {
     const state = stateIn(this);
     if (state !== undefined && state.headerMode === Mode.Held) handOver(this, state);
-    return (base[name] as (...a: unknown[]) => unknown).apply(this, args);
+    return (base[name] as (this: Response, header: string, value: HeaderValue) => unknown).call(this, header, value);
   };
 
 /** The methods put on the app's prototype, around the ones found there. */
