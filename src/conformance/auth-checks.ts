@@ -196,18 +196,15 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
     );
   } else {
     const anonymous = await grant('token', { grant_type: 'password', username, password }, false);
-    if (!anonymous) ctx.skip('auth.token.client-optional', ctx.budgetReason);
-    else
-      ctx.verdict(
-        'auth.token.client-optional',
-        usableToken(anonymous)
-          ? undefined
-          : {
-              request: `${describeExchange(anonymous)} (grant_type=password, no client credentials)`,
-              expected: TOKEN_GIVEN,
-              seen: refusal(anonymous),
-            },
-      );
+    ctx.judge('auth.token.client-optional', anonymous, (answer) =>
+      usableToken(answer)
+        ? undefined
+        : {
+            request: `${describeExchange(answer)} (grant_type=password, no client credentials)`,
+            expected: TOKEN_GIVEN,
+            seen: refusal(answer),
+          },
+    );
   }
 
   // Client authentication 2: the same credentials in the body instead of the header.
@@ -225,18 +222,15 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
       },
       false,
     );
-    if (!inBody) ctx.skip('auth.token.client-in-body', ctx.budgetReason);
-    else
-      ctx.verdict(
-        'auth.token.client-in-body',
-        usableToken(inBody)
-          ? undefined
-          : {
-              request: `${describeExchange(inBody)} (grant_type=password, client_id and client_secret in the body)`,
-              expected: TOKEN_GIVEN,
-              seen: refusal(inBody),
-            },
-      );
+    ctx.judge('auth.token.client-in-body', inBody, (answer) =>
+      usableToken(answer)
+        ? undefined
+        : {
+            request: `${describeExchange(answer)} (grant_type=password, client_id and client_secret in the body)`,
+            expected: TOKEN_GIVEN,
+            seen: refusal(answer),
+          },
+    );
   }
 
   const refreshToken =
@@ -297,15 +291,13 @@ async function checkInsufficientRights(
       seen: `status ${granted.status}`,
     });
   }
-  const answer = await ctx.send({
+  const used = await ctx.send({
     purpose: 'limited token use',
     method: 'GET',
     path: ctx.under(forbidden),
     headers: { authorization: `Bearer ${limitedToken}` },
   });
-  if (!answer) return ctx.skip(id, ctx.budgetReason);
-  ctx.verdict(
-    id,
+  ctx.judge(id, used, (answer) =>
     answer.status === 403
       ? undefined
       : {
@@ -323,18 +315,15 @@ async function checkInvalidToken(ctx: RunContext): Promise<void> {
     return;
   }
   const missing = await ctx.send({ purpose: 'no credential', method: 'GET', path: ctx.under(target) });
-  if (!missing) ctx.skip('auth.missing-credential', ctx.budgetReason);
-  else
-    ctx.verdict(
-      'auth.missing-credential',
-      missing.status === 401
-        ? undefined
-        : {
-            request: `${describeExchange(missing)} (no Authorization)`,
-            expected: 'status 401 (an authentication failure)',
-            seen: `status ${missing.status}`,
-          },
-    );
+  ctx.judge('auth.missing-credential', missing, (answer) =>
+    answer.status === 401
+      ? undefined
+      : {
+          request: `${describeExchange(answer)} (no Authorization)`,
+          expected: 'status 401 (an authentication failure)',
+          seen: `status ${answer.status}`,
+        },
+  );
   const answer = await ctx.send({
     purpose: 'invalid token',
     method: 'GET',

@@ -49,6 +49,15 @@ export class RunContext {
     else this.pass(id);
   }
 
+  /**
+   * Judges one exchange: a skip when the budget was spent before it could be
+   * sent, else the verdict of `evidenceOf` (evidence fails, none passes).
+   */
+  judge(id: CheckId, answer: Exchange | undefined, evidenceOf: (answer: Exchange) => CheckEvidence | undefined): void {
+    if (!answer) this.skip(id, this.budgetReason);
+    else this.verdict(id, evidenceOf(answer));
+  }
+
   /** Sends a request, or returns undefined once the budget is spent (the caller then skips). */
   async send(request: ProbeRequest): Promise<Exchange | undefined> {
     try {

@@ -117,18 +117,15 @@ export async function checkWrites(ctx: RunContext): Promise<void> {
     path,
     headers: { 'x-http-method-override': 'DELETE', ...auth },
   });
-  if (!safe) ctx.skip('methods.override-post-only', ctx.budgetReason);
-  else
-    ctx.verdict(
-      'methods.override-post-only',
-      [200, 400, 405].includes(safe.status)
-        ? undefined
-        : {
-            request: `${describeExchange(safe)} (X-HTTP-Method-Override: DELETE)`,
-            expected: 'the answer of the GET (200), or the override refused (400 or 405); never the DELETE done',
-            seen: `status ${safe.status}`,
-          },
-    );
+  ctx.judge('methods.override-post-only', safe, (answer) =>
+    [200, 400, 405].includes(answer.status)
+      ? undefined
+      : {
+          request: `${describeExchange(answer)} (X-HTTP-Method-Override: DELETE)`,
+          expected: 'the answer of the GET (200), or the override refused (400 or 405); never the DELETE done',
+          seen: `status ${answer.status}`,
+        },
+  );
 }
 
 /** POST with the override header, then a form POST with `_method`: each must get the PATCH's 2xx. */
@@ -146,18 +143,15 @@ async function checkOverride(
     headers: { 'content-type': 'application/json', 'x-http-method-override': 'PATCH', ...auth },
     body: json,
   });
-  if (!overridden) ctx.skip('methods.override-header', ctx.budgetReason);
-  else
-    ctx.verdict(
-      'methods.override-header',
-      success(overridden)
-        ? undefined
-        : {
-            request: `${describeExchange(overridden)} (X-HTTP-Method-Override: PATCH)`,
-            expected: 'the answer of the PATCH: 2xx',
-            seen: `status ${overridden.status}`,
-          },
-    );
+  ctx.judge('methods.override-header', overridden, (answer) =>
+    success(answer)
+      ? undefined
+      : {
+          request: `${describeExchange(answer)} (X-HTTP-Method-Override: PATCH)`,
+          expected: 'the answer of the PATCH: 2xx',
+          seen: `status ${answer.status}`,
+        },
+  );
 
   const fromForm = await ctx.send({
     purpose: 'override form',
@@ -166,16 +160,13 @@ async function checkOverride(
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth },
     body: form({ _method: 'PATCH' }),
   });
-  if (!fromForm) ctx.skip('methods.override-form', ctx.budgetReason);
-  else
-    ctx.verdict(
-      'methods.override-form',
-      success(fromForm)
-        ? undefined
-        : {
-            request: `${describeExchange(fromForm)} (form body with _method=PATCH)`,
-            expected: 'the answer of the PATCH: 2xx',
-            seen: `status ${fromForm.status}`,
-          },
-    );
+  ctx.judge('methods.override-form', fromForm, (answer) =>
+    success(answer)
+      ? undefined
+      : {
+          request: `${describeExchange(answer)} (form body with _method=PATCH)`,
+          expected: 'the answer of the PATCH: 2xx',
+          seen: `status ${answer.status}`,
+        },
+  );
 }
