@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { ConfigurationError } from '../src/config/index.js';
+import { docSourceFiles } from './support/docs.js';
 
 /**
  * Docs a user can reach (issue 14): every relative link of README.md and
@@ -130,13 +131,7 @@ describe('package.json', () => {
 });
 
 describe('the code blocks of README.md and docs/', () => {
-  const files = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ['-e', "import('./scripts/check-docs.mjs').then((m) => console.log(JSON.stringify(m.sourceFiles())))"],
-      { encoding: 'utf8' },
-    ),
-  ) as Record<string, string>;
+  const files = docSourceFiles();
 
   it('are all TypeScript the docs check compiles', () => {
     expect(Object.keys(files).length).toBeGreaterThan(25);

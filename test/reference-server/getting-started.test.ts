@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { docSourceFiles } from '../support/docs.js';
 
 /**
  * docs/guides/getting-started.md as a user copies it. `npm run check:docs`
@@ -10,13 +10,7 @@ import { readFileSync } from 'node:fs';
  */
 
 const page = readFileSync('docs/guides/getting-started.md', 'utf8');
-const files = JSON.parse(
-  execFileSync(
-    process.execPath,
-    ['-e', "import('./scripts/check-docs.mjs').then((m) => console.log(JSON.stringify(m.sourceFiles())))"],
-    { encoding: 'utf8' },
-  ),
-) as Record<string, string>;
+const files = docSourceFiles();
 const app = files['getting-started/app.ts'] ?? '';
 
 describe('the getting-started guide', () => {
