@@ -18,3 +18,4 @@ export {
   securityHeaderValues,
   UNUSED_SECURITY_HEADERS,
 } from './security-headers.js';
+export { SERVER_TIMEOUTS, type ServerTimeoutsOptions, serverTimeouts } from './server-timeouts.js';
