@@ -15,6 +15,7 @@ import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
+import { type CrossSiteProtectionOptions, crossSiteProtection } from './security/cross-site.js';
 import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 
@@ -109,6 +110,13 @@ export const PRESET_STAGES = [
     'on',
     ['bearerAuth'],
     'After the identification stage (`req.auth`, `req.verifiedClient`); before the body parsers, so a refused body is never parsed.',
+  ),
+  stage(
+    'crossSiteProtection',
+    (o: CrossSiteProtectionOptions | undefined) => crossSiteProtection(o),
+    'on',
+    ['corsPolicy', 'rateLimit'],
+    'Refuses state-changing requests a browser sends for a page of another site (Fetch Metadata, then `Origin`), sign-in doors included; after the rate limiter, which counts the refusal, and before the body parsers, so a refused body is never read. Trusts `corsPolicy`’s origins unless given `trustedOrigins`. Non-browser clients send neither header and pass.',
   ),
   stage(
     'parseBodies',
@@ -317,6 +325,13 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   // The token endpoint's error shape follows the token endpoint, at its path.
   const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
   if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = { path: token.path };
+  // The origins CORS lets call with credentials are the other sites whose
+  // state-changing requests are legitimate ('*' trusts none: it carries no cookies).
+  const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;
+  const crossSite = given.crossSiteProtection as CrossSiteProtectionOptions | false | undefined;
+  if (cors && Array.isArray(cors.origins) && crossSite !== false && crossSite?.trustedOrigins === undefined) {
+    given.crossSiteProtection = { ...crossSite, trustedOrigins: cors.origins };
+  }
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
   const stack: RequestHandler[] = [];
