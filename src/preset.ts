@@ -4,6 +4,7 @@ import { ConfigurationError } from './config/configuration-error.js';
 import { didYouMean, invalidOption, isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
+import { holdRefusals } from './errors/refuse.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
@@ -197,6 +198,8 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 };
 
 const FACTORY = 'conventions';
+/** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
+const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
 const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', ...Object.keys(DEPRECATED_STAGE_KEYS)] as (keyof ConventionsOptions &
   string)[];
 
@@ -334,6 +337,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   }
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
+  const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
   const stack: RequestHandler[] = [];
   const stages: StageName[] = [];
   for (const entry of PRESET_STAGES) {
@@ -341,8 +345,12 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
     const option = given[entry.name];
     if (isOn(entry, option)) {
       const made = (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
-      if (typeof made === 'function') stack.push(made);
-      else stack.push(...made);
+      // What these stages refuse (a preflight of a refused origin, a bad
+      // bearer token) is answered once the rate limiter has counted it
+      // against the caller's address: refusals are not free.
+      const hold = rateLimitOn && COUNTED_BEFORE_REFUSAL.has(entry.name);
+      if (typeof made === 'function') stack.push(hold ? holdRefusals(made) : made);
+      else stack.push(...(hold ? made.map(holdRefusals) : made));
       stages.push(entry.name);
     }
     stack.push(...(after.get(entry.name) ?? []));
