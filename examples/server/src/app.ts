@@ -109,6 +109,7 @@ export function createApp(settings: Settings, services: Services): Express {
       delaySeconds: settings.exportDelay,
       keptSeconds: settings.exportKept,
       limit: settings.exportLimit,
+      callerLimit: settings.exportCallerLimit,
     }),
   );
   app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
