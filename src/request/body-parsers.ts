@@ -17,6 +17,14 @@ export interface ParseBodiesOptions {
   form?: boolean;
   /** Most form parameters accepted; more is refused with 413. Default: `100`. */
   parameterLimit?: number;
+  /**
+   * Path prefixes whose bodies are left unread, as the request stream, for
+   * what follows: a proxy (http-proxy-middleware) or a multipart parser that
+   * reads the body itself. Each starts with `/` and matches whole segments
+   * of the path under the preset's mount (`'/upstream'` matches
+   * `/upstream` and `/upstream/users`, not `/upstreams`). Default: none.
+   */
+  unparsedPaths?: readonly string[];
 }
 
 const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
@@ -38,7 +46,13 @@ const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
  * where the decoders would silently store U+FFFD or a lone surrogate.
  */
 export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHandler[] {
-  const given = readOptions<ParseBodiesOptions>('parseBodies', options, ['limit', 'json', 'form', 'parameterLimit']);
+  const given = readOptions<ParseBodiesOptions>('parseBodies', options, [
+    'limit',
+    'json',
+    'form',
+    'parameterLimit',
+    'unparsedPaths',
+  ]);
   const limit = given.limit ?? '100kb';
   if (!(typeof limit === 'number' && Number.isInteger(limit) && limit > 0) && !(typeof limit === 'string' && SIZE.test(limit))) {
     invalidOption('parseBodies', 'limit', limit, "a positive whole number of bytes or a size such as '100kb'");
@@ -47,13 +61,32 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
   if (!Number.isInteger(parameterLimit) || parameterLimit < 1) {
     invalidOption('parseBodies', 'parameterLimit', parameterLimit, 'a positive whole number');
   }
+  const unparsed = unparsedPathsOf(given.unparsedPaths);
   const parsers: RequestHandler[] = [];
-  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText })));
+  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText }), unparsed));
   if (given.form ?? true) {
-    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText })));
+    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText }), unparsed));
   }
   return parsers;
 }
+
+function unparsedPathsOf(paths: unknown): readonly string[] {
+  if (paths === undefined) return [];
+  if (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
+    return invalidOption(
+      'parseBodies',
+      'unparsedPaths',
+      paths,
+      "a list of path prefixes, each starting with '/', such as ['/upstream']",
+    );
+  }
+  // '/upstream/' and '/upstream' name the same prefix.
+  return paths.map((path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path));
+}
+
+/** Whether `path` is `prefix` or lies under it, segment by segment. */
+const isUnder = (path: string, prefix: string): boolean =>
+  prefix === '/' || (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 0x2f));
 
 /**
  * `req.body` is `undefined` and `'body' in req` holds, as body-parser leaves
@@ -80,10 +113,13 @@ function declareBody(req: object): void {
  * property reads instead of the parser's own checks; `req.body` is left
  * `undefined`, as body-parser leaves it.
  */
-function whenBodied(parser: RequestHandler): RequestHandler {
+function whenBodied(parser: RequestHandler, unparsed: readonly string[]): RequestHandler {
   return function parseBodyMiddleware(req, res, next) {
     const headers = req.headers;
-    if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+    if (
+      (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) ||
+      (unparsed.length > 0 && unparsed.some((prefix) => isUnder(req.path, prefix)))
+    ) {
       if (!('body' in (req as object))) declareBody(req);
       next();
       return;
