@@ -236,7 +236,11 @@ function install(proto: Prototype): Installed {
     const state = stateIn(this);
     if (state !== undefined) {
       if (state.headerMode === Mode.Held) handOver(this, state);
-      if (state.defaults !== undefined && typeof name === 'string') (state.suppressed ??= []).push(name, '');
+      if (state.defaults !== undefined && typeof name === 'string') {
+        // A flat [name, value, …] list, as indexIn() reads it.
+        if (state.suppressed === undefined) state.suppressed = [name, ''];
+        else state.suppressed.push(name, '');
+      }
     }
     base.removeHeader.call(this, name);
   }
