@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import http from 'node:http';
 import type express from 'express';
 import type { Express, RequestHandler } from 'express';
 import type * as library from '../../src/index.js';
@@ -114,4 +115,29 @@ export async function serve(app: Express): Promise<{
     },
     close: () => closeServer(server),
   };
+}
+
+/**
+ * One GET through node:http, the body as sent (no decoding, unlike fetch):
+ * for content-coding, ranges and exact bytes.
+ */
+export function rawGet(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers, agent: false, timeout: 10_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers as Record<string, string | string[]>,
+          body,
+          text: body.toString('utf8'),
+        });
+      });
+      res.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`GET ${url}: no answer in 10 s`)));
+    request.on('error', reject);
+  });
 }
