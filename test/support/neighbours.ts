@@ -109,7 +109,7 @@ export async function serve(app: Express): Promise<{
     url,
     server,
     async fetch(path, init) {
-      const response = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(10_000), ...init });
       const body = Buffer.from(await response.arrayBuffer());
       return { status: response.status, headers: headersOf(response), body, text: body.toString('utf8') };
     },
