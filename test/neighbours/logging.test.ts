@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import morgan from 'morgan';
 import onHeaders from 'on-headers';
 import pino from 'pino';
-import pinoHttp from 'pino-http';
+import { pinoHttp } from 'pino-http';
 import responseTime from 'response-time';
 import { freshStack, LAYOUTS, layoutApp, serve, VERSIONS } from '../support/neighbours.js';
 import { expectSpecHeaders } from '../support/spec-headers.js';

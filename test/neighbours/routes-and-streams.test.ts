@@ -141,7 +141,7 @@ describe.each(VERSIONS)('on %s', (version) => {
   describe('express-prom-bundle (prom-client)', () => {
     it('counts answers by status and route, and its answers carry every SPEC.md header', async () => {
       promClient.register.clear();
-      const metrics = promBundle({ includeMethod: true, includePath: true, promClient: { collectDefaultMetrics: false } });
+      const metrics = promBundle({ includeMethod: true, includePath: true });
       const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [metrics], (target: Express) => {
         target.get('/v1/users/:id', (_req, res) => {
           res.json({ id: 1 });

@@ -1,8 +1,8 @@
 import cookieParser from 'cookie-parser';
-import type { Express, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import session from 'express-session';
 import pino from 'pino';
-import pinoHttp from 'pino-http';
+import { pinoHttp } from 'pino-http';
 import { freshStack, LAYOUTS, layoutApp, serve, VERSIONS } from '../support/neighbours.js';
 import { cookieHeader, cookieLines, expectSpecHeaders } from '../support/spec-headers.js';
 
@@ -12,22 +12,19 @@ import { cookieHeader, cookieLines, expectSpecHeaders } from '../support/spec-he
 // and HttpOnly (SPEC.md "Cookies carry the attributes Secure and HttpOnly"),
 // whoever wrote it.
 
-declare module 'express-session' {
-  interface SessionData {
-    user?: string;
-  }
-}
+/** express-session's session, seen past the library's own `req.session` type (`{ id, data }`). */
+const sessionOf = (req: Request) => req.session as unknown as { user?: string };
 
 const sessions = (): RequestHandler =>
   session({ secret: 'neighbours-suite-secret', resave: false, saveUninitialized: false, name: 'sid' });
 
 const routes = (app: Express) => {
   app.post('/v1/sessions', (req, res) => {
-    req.session.user = 'ada';
+    sessionOf(req).user = 'ada';
     res.status(201).json({ user: 'ada' });
   });
   app.get('/v1/sessions/current', (req, res) => {
-    res.json({ user: req.session.user ?? null });
+    res.json({ user: sessionOf(req).user ?? null });
   });
   app.get('/v1/preferences', (req, res) => {
     res.cookie('theme', 'dark', { signed: true });
