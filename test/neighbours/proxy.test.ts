@@ -14,7 +14,7 @@ import { expectSpecHeaders } from '../support/spec-headers.js';
 
 // ADAPT HERE (the one place): the parseBodies option that leaves the bodies
 // of some paths unparsed. Its name is not final in the library yet.
-const LEAVE_PROXIED_UNPARSED = { parseBodies: { skip: ['/proxied'] } } as unknown as ConventionsOptions;
+const LEAVE_PROXIED_UNPARSED: ConventionsOptions = { parseBodies: { unparsedPaths: ['/proxied'] } };
 
 const ORDER = { id: 42, items: [{ sku: 'a-1', quantity: 2 }], note: 'fragile <glass>' };
 
