@@ -75,7 +75,9 @@ interface Installed {
   readonly writeHead: unknown;
 }
 
-const INSTALLED = Symbol('express-api-conventions.headerMethods');
+// A registry symbol: the package's CommonJS and ESM builds, both loaded in one
+// process, share one set of methods on a prototype (and the state they read).
+const INSTALLED = Symbol.for('express-api-conventions.headerMethods');
 
 type Prototype = Record<string | symbol, unknown>;
 
