@@ -207,3 +207,64 @@ describe('header reads after the answer went out', () => {
     }
   });
 });
+
+describe('wrappers after the preset, and writers that go around it', () => {
+  it('sends the headers a wrapper mounted after the preset sets in its hook, with every SPEC.md header', async () => {
+    const app = express();
+    app.use(conventions());
+    app.use((_req, res, next) => {
+      onHeaders(res, function (this: typeof res) {
+        this.setHeader('Server-Timing', 'app;dur=1');
+      });
+      next();
+    });
+    app.get('/thing', (_req, res) => {
+      res.json({ id: 1 });
+    });
+    for (const answer of await answers(app, '/thing', 2)) {
+      expectSpecHeaders(answer);
+      expect(answer.headers['server-timing']).toBe('app;dur=1');
+    }
+  });
+
+  it('secures a cookie a route writes with its own writeHead(status, headers)', async () => {
+    const app = express();
+    app.use(conventions());
+    app.get('/thing', (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Set-Cookie': 'pref=dark; Path=/' });
+      res.end('ok');
+    });
+    const [answer] = await answers(app, '/thing', 1);
+    expect(answer?.headers['set-cookie']).toEqual(['pref=dark; Path=/; Secure; HttpOnly']);
+    expect(answer?.headers['x-frame-options']).toBe('deny');
+  });
+
+  it('never throws when a middleware writes the head around the preset, and says so once', async () => {
+    const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const app = express();
+      app.use(conventions());
+      app.use((_req, res, next) => {
+        // Replaces writeHead without calling the one it found: Node's own, straight.
+        res.writeHead = function (this: typeof res, status: number) {
+          return http.ServerResponse.prototype.writeHead.call(this, status);
+        } as typeof res.writeHead;
+        next();
+      });
+      const reads: unknown[] = [];
+      app.get('/thing', (_req, res) => {
+        res.on('finish', () => reads.push(res.getHeaders()));
+        res.json({ id: 1 });
+      });
+      const [answer] = await answers(app, '/thing', 1);
+      expect(answer?.status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(reads).toHaveLength(1);
+      expect(emitWarning).toHaveBeenCalledWith(expect.stringContaining('without calling the one it found'), {
+        code: 'EAC_HEAD_WENT_AROUND',
+      });
+    } finally {
+      emitWarning.mockRestore();
+    }
+  });
+});
