@@ -102,6 +102,12 @@ const sessionMiddleware = (): RequestHandler =>
 
 type Factory = typeof express;
 
+/** An on-headers hook that only wraps writeHead, as response-time or a metrics middleware does. */
+const hookOnly: RequestHandler = (_req, res, next) => {
+  onHeaders(res, () => undefined);
+  next();
+};
+
 const layouts = (make: Factory) => ({
   /** The neighbours, then the preset, in one app. */
   inApp(neighbours: RequestHandler[]): Express {
@@ -133,7 +139,7 @@ describe.each([
 ])('the preset after writeHead wrappers (%s)', (_major, make) => {
   const { inApp, inSubApp } = layouts(make);
   const wrappers: [string, () => RequestHandler[]][] = [
-    ['on-headers', () => [(_req, res, next) => (onHeaders(res, () => undefined), next())]],
+    ['on-headers', () => [hookOnly]],
     ['morgan', () => [morgan('tiny', { stream: nullStream() })]],
     ['express-session', () => [sessionMiddleware()]],
     ['compression', () => [compression() as RequestHandler]],
@@ -193,7 +199,7 @@ describe('header reads after the answer went out', () => {
       });
       next();
     });
-    app.use((_req, res, next) => (onHeaders(res, () => undefined), next()));
+    app.use(hookOnly);
     app.use(conventions());
     app.get('/thing', (_req, res) => {
       res.json({ id: 1 });
