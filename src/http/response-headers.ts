@@ -147,27 +147,25 @@ const isSuppressed = (state: ResponseState, name: string): boolean =>
 
 /**
  * The held facts with the defaults nobody set, as one list for writeHead():
- * the defaults first (the preset's stages run first), a later stage's
- * default over an earlier one's.
+ * the defaults are appended to the held list itself (no copy per response),
+ * a later stage's default over an earlier one's.
  */
 function withDefaults(res: Response, state: ResponseState): HeaderList {
   const held = state.headers as HeaderList;
   const lists = state.defaults;
   if (lists === undefined) return held;
   const base = state.base as BaseMethods;
-  const out: HeaderList = [];
   for (let l = lists.length - 1; l >= 0; l--) {
     const list = lists[l] as readonly string[];
     for (let i = 0; i < list.length; i += 2) {
       const name = list[i] as string;
-      if (indexIn(held, name) >= 0 || isSuppressed(state, name)) continue;
-      if (!state.storeEmpty && base.hasHeader.call(res, name)) continue;
-      if (l < lists.length - 1 && indexIn(out, name) >= 0) continue;
-      out.push(name, list[i + 1] as string);
+      // A fact, or a default already taken from a later list (names within one list differ).
+      if (indexIn(held, name) >= 0) continue;
+      if (isSuppressed(state, name) || (!state.storeEmpty && base.hasHeader.call(res, name))) continue;
+      held.push(name, list[i + 1] as string);
     }
   }
-  for (let i = 0; i < held.length; i++) out.push(held[i] as string | HeaderValue);
-  return out;
+  return held;
 }
 
 /** Applies the defaults nobody set to Node's store (the response's writes go there). */
