@@ -291,7 +291,7 @@ describe('express-api-conventions check <base-url>', () => {
       [['check', 'http://127.0.0.1:9', '--format', 'xml'], '--format must be one of text, json, junit; received "xml".'],
       [
         ['check', 'http://127.0.0.1:9', '--path-exception', 'plurals:me'],
-        '--path-exception must be <rule>:<segment>, such as plural:me; received "plurals:me". Did you mean `plural`?',
+        '--path-exception must be <rule>:<segment>, such as plural:health; received "plurals:me". Did you mean `plural`?',
       ],
       [
         ['check', 'http://127.0.0.1:9', '--openapi', 'no-such-openapi.yaml'],

@@ -142,9 +142,6 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
         '--origin',
         'http://localhost:5173',
         '--allow-writes',
-        // The server's own route linter accepts /v1/me the same way (checkRoutes exceptions).
-        '--path-exception',
-        'plural:me',
         // What no document can say: which resource the run may change, and what a limited
         // token may not do (issue 16's write and 403 checks). The checker never picks data to
         // change by itself.
@@ -203,7 +200,6 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
     const again = await checkConventions(server.url, {
       openapi: REFERENCE_DOC,
       origin: 'http://localhost:5173',
-      pathExceptions: { plural: ['me'] },
       onProgress: (sent, planned, request) => calls.push([sent, planned, request]),
     });
     expect(calls[0]).toEqual([1, again.requests, 'GET /v1/users']);

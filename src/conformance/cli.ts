@@ -54,7 +54,7 @@ and says which option it needs):
                              with {probe} where it goes:
                              "/v1/users/search?q={probe}"
   --path-exception <r>:<s>   a segment allowed to break one path rule, as
-                             checkRoutes()'s exceptions: plural:me (repeatable)
+                             checkRoutes()'s exceptions: plural:health (repeatable)
   --no-explore               do not follow the API's links
   --forbidden <path>         a GET path a limited token may not use (403)
   --limited-scope <scope>    the scope of that limited token, asked in the
@@ -214,7 +214,7 @@ function pathExceptions(values: readonly string[] | undefined): PathExceptions |
     const [rule, segment] = value.split(':', 2) as [string, string | undefined];
     if (!Object.hasOwn(PATH_RULES, rule) || !segment)
       throw new UsageError(
-        `--path-exception must be <rule>:<segment>, such as plural:me; received ${JSON.stringify(value)}.${Object.hasOwn(PATH_RULES, rule) ? '' : didYouMean(rule, Object.keys(PATH_RULES), 'Rules')}`,
+        `--path-exception must be <rule>:<segment>, such as plural:health; received ${JSON.stringify(value)}.${Object.hasOwn(PATH_RULES, rule) ? '' : didYouMean(rule, Object.keys(PATH_RULES), 'Rules')}`,
       );
     result[rule as PathRule] = [...(result[rule as PathRule] ?? []), segment];
   }
@@ -317,8 +317,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       explore: !values['no-explore'],
       ...(exceptions ? { pathExceptions: exceptions } : {}),
       onProgress: progress
-        ? (sent, planned, request) =>
-            io.stderr.write(`${tty ? '\r\x1b[2K' : ''}checking [${sent}/${planned}] ${request}${tty ? '' : '\n'}`)
+        ? (sent, planned, request, phase) =>
+            io.stderr.write(
+              `${tty ? '\r\x1b[2K' : ''}${phase === 'exploring' ? `exploring [${sent}]` : `checking [${sent}/${planned}]`} ${request}${tty ? '' : '\n'}`,
+            )
         : undefined,
     };
   } catch (error) {

@@ -25,6 +25,9 @@ export interface ConformanceCredentials {
 /** What a check may write: a resource the run may change (and a client delete), and how to change it. */
 export type ConformanceChange = Readonly<Record<string, string | number | boolean>>;
 
+/** The phase of a run: following the API's links to find paths, then checking. */
+export type ConformancePhase = 'exploring' | 'checking';
+
 /** Options of checkConventions(): what the checker cannot guess about the API. */
 export interface ConformanceOptions {
   /**
@@ -94,10 +97,12 @@ export interface ConformanceOptions {
   ignore?: readonly string[];
   /**
    * Called before each request: the count so far, the planned count (what
-   * the run means to send, never more than `maxRequests`; it is refined
-   * once exploring ends) and `METHOD path`. Default: none.
+   * the run means to send, never more than `maxRequests`), `METHOD path`,
+   * and the phase. While `'exploring'` (following links when no option
+   * names a path) the planned count is an estimate; once `'checking'` it is
+   * fixed, and grows only if the run sends more than it planned. Default: none.
    */
-  onProgress?: (sent: number, planned: number, request: string) => void;
+  onProgress?: (sent: number, planned: number, request: string, phase: ConformancePhase) => void;
   /**
    * An OpenAPI 3 document to take the missing options from: a file path, an
    * http(s) URL (JSON or YAML), or the parsed document. The options given
@@ -111,7 +116,7 @@ export interface ConformanceOptions {
   explore?: boolean;
   /**
    * Segments allowed to break one path rule, as checkRoutes()'s `exceptions`:
-   * `{ plural: ['me'] }` accepts `/v1/me`. Default: `{}` (SPEC.md's own
+   * `{ plural: ['health'] }` accepts `/v1/health`. Default: `{}` (SPEC.md's own
    * `oauth2` is always accepted).
    */
   pathExceptions?: PathExceptions;
@@ -162,7 +167,7 @@ export interface ConformanceConfiguration {
   readonly preflightMethod: string;
   readonly preflightHeaders: readonly string[];
   readonly ignore: ReadonlySet<CheckId>;
-  readonly onProgress: ((sent: number, planned: number, request: string) => void) | undefined;
+  readonly onProgress: ConformanceOptions['onProgress'];
   // Exploring (explore.ts, openapi-source.ts).
   readonly openapi: string | URL | Readonly<Record<string, unknown>> | undefined;
   readonly explore: boolean;
@@ -175,7 +180,7 @@ export interface ConformanceConfiguration {
 
 function checkPathExceptions(value: unknown): PathExceptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    invalidOption(FACTORY, 'pathExceptions', value, "an object of rule names to segment lists, such as { plural: ['me'] }");
+    invalidOption(FACTORY, 'pathExceptions', value, "an object of rule names to segment lists, such as { plural: ['health'] }");
   const result: Partial<Record<PathRule, readonly string[]>> = {};
   for (const [rule, segments] of Object.entries(value)) {
     if (!Object.hasOwn(PATH_RULES, rule))
@@ -291,7 +296,7 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
     onProgress:
       given.onProgress === undefined
         ? undefined
-        : checkFunction<(sent: number, planned: number, request: string) => void>(FACTORY, 'onProgress', given.onProgress),
+        : checkFunction<NonNullable<ConformanceOptions['onProgress']>>(FACTORY, 'onProgress', given.onProgress),
     openapi: given.openapi === undefined ? undefined : checkOpenApi(given.openapi),
     explore: given.explore === undefined ? true : checkBoolean(FACTORY, 'explore', given.explore),
     pathExceptions: given.pathExceptions === undefined ? {} : checkPathExceptions(given.pathExceptions),
