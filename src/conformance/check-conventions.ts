@@ -138,7 +138,10 @@ export async function checkConventions(
     checkHeaders(ctx);
     checkLimits(ctx);
     checkPaths(ctx, base.origin);
-    return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list());
+    return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list(), {
+      gate: { ignore: config.ignore, failOn: config.failOn, baseline: config.baseline },
+      openapi: config.openapi !== undefined,
+    });
   } finally {
     if (started) await close(started.server);
   }

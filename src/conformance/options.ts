@@ -1,6 +1,7 @@
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { PATH_RULES, type PathExceptions, type PathRule } from '../lint/path-rules.js';
-import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
+import type { Severity } from './causes.js';
+import { type ConformanceBaseline, readBaseline, readFailOn, readIgnore } from './gate.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 
 /** Credentials for the token-endpoint checks. The CLI reads them from `EAC_*` environment variables. */
@@ -93,8 +94,24 @@ export interface ConformanceOptions {
   preflightMethod?: string;
   /** Headers named in the CORS preflight's `Access-Control-Request-Headers`. Default: `['Authorization']`. */
   preflightHeaders?: readonly string[];
-  /** Check ids reported as skipped instead of run. Default: `[]`. */
+  /**
+   * Check ids or patterns (`*` for any characters: `security.*`) whose
+   * failures do not count. They still run, and an ignored failure is listed
+   * in the report (`report.ignored`). Each must name at least one check.
+   * Default: `[]`.
+   */
   ignore?: readonly string[];
+  /**
+   * The least severity whose failure fails the run (`report.ok`): `'must'`,
+   * `'should'` (must and should) or `'advice'` (any). Default: `'must'`.
+   */
+  failOn?: Severity;
+  /**
+   * Accepted findings (the content of a `--baseline` file, see
+   * readBaseline()): a failing check listed there, and not past its
+   * `expires` date, is reported as accepted and does not count. Default: none.
+   */
+  baseline?: ConformanceBaseline;
   /**
    * Called before each request: the count so far, the planned count (what
    * the run means to send, never more than `maxRequests`), `METHOD path`,
@@ -140,6 +157,8 @@ const OPTION_NAMES = [
   'preflightMethod',
   'preflightHeaders',
   'ignore',
+  'failOn',
+  'baseline',
   'onProgress',
   'openapi',
   'explore',
@@ -166,7 +185,9 @@ export interface ConformanceConfiguration {
   readonly timeoutMs: number;
   readonly preflightMethod: string;
   readonly preflightHeaders: readonly string[];
-  readonly ignore: ReadonlySet<CheckId>;
+  readonly ignore: readonly string[];
+  readonly failOn: Severity;
+  readonly baseline: ConformanceBaseline | undefined;
   readonly onProgress: ConformanceOptions['onProgress'];
   // Exploring (explore.ts, openapi-source.ts).
   readonly openapi: string | URL | Readonly<Record<string, unknown>> | undefined;
@@ -264,12 +285,6 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
   for (const name of preflightHeaders) {
     if (!TOKEN.test(name)) invalidOption(FACTORY, 'preflightHeaders', name, 'header names');
   }
-  const ignore = new Set<CheckId>();
-  for (const id of given.ignore === undefined ? [] : checkStringList('ignore', given.ignore)) {
-    if (!(CONFORMANCE_CHECK_IDS as string[]).includes(id))
-      invalidOption(FACTORY, 'ignore', id, `check ids (known: ${CONFORMANCE_CHECK_IDS.join(', ')})`);
-    ignore.add(id as CheckId);
-  }
   return {
     origin,
     resource: given.resource === undefined ? undefined : checkPath('resource', given.resource),
@@ -292,7 +307,9 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
       given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
     preflightMethod: preflightMethod.toUpperCase(),
     preflightHeaders,
-    ignore,
+    ignore: readIgnore(given.ignore),
+    failOn: readFailOn(given.failOn),
+    baseline: readBaseline(given.baseline),
     onProgress:
       given.onProgress === undefined
         ? undefined
