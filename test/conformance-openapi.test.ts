@@ -221,3 +221,54 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
     }
   });
 });
+
+describe('the OAuth 2.0 metadata and endpoints beside SPEC.md token endpoint', () => {
+  /** The compliant fixture, with RFC 8414 metadata that links the RFC 7009 and RFC 7662 endpoints. */
+  function withMetadata() {
+    const app = compliantApp();
+    const server = createServer((req, res) => {
+      if (req.url === '/.well-known/oauth-authorization-server') {
+        const origin = `http://${req.headers.host}`;
+        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+        res.end(
+          JSON.stringify({
+            issuer: `${origin}/`,
+            token_endpoint: `${origin}/v1/oauth2/token`,
+            revocation_endpoint: `${origin}/v1/oauth2/revocations`,
+            introspection_endpoint: `${origin}/v1/oauth2/introspections`,
+            grant_types_supported: ['password', 'refresh_token'],
+          }),
+        );
+        return;
+      }
+      app(req, res);
+    });
+    return server;
+  }
+
+  it('passes the path rules: well-known metadata, the token endpoint, revocations and introspections', async () => {
+    const server = withMetadata();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'metadata', version: '1' },
+      paths: {
+        '/.well-known/oauth-authorization-server': { get: { responses: { 200: { description: 'RFC 8414' } } } },
+        '/v1/oauth2/token': { post: { responses: { 200: { description: 'tokens' } } } },
+        '/v1/oauth2/revocations': { post: { responses: { 200: { description: 'RFC 7009' } } } },
+        '/v1/oauth2/introspections': { post: { responses: { 200: { description: 'RFC 7662' } } } },
+        '/v1/users': { get: { responses: { 200: { description: 'users' } } } },
+      },
+    };
+    try {
+      const report = await checkConventions(url, { openapi: document, paths: ['/.well-known/oauth-authorization-server'] });
+      const paths = report.results.filter((result) => result.id.startsWith('paths.'));
+      expect(paths.filter((result) => result.status === 'fail')).toEqual([]);
+      expect(paths.find((result) => result.id === 'paths.plural-nouns')?.status).toBe('pass');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
