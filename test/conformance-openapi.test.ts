@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { runCli } from '../src/conformance/cli.js';
+import { runCli, USAGE } from '../src/conformance/cli.js';
 import { type ConformanceReport, checkConventions } from '../src/conformance/index.js';
 import { loadOpenApi, planFromOpenApi } from '../src/conformance/openapi-source.js';
 import { compliantApp } from './fixtures/compliant-app.js';
@@ -205,6 +205,25 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
     expect(calls[0]).toEqual([1, again.requests, 'GET /v1/users']);
     expect(calls.every(([sent, planned]) => sent <= planned && planned === again.requests)).toBe(true);
     expect(again.failures).toEqual([]);
+  });
+
+  it("passes with --help's own example, run as written, and does not tell it to give --openapi", async () => {
+    const example = /Example:\n {2}npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 \\\n(.*)\n/.exec(USAGE)?.[1];
+    expect(example).toBeDefined();
+    const args = (example as string).trim().split(/\s+/);
+    expect(args).toEqual(['--openapi', 'docs/openapi.yaml', '--origin', 'http://localhost:5173', '--allow-writes']);
+    let stdout = '';
+    const exit = await runCli(
+      ['check', server.url, ...args.map((arg) => (arg === 'docs/openapi.yaml' ? REFERENCE_DOC : arg)), '--quiet'],
+      {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: () => true },
+        env: {},
+      },
+    );
+    expect({ exit, failing: stdout.split('\n').filter((line) => line.startsWith('  FAIL')) }).toEqual({ exit: 0, failing: [] });
+    // Without credentials the token checks want EAC_* variables: the hint names those, not --openapi.
+    expect(stdout).toMatch(/\n\d+ checks were skipped for want of a path or an option: give the flag each reason names\.\n/);
   });
 
   it('ran the checks that need a resource, a protected path and the token endpoint', () => {
