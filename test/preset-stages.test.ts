@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
+import { pendingDefault } from '../src/http/response-headers.js';
 import { conventions, PRESET_STAGES, STAGE_NAMES } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, testHasher } from './support/oauth2.js';
@@ -102,14 +103,15 @@ describe('conventions() runs the table in order', () => {
 
   it('runs the stages and the insertion points around them in the table’s order', async () => {
     const seen: string[] = [];
-    // What a probe sees tells which stages ran before it.
+    // What a probe sees tells which stages ran before it (the header
+    // defaults are registered by their stage and written with the head).
     const probe =
       (point: string): RequestHandler =>
       (req, res, next) => {
         const facts = [
-          res.getHeader('x-content-type-options') === undefined ? '' : 'nosniff',
-          res.getHeader('x-frame-options') === undefined ? '' : 'helmet',
-          res.getHeader('cache-control') === undefined ? '' : 'cached',
+          pendingDefault(res, 'x-content-type-options') === undefined ? '' : 'nosniff',
+          pendingDefault(res, 'x-frame-options') === undefined ? '' : 'helmet',
+          pendingDefault(res, 'cache-control') === undefined ? '' : 'cached',
           res.getHeader('access-control-allow-origin') === undefined ? '' : 'cors',
           res.getHeader('ratelimit') === undefined ? '' : 'counted',
           req.body === undefined ? '' : 'parsed',

@@ -19,6 +19,14 @@ export interface ParseBodiesOptions {
   /** Most form parameters accepted; more is refused with 413. Default: `100`. */
   parameterLimit?: number;
   /**
+   * Path prefixes whose bodies are left unread, as the request stream, for
+   * what follows: a proxy (http-proxy-middleware) or a multipart parser that
+   * reads the body itself. Each starts with `/` and matches whole segments
+   * of the path under the preset's mount (`'/upstream'` matches
+   * `/upstream` and `/upstream/users`, not `/upstreams`). Default: none.
+   */
+  unparsedPaths?: readonly string[];
+  /**
    * Longest time, in milliseconds, the whole body may take to arrive, from
    * the moment the parser starts reading it. A body still incomplete then
    * (trickled or stalled) is refused with 408 and the connection is closed.
@@ -58,6 +66,7 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
     'json',
     'form',
     'parameterLimit',
+    'unparsedPaths',
     'bodyTimeoutMs',
   ]);
   const limit = given.limit ?? '100kb';
@@ -68,17 +77,40 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
   if (!Number.isInteger(parameterLimit) || parameterLimit < 1) {
     invalidOption('parseBodies', 'parameterLimit', parameterLimit, 'a positive whole number');
   }
+  const unparsed = unparsedPathsOf(given.unparsedPaths);
   const deadline = checkInteger('parseBodies', 'bodyTimeoutMs', given.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, {
     min: 1,
     max: 2_147_483_647,
   });
   const parsers: RequestHandler[] = [];
-  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText }), deadline));
+  if (given.json ?? true) {
+    parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText }), unparsed, deadline));
+  }
   if (given.form ?? true) {
-    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText }), deadline));
+    parsers.push(
+      whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText }), unparsed, deadline),
+    );
   }
   return parsers;
 }
+
+function unparsedPathsOf(paths: unknown): readonly string[] {
+  if (paths === undefined) return [];
+  if (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
+    return invalidOption(
+      'parseBodies',
+      'unparsedPaths',
+      paths,
+      "a list of path prefixes, each starting with '/', such as ['/upstream']",
+    );
+  }
+  // '/upstream/' and '/upstream' name the same prefix.
+  return paths.map((path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path));
+}
+
+/** Whether `path` is `prefix` or lies under it, segment by segment. */
+const isUnder = (path: string, prefix: string): boolean =>
+  prefix === '/' || (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 0x2f));
 
 /**
  * `req.body` is `undefined` and `'body' in req` holds, as body-parser leaves
@@ -110,10 +142,13 @@ function declareBody(req: object): void {
  * kept here, over the whole read, since a client trickling one byte a
  * second never lets an idle timeout fire.
  */
-function whenBodied(parser: RequestHandler, deadlineMs: number): RequestHandler {
+function whenBodied(parser: RequestHandler, unparsed: readonly string[], deadlineMs: number): RequestHandler {
   return function parseBodyMiddleware(req, res, next) {
     const headers = req.headers;
-    if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+    if (
+      (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) ||
+      (unparsed.length > 0 && unparsed.some((prefix) => isUnder(req.path, prefix)))
+    ) {
       if (!('body' in (req as object))) declareBody(req);
       next();
       return;

@@ -121,11 +121,16 @@ describeWith(REDIS_SERVER, 'exports on Redis', () => {
 
     it('refuses one token past EXPORT_CALLER_LIMIT with 429 and Retry-After', async () => {
       const bearer = `Bearer ${await demoAccessToken(server.url)}`;
-      const statuses: number[] = [];
-      for (let i = 0; i < 3; i++)
-        statuses.push((await request(server.url).post('/v1/exports').set('Authorization', bearer)).status);
+      const answers: request.Response[] = [];
+      for (let i = 0; i < 3; i++) answers.push(await request(server.url).post('/v1/exports').set('Authorization', bearer));
       // One export of this caller is already kept by the test before.
-      expect(statuses).toEqual([202, 429, 429]);
+      expect(answers.map((res) => res.status)).toEqual([202, 429, 429]);
+      expect(answers[0]?.headers.ratelimit).toMatch(/r=\d+/);
+      const refused = answers[1] as request.Response;
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(3000);
+      // Its instant is the export's expiry, not the rate limiter's: no RateLimit header names another (Limits rule 2).
+      expect(refused.headers.ratelimit).toBeUndefined();
+      expect(refused.headers['ratelimit-policy']).toBeUndefined();
     });
   });
 });
