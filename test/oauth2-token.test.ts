@@ -355,19 +355,19 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       });
     });
 
-    it('answers wrong credentials in the body with 401 invalid_client and a challenge (RFC 9110 §15.5.2)', async () => {
+    it('answers wrong credentials in the body with 400 invalid_client and no challenge (RFC 6749 §5.2)', async () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'demo-client', client_secret: 'wrong' });
-      expect(res.status).toBe(401);
-      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
+      expect(res.status).toBe(400);
+      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': null });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
     it('refuses a secret for a public client', async () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'public-app', client_secret: 'made-up' });
-      expect(res.status).toBe(401);
-      expectHeaders(res, { 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
+      expect(res.status).toBe(400);
+      expectHeaders(res, { 'WWW-Authenticate': null });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
