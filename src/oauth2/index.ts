@@ -19,11 +19,13 @@ export {
 } from './keys.js';
 export {
   BCRYPT_COST_RANGE,
+  BCRYPT_MAX_INPUT_BYTES,
   DEFAULT_BCRYPT_COST,
   defaultPasswordHasher,
   hashPassword,
   PasswordHasher,
   type PasswordHasherOptions,
+  PREHASHED_BCRYPT_PREFIX,
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -20,6 +21,35 @@ import { checkInteger, readOptions } from '../config/options.js';
 export const DEFAULT_BCRYPT_COST = 12;
 /** bcrypt's own bounds for the cost factor. */
 export const BCRYPT_COST_RANGE = { min: 4, max: 31 } as const;
+
+/**
+ * bcrypt reads at most this many bytes of its input: two passwords that share
+ * their first 72 UTF-8 bytes are one password to it.
+ */
+export const BCRYPT_MAX_INPUT_BYTES = 72;
+
+/**
+ * The start of every hash made by hashPassword(): the version of the scheme,
+ * then an ordinary bcrypt hash (`$2b$12$…`) of the password's pre-hash. A
+ * stored hash without it is a plain bcrypt hash of the password itself
+ * (made before this scheme, or by another tool) and is still verified.
+ */
+export const PREHASHED_BCRYPT_PREFIX = '$eac-bcrypt-sha384$v=1';
+
+// A fixed key, not a secret: it only makes the pre-hash differ from a plain
+// SHA-384 of the password, so a leaked unsalted SHA-384 list elsewhere cannot
+// be tried against these bcrypt hashes directly.
+const PREHASH_KEY = 'express-api-conventions password pre-hash v1';
+
+/**
+ * What bcrypt is given for a password: HMAC-SHA-384 of all its UTF-8 bytes,
+ * base64 (64 ASCII characters). Every byte of a password of any length counts,
+ * the input fits bcrypt's 72 bytes, and it holds no NUL byte (which some
+ * bcrypt implementations stop at); the 384 bits exceed what bcrypt keeps.
+ */
+function prehash(password: string): string {
+  return createHmac('sha384', PREHASH_KEY).update(password, 'utf8').digest('base64');
+}
 
 const WORKER_SOURCE = `
 'use strict';
@@ -116,15 +146,33 @@ export class PasswordHasher {
       given.cost === undefined ? DEFAULT_BCRYPT_COST : checkInteger('PasswordHasher', 'cost', given.cost, BCRYPT_COST_RANGE);
   }
 
-  /** A bcrypt hash of `password` at `cost` (default: the pool's cost). */
+  /**
+   * A hash of `password` at `cost` (default: the pool's cost): PREHASHED_BCRYPT_PREFIX
+   * followed by the bcrypt hash of the password's pre-hash, so every byte of a
+   * password of any length counts (bcrypt alone reads 72).
+   */
   hash(password: string, cost: number = this.cost): Promise<string> {
+    // Thrown now, not as a rejection: a wrong cost is a programming error.
     checkInteger('PasswordHasher.hash', 'cost', cost, BCRYPT_COST_RANGE);
-    return this.#run({ id: this.#nextId++, op: 'hash', password, cost }) as Promise<string>;
+    return this.#run({ id: this.#nextId++, op: 'hash', password: prehash(password), cost }).then(
+      (bcryptHash) => `${PREHASHED_BCRYPT_PREFIX}${bcryptHash as string}`,
+    );
   }
 
-  /** Whether `password` matches the bcrypt `hash`; a malformed hash never matches. */
+  /**
+   * Whether `password` matches `hash` (one of hash(), or a plain bcrypt hash);
+   * a malformed hash never matches. A plain bcrypt hash never matches a
+   * password over 72 bytes: bcrypt would compare only its first 72, and two
+   * different passwords must never be taken for one. That refusal costs the
+   * same comparison as any other, so the time does not tell the kind of hash.
+   */
   async verify(password: string, hash: string): Promise<boolean> {
-    return (await this.#run({ id: this.#nextId++, op: 'compare', password, hash })) === true;
+    const prehashed = hash.startsWith(PREHASHED_BCRYPT_PREFIX);
+    const task: Task = prehashed
+      ? { id: this.#nextId++, op: 'compare', password: prehash(password), hash: hash.slice(PREHASHED_BCRYPT_PREFIX.length) }
+      : { id: this.#nextId++, op: 'compare', password, hash };
+    const matches = (await this.#run(task)) === true;
+    return matches && (prehashed || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES);
   }
 
   /** Stops the threads; pending work is rejected. The pool can not be used afterwards. */
@@ -204,7 +252,8 @@ export function defaultPasswordHasher(): PasswordHasher {
 }
 
 /**
- * A bcrypt hash for a user store, computed off the event loop:
+ * A password hash for a user store, computed off the event loop (bcrypt of the
+ * password's pre-hash, see PasswordHasher.hash()):
  * `await hashPassword('s3cret')` (cost 12) or `hashPassword(p, { cost: 10 })`.
  */
 export function hashPassword(

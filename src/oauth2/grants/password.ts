@@ -5,7 +5,7 @@ import { type ClientRecord, hashRefreshToken, newRefreshToken } from '../stores.
 import { tokenError } from '../token-errors.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
-/** Longest username and password read; bcrypt itself reads only the first 72 bytes of a password. */
+/** Longest username and password read (every byte of the password counts: it is pre-hashed before bcrypt). */
 const MAX_USERNAME_LENGTH = 256;
 const MAX_PASSWORD_LENGTH = 1024;
 
