@@ -83,6 +83,12 @@ export const ERROR_CATALOGUE = {
     code: 42901,
     message: 'Too many failed sign-in attempts; retry after the time in Retry-After.',
   },
+  // The password hasher's queue: this address's own attempts would wait too long (PasswordHasher maxWaitMs).
+  signInQueueFull: {
+    status: 429,
+    code: 42902,
+    message: 'Too many sign-in attempts at once from this address; retry after the time in Retry-After.',
+  },
   // 431: RFC 6585 §5, what Node's parser answers to an over-long request line or header section.
   headerFieldsTooLarge: {
     status: 431,
@@ -101,6 +107,8 @@ export const ERROR_CATALOGUE = {
   serviceUnavailable: { status: 503, code: 50300, message: 'The service is unavailable.' },
   maintenance: { status: 503, code: 50301, message: 'The service is down for maintenance; retry after the time in Retry-After.' },
   stateStoreUnavailable: { status: 503, code: 50302, message: 'A shared state store is unreachable.' },
+  // The password hasher's queue: any new sign-in would wait longer than its bound (PasswordHasher maxWaitMs).
+  signInBusy: { status: 503, code: 50303, message: 'Sign-in is busy; retry after the time in Retry-After.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof ERROR_CATALOGUE;

@@ -21,10 +21,13 @@ export {
   BCRYPT_COST_RANGE,
   BCRYPT_MAX_INPUT_BYTES,
   DEFAULT_BCRYPT_COST,
+  DEFAULT_MAX_HASH_WAIT_MS,
   defaultPasswordHasher,
   hashPassword,
   PasswordHasher,
   type PasswordHasherOptions,
+  type PasswordHasherStats,
+  type PasswordTaskOptions,
   PREHASHED_BCRYPT_PREFIX,
   verifyPassword,
 } from './password-hasher.js';

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { checkInteger, readOptions } from '../config/options.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 
 /**
  * bcrypt off the event loop (DESIGN.md principle 6). bcryptjs is pure
@@ -19,6 +20,9 @@ import { checkInteger, readOptions } from '../config/options.js';
 
 /** bcrypt cost used when none is given: 2^12 rounds, ~330 ms per hash here (OWASP: at least 10). */
 export const DEFAULT_BCRYPT_COST = 12;
+/** Default bound on the expected wait for a thread: a sign-in answered later than this is worse than a quick "retry later". */
+export const DEFAULT_MAX_HASH_WAIT_MS = 5000;
+
 /** bcrypt's own bounds for the cost factor. */
 export const BCRYPT_COST_RANGE = { min: 4, max: 31 } as const;
 
@@ -72,8 +76,40 @@ type Task =
 
 interface Pending {
   readonly task: Task;
+  readonly key: string;
   readonly resolve: (value: string | boolean) => void;
   readonly reject: (error: Error) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: (() => void) | undefined;
+}
+
+/** Whose work a hash or a comparison is, and whether it is still wanted. */
+export interface PasswordTaskOptions {
+  /**
+   * Whose work this is, such as the client address of a sign-in: waiting
+   * work is served one task per key in turn, so a flood under one key (or
+   * several) delays a task of another key by at most one task per busy key.
+   * Default: `''` (one key for all).
+   */
+  key?: string;
+  /** When it aborts while the task still waits (the client went away), the task is dropped unrun and rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** What the pool has done and holds now (counts since it was made). */
+export interface PasswordHasherStats {
+  /** Tasks waiting for a thread. */
+  readonly queued: number;
+  /** Tasks on a thread now. */
+  readonly running: number;
+  /** Tasks a thread finished. */
+  readonly completed: number;
+  /** Tasks dropped unrun because their signal aborted (the client went away). */
+  readonly dropped: number;
+  /** Tasks refused at once because their expected wait exceeded `maxWaitMs`. */
+  readonly refused: number;
+  /** The recent average time of one task on a thread, in ms (undefined before the first). */
+  readonly averageTaskMs: number | undefined;
 }
 
 interface Reply {
@@ -85,6 +121,7 @@ interface Reply {
 interface PoolWorker {
   readonly worker: Worker;
   current: Pending | undefined;
+  startedAt: number;
 }
 
 /**
@@ -119,9 +156,20 @@ export interface PasswordHasherOptions {
   threads?: number;
   /** bcrypt cost of new hashes (4–31). Default: 12. */
   cost?: number;
+  /**
+   * Longest expected wait for a thread, in ms (100 to 600000). A task whose
+   * expected wait (the tasks served before it, from the recent time per task)
+   * is longer is refused at once with a `Retry-After`: 429 `signInQueueFull`
+   * when the wait is its key's own excess (a task of a new key would be served
+   * in time), else 503 `signInBusy`. Default: 5000.
+   */
+  maxWaitMs?: number;
 }
 
-const OPTION_NAMES = ['threads', 'cost'] as const;
+const OPTION_NAMES = ['threads', 'cost', 'maxWaitMs'] as const;
+
+/** Weight of the newest task in the average time per task. */
+const AVERAGE_WEIGHT = 0.2;
 
 /**
  * A pool of worker threads that hashes and verifies passwords with bcryptjs.
@@ -130,11 +178,20 @@ const OPTION_NAMES = ['threads', 'cost'] as const;
 export class PasswordHasher {
   /** The bcrypt cost of new hashes. */
   readonly cost: number;
+  /** The bound on the expected wait for a thread, in ms. */
+  readonly maxWaitMs: number;
   readonly #size: number;
   readonly #workers: PoolWorker[] = [];
-  readonly #queue: Pending[] = [];
+  // Waiting tasks, one FIFO per key, and the keys in the order they are served (round robin).
+  readonly #queues = new Map<string, Pending[]>();
+  readonly #turns: string[] = [];
+  #queued = 0;
   #nextId = 1;
   #closed = false;
+  #completed = 0;
+  #dropped = 0;
+  #refused = 0;
+  #averageMs: number | undefined;
 
   constructor(options?: Readonly<PasswordHasherOptions>) {
     const given = readOptions<PasswordHasherOptions>('PasswordHasher', options, OPTION_NAMES);
@@ -144,6 +201,22 @@ export class PasswordHasher {
         : checkInteger('PasswordHasher', 'threads', given.threads, { min: 1, max: 64 });
     this.cost =
       given.cost === undefined ? DEFAULT_BCRYPT_COST : checkInteger('PasswordHasher', 'cost', given.cost, BCRYPT_COST_RANGE);
+    this.maxWaitMs =
+      given.maxWaitMs === undefined
+        ? DEFAULT_MAX_HASH_WAIT_MS
+        : checkInteger('PasswordHasher', 'maxWaitMs', given.maxWaitMs, { min: 100, max: 600_000 });
+  }
+
+  /** What the pool has done and holds now. */
+  get stats(): PasswordHasherStats {
+    return {
+      queued: this.#queued,
+      running: this.#workers.filter((entry) => entry.current !== undefined).length,
+      completed: this.#completed,
+      dropped: this.#dropped,
+      refused: this.#refused,
+      averageTaskMs: this.#averageMs,
+    };
   }
 
   /**
@@ -151,10 +224,10 @@ export class PasswordHasher {
    * followed by the bcrypt hash of the password's pre-hash, so every byte of a
    * password of any length counts (bcrypt alone reads 72).
    */
-  hash(password: string, cost: number = this.cost): Promise<string> {
+  hash(password: string, cost: number = this.cost, options: Readonly<PasswordTaskOptions> = {}): Promise<string> {
     // Thrown now, not as a rejection: a wrong cost is a programming error.
     checkInteger('PasswordHasher.hash', 'cost', cost, BCRYPT_COST_RANGE);
-    return this.#run({ id: this.#nextId++, op: 'hash', password: prehash(password), cost }).then(
+    return this.#run({ id: this.#nextId++, op: 'hash', password: prehash(password), cost }, options).then(
       (bcryptHash) => `${PREHASHED_BCRYPT_PREFIX}${bcryptHash as string}`,
     );
   }
@@ -166,12 +239,12 @@ export class PasswordHasher {
    * different passwords must never be taken for one. That refusal costs the
    * same comparison as any other, so the time does not tell the kind of hash.
    */
-  async verify(password: string, hash: string): Promise<boolean> {
+  async verify(password: string, hash: string, options: Readonly<PasswordTaskOptions> = {}): Promise<boolean> {
     const prehashed = hash.startsWith(PREHASHED_BCRYPT_PREFIX);
     const task: Task = prehashed
       ? { id: this.#nextId++, op: 'compare', password: prehash(password), hash: hash.slice(PREHASHED_BCRYPT_PREFIX.length) }
       : { id: this.#nextId++, op: 'compare', password, hash };
-    const matches = (await this.#run(task)) === true;
+    const matches = (await this.#run(task, options)) === true;
     return matches && (prehashed || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES);
   }
 
@@ -179,33 +252,133 @@ export class PasswordHasher {
   async close(): Promise<void> {
     this.#closed = true;
     const stopped = new Error('The password hasher was closed');
-    for (const pending of this.#queue.splice(0)) pending.reject(stopped);
+    for (const pending of this.#takeAll()) pending.reject(stopped);
     const workers = this.#workers.splice(0);
     for (const entry of workers) entry.current?.reject(stopped);
     await Promise.all(workers.map((entry) => entry.worker.terminate()));
   }
 
-  #run(task: Task): Promise<string | boolean> {
+  #run(task: Task, options: Readonly<PasswordTaskOptions>): Promise<string | boolean> {
     if (this.#closed) return Promise.reject(new Error('The password hasher was closed'));
+    const { key = '', signal } = options;
+    if (signal?.aborted) {
+      this.#dropped++;
+      return Promise.reject(signal.reason);
+    }
+    const refusal = this.#refusal(key);
+    if (refusal) {
+      this.#refused++;
+      return Promise.reject(refusal);
+    }
     return new Promise((resolve, reject) => {
-      this.#queue.push({ task, resolve, reject });
+      const onAbort = signal
+        ? () => {
+            if (this.#remove(pending)) {
+              this.#dropped++;
+              reject(signal.reason);
+            }
+          }
+        : undefined;
+      const pending: Pending = { task, key, resolve, reject, signal, onAbort };
+      if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
+      let queue = this.#queues.get(key);
+      if (!queue) {
+        queue = [];
+        this.#queues.set(key, queue);
+        this.#turns.push(key);
+      }
+      queue.push(pending);
+      this.#queued++;
       this.#dispatch();
     });
   }
 
+  /**
+   * The refusal of a new task of `key` when its expected wait exceeds the
+   * bound, else undefined. Served in turn, it waits for its key's own queue
+   * and, of every other key, for as many tasks as one more than that.
+   */
+  #refusal(key: string): ApiError | undefined {
+    if (this.#queued === 0 && this.#hasIdleThread()) return undefined;
+    // Before the first task is measured, the oldest running task's time so far is a lower bound.
+    const perTask = this.#averageMs ?? this.#longestRunningMs();
+    const own = this.#queues.get(key)?.length ?? 0;
+    let ahead = own;
+    let othersFirstTasks = 0;
+    for (const [other, queue] of this.#queues) {
+      if (other === key) continue;
+      ahead += Math.min(queue.length, own + 1);
+      othersFirstTasks += 1;
+    }
+    const waitFor = (tasks: number) => (tasks / this.#size + 0.5) * perTask;
+    const wait = waitFor(ahead);
+    if (wait <= this.maxWaitMs) return undefined;
+    const freshWait = waitFor(othersFirstTasks);
+    // A task of a key with nothing queued would be served in time: the wait is this key's own excess.
+    if (freshWait <= this.maxWaitMs) {
+      return apiError('signInQueueFull', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))) } });
+    }
+    return apiError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(freshWait / 1000))) } });
+  }
+
+  #hasIdleThread(): boolean {
+    return this.#workers.length < this.#size || this.#workers.some((entry) => entry.current === undefined);
+  }
+
+  #longestRunningMs(): number {
+    const now = performance.now();
+    let longest = 0;
+    for (const entry of this.#workers) if (entry.current) longest = Math.max(longest, now - entry.startedAt);
+    return longest;
+  }
+
+  /** Takes a waiting task out of its queue; false when it is no longer waiting. */
+  #remove(pending: Pending): boolean {
+    const queue = this.#queues.get(pending.key);
+    const index = queue ? queue.indexOf(pending) : -1;
+    if (!queue || index === -1) return false;
+    queue.splice(index, 1);
+    this.#queued--;
+    if (queue.length === 0) {
+      this.#queues.delete(pending.key);
+      this.#turns.splice(this.#turns.indexOf(pending.key), 1);
+    }
+    return true;
+  }
+
+  /** The next waiting task, one key after the other. */
+  #next(): Pending | undefined {
+    const key = this.#turns.shift();
+    if (key === undefined) return undefined;
+    const queue = this.#queues.get(key) as Pending[];
+    const pending = queue.shift() as Pending;
+    this.#queued--;
+    if (queue.length > 0) this.#turns.push(key);
+    else this.#queues.delete(key);
+    if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+    return pending;
+  }
+
+  #takeAll(): Pending[] {
+    const all: Pending[] = [];
+    for (let pending = this.#next(); pending; pending = this.#next()) all.push(pending);
+    return all;
+  }
+
   #dispatch(): void {
-    while (this.#queue.length > 0) {
+    while (this.#queued > 0) {
       let idle: PoolWorker | undefined;
       try {
         idle = this.#workers.find((entry) => entry.current === undefined) ?? this.#spawn();
       } catch (error) {
         // No thread can start (bcryptjs not found, say): fail what waits, do not hang it.
-        for (const pending of this.#queue.splice(0)) pending.reject(error as Error);
+        for (const pending of this.#takeAll()) pending.reject(error as Error);
         return;
       }
       if (!idle) return;
-      const pending = this.#queue.shift() as Pending;
+      const pending = this.#next() as Pending;
       idle.current = pending;
+      idle.startedAt = performance.now();
       // Referenced while busy, so that `await hasher.hash(...)` in a script
       // keeps the process alive until the answer comes back.
       idle.worker.ref();
@@ -217,13 +390,16 @@ export class PasswordHasher {
     if (this.#workers.length >= this.#size) return undefined;
     // No inherited flags: `--input-type=module` would make the source ESM.
     const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { bcryptPath: resolveBcrypt() } });
-    const entry: PoolWorker = { worker, current: undefined };
+    const entry: PoolWorker = { worker, current: undefined, startedAt: 0 };
     worker.unref();
     worker.on('message', (reply: Reply) => {
       const pending = entry.current;
       entry.current = undefined;
       worker.unref();
       if (pending && pending.task.id === reply.id) {
+        const took = performance.now() - entry.startedAt;
+        this.#averageMs = this.#averageMs === undefined ? took : this.#averageMs + AVERAGE_WEIGHT * (took - this.#averageMs);
+        this.#completed++;
         if (reply.error === undefined) pending.resolve(reply.result as string | boolean);
         else pending.reject(new Error(`bcrypt failed: ${reply.error}`));
       }
@@ -258,10 +434,10 @@ export function defaultPasswordHasher(): PasswordHasher {
  */
 export function hashPassword(
   password: string,
-  options: Readonly<{ cost?: number; hasher?: PasswordHasher }> = {},
+  options: Readonly<{ cost?: number; hasher?: PasswordHasher } & PasswordTaskOptions> = {},
 ): Promise<string> {
   const hasher = options.hasher ?? defaultPasswordHasher();
-  return hasher.hash(password, options.cost ?? hasher.cost);
+  return hasher.hash(password, options.cost ?? hasher.cost, options);
 }
 
 /** Whether `password` matches `hash`, off the event loop (the shared pool unless one is given). */
@@ -269,6 +445,7 @@ export function verifyPassword(
   password: string,
   hash: string,
   hasher: PasswordHasher = defaultPasswordHasher(),
+  options: Readonly<PasswordTaskOptions> = {},
 ): Promise<boolean> {
-  return hasher.verify(password, hash);
+  return hasher.verify(password, hash, options);
 }
