@@ -8,6 +8,7 @@ export {
   requireScope,
   TOKEN_FAILURE_HEADERS,
 } from './bearer-auth.js';
+export type { SubjectActiveCheck } from './checks.js';
 export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
