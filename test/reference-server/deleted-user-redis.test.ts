@@ -69,5 +69,8 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: the tokens of a deleted 
     // The browser session of the deleted user no longer authenticates a write.
     const sessionWrite = await createUser(a.url, browser);
     expect(sessionWrite.status).toBe(401);
+    const newSession = await request(b.url).post('/v1/sessions').send({ username: DEMO.username, password: DEMO.password });
+    expect(newSession.status).toBe(401);
+    expect(newSession.headers['set-cookie']).toBeUndefined();
   });
 });
