@@ -167,7 +167,7 @@ describe('sign-in under load, over HTTP', () => {
         expect(res.headers['retry-after']).toBe(retryAfterFor(own, 1, average));
         expect(res.body).toEqual({
           error: 'too_many_requests',
-          error_description: 'Too many sign-in attempts at once from this address; retry after the time in Retry-After.',
+          error_description: 'Too many sign-ins at once from this address; retry after Retry-After.',
         });
       } finally {
         await hasher.close();

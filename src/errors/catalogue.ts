@@ -87,7 +87,7 @@ export const ERROR_CATALOGUE = {
   signInQueueFull: {
     status: 429,
     code: 42902,
-    message: 'Too many sign-in attempts at once from this address; retry after the time in Retry-After.',
+    message: 'Too many sign-ins at once from this address; retry after Retry-After.',
   },
   // 431: RFC 6585 §5, what Node's parser answers to an over-long request line or header section.
   headerFieldsTooLarge: {
