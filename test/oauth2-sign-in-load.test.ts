@@ -110,6 +110,31 @@ describe('PasswordHasher: a bounded, fair queue', () => {
     }
   }, 60_000);
 
+  it('serves keys without a recent failed comparison before keys with one, and a success clears the mark', async () => {
+    const hasher = new PasswordHasher({ threads: 1, cost: 10, maxWaitMs: 600_000 });
+    try {
+      const hash = bcrypt.hashSync('right', TEST_COST);
+      await hasher.verify('wrong', hash, { key: 'guesser' });
+      await hasher.verify('wrong', hash, { key: 'typo-then-right' });
+      await hasher.verify('right', hash, { key: 'typo-then-right' });
+      const blocker = hasher.hash('block', 14).catch(() => undefined);
+      await until(() => hasher.stats.running === 1, 'the blocker to run');
+      const order: string[] = [];
+      const work = [
+        ...Array.from({ length: 3 }, (_, i) =>
+          hasher.verify('wrong', hash, { key: 'guesser' }).then(() => order.push(`guesser-${i}`)),
+        ),
+        hasher.verify('right', hash, { key: 'user' }).then(() => order.push('user')),
+        hasher.verify('right', hash, { key: 'typo-then-right' }).then(() => order.push('typo-then-right')),
+      ];
+      await blocker;
+      await Promise.all(work);
+      expect(order).toEqual(['user', 'typo-then-right', 'guesser-0', 'guesser-1', 'guesser-2']);
+    } finally {
+      await hasher.close();
+    }
+  }, 60_000);
+
   it('drops a waiting task whose signal aborts: rejected with its reason, never run', async () => {
     const { hasher, blocker } = await busyPool(600_000);
     try {

@@ -24,6 +24,7 @@ export {
   DEFAULT_BCRYPT_COST,
   DEFAULT_MAX_HASH_WAIT_MS,
   defaultPasswordHasher,
+  FAILED_KEY_MEMORY_MS,
   hashPassword,
   PasswordHasher,
   type PasswordHasherOptions,

@@ -87,8 +87,9 @@ interface Pending {
 export interface PasswordTaskOptions {
   /**
    * Whose work this is, such as the client address of a sign-in: waiting
-   * work is served one task per key in turn, so a flood under one key (or
-   * several) delays a task of another key by at most one task per busy key.
+   * work is served one task per key in turn, keys whose last comparison
+   * failed within FAILED_KEY_MEMORY_MS after the others, so a flood under
+   * other keys delays this key's task by a few tasks, not by the flood.
    * Default: `''` (one key for all).
    */
   key?: string;
@@ -170,6 +171,10 @@ const OPTION_NAMES = ['threads', 'cost', 'maxWaitMs'] as const;
 
 /** Weight of the newest task in the average time per task. */
 const AVERAGE_WEIGHT = 0.2;
+/** How long a key whose comparison failed waits behind keys without failures (a success clears it at once). */
+export const FAILED_KEY_MEMORY_MS = 60_000;
+/** Keys remembered for failures before the ended ones are swept. */
+const FAILED_KEYS_SWEEP_AT = 10_000;
 
 /**
  * A pool of worker threads that hashes and verifies passwords with bcryptjs.
@@ -182,9 +187,13 @@ export class PasswordHasher {
   readonly maxWaitMs: number;
   readonly #size: number;
   readonly #workers: PoolWorker[] = [];
-  // Waiting tasks, one FIFO per key, and the keys in the order they are served (round robin).
+  // Waiting tasks, one FIFO per key, and the keys in the order they are served (round robin):
+  // keys without a recent failed comparison first, then the others.
   readonly #queues = new Map<string, Pending[]>();
-  readonly #turns: string[] = [];
+  readonly #cleanTurns: string[] = [];
+  readonly #failedTurns: string[] = [];
+  // Key → when its last comparison failed.
+  readonly #failedAt = new Map<string, number>();
   #queued = 0;
   #nextId = 1;
   #closed = false;
@@ -285,7 +294,7 @@ export class PasswordHasher {
       if (!queue) {
         queue = [];
         this.#queues.set(key, queue);
-        this.#turns.push(key);
+        this.#turnsOf(key).push(key);
       }
       queue.push(pending);
       this.#queued++;
@@ -293,28 +302,64 @@ export class PasswordHasher {
     });
   }
 
+  /** Whether `key`'s last comparison failed within FAILED_KEY_MEMORY_MS. */
+  #hasFailed(key: string): boolean {
+    const at = this.#failedAt.get(key);
+    if (at === undefined) return false;
+    if (performance.now() - at < FAILED_KEY_MEMORY_MS) return true;
+    this.#failedAt.delete(key);
+    return false;
+  }
+
+  #turnsOf(key: string): string[] {
+    return this.#hasFailed(key) ? this.#failedTurns : this.#cleanTurns;
+  }
+
+  #remember(key: string, matched: boolean): void {
+    if (matched) {
+      this.#failedAt.delete(key);
+      return;
+    }
+    if (this.#failedAt.size >= FAILED_KEYS_SWEEP_AT) {
+      const now = performance.now();
+      for (const [known, at] of this.#failedAt) if (now - at >= FAILED_KEY_MEMORY_MS) this.#failedAt.delete(known);
+    }
+    this.#failedAt.set(key, performance.now());
+  }
+
   /**
    * The refusal of a new task of `key` when its expected wait exceeds the
    * bound, else undefined. Served in turn, it waits for its key's own queue
-   * and, of every other key, for as many tasks as one more than that.
+   * and, of every other key in its lane, for as many tasks as one more than
+   * that; a key with a recent failure also waits for every task of the keys
+   * without one.
    */
   #refusal(key: string): ApiError | undefined {
     if (this.#queued === 0 && this.#hasIdleThread()) return undefined;
     // Before the first task is measured, the oldest running task's time so far is a lower bound.
     const perTask = this.#averageMs ?? this.#longestRunningMs();
+    const failed = this.#hasFailed(key);
     const own = this.#queues.get(key)?.length ?? 0;
     let ahead = own;
-    let othersFirstTasks = 0;
-    for (const [other, queue] of this.#queues) {
+    let aheadOfAFreshKey = 0;
+    if (failed) {
+      for (const other of this.#cleanTurns) {
+        const tasks = this.#queues.get(other)?.length ?? 0;
+        ahead += tasks;
+        aheadOfAFreshKey += tasks;
+      }
+    }
+    for (const other of failed ? this.#failedTurns : this.#cleanTurns) {
       if (other === key) continue;
-      ahead += Math.min(queue.length, own + 1);
-      othersFirstTasks += 1;
+      const tasks = this.#queues.get(other)?.length ?? 0;
+      ahead += Math.min(tasks, own + 1);
+      aheadOfAFreshKey += Math.min(tasks, 1);
     }
     const waitFor = (tasks: number) => (tasks / this.#size + 0.5) * perTask;
     const wait = waitFor(ahead);
     if (wait <= this.maxWaitMs) return undefined;
-    const freshWait = waitFor(othersFirstTasks);
-    // A task of a key with nothing queued would be served in time: the wait is this key's own excess.
+    const freshWait = waitFor(aheadOfAFreshKey);
+    // A task of a key like this one with nothing queued would be served in time: the wait is this key's own excess.
     if (freshWait <= this.maxWaitMs) {
       return apiError('signInQueueFull', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))) } });
     }
@@ -341,19 +386,23 @@ export class PasswordHasher {
     this.#queued--;
     if (queue.length === 0) {
       this.#queues.delete(pending.key);
-      this.#turns.splice(this.#turns.indexOf(pending.key), 1);
+      for (const turns of [this.#cleanTurns, this.#failedTurns]) {
+        const at = turns.indexOf(pending.key);
+        if (at !== -1) turns.splice(at, 1);
+      }
     }
     return true;
   }
 
-  /** The next waiting task, one key after the other. */
+  /** The next waiting task, one key after the other, keys without a recent failure first. */
   #next(): Pending | undefined {
-    const key = this.#turns.shift();
+    const key = this.#cleanTurns.shift() ?? this.#failedTurns.shift();
     if (key === undefined) return undefined;
     const queue = this.#queues.get(key) as Pending[];
     const pending = queue.shift() as Pending;
     this.#queued--;
-    if (queue.length > 0) this.#turns.push(key);
+    // Back in line, in the lane its latest result puts it in.
+    if (queue.length > 0) this.#turnsOf(key).push(key);
     else this.#queues.delete(key);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
     return pending;
@@ -400,6 +449,7 @@ export class PasswordHasher {
         const took = performance.now() - entry.startedAt;
         this.#averageMs = this.#averageMs === undefined ? took : this.#averageMs + AVERAGE_WEIGHT * (took - this.#averageMs);
         this.#completed++;
+        if (pending.task.op === 'compare' && reply.error === undefined) this.#remember(pending.key, reply.result === true);
         if (reply.error === undefined) pending.resolve(reply.result as string | boolean);
         else pending.reject(new Error(`bcrypt failed: ${reply.error}`));
       }
