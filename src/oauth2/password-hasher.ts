@@ -342,18 +342,18 @@ export class PasswordHasher {
     const own = this.#queues.get(key)?.length ?? 0;
     let ahead = own;
     let aheadOfAFreshKey = 0;
-    if (failed) {
-      for (const other of this.#cleanTurns) {
-        const tasks = this.#queues.get(other)?.length ?? 0;
-        ahead += tasks;
-        aheadOfAFreshKey += tasks;
-      }
-    }
-    for (const other of failed ? this.#failedTurns : this.#cleanTurns) {
+    // A key still in the clean lane that has failed since is moved at its turn (#next): it counts as failed.
+    for (const other of [...this.#cleanTurns, ...this.#failedTurns]) {
       if (other === key) continue;
       const tasks = this.#queues.get(other)?.length ?? 0;
-      ahead += Math.min(tasks, own + 1);
-      aheadOfAFreshKey += Math.min(tasks, 1);
+      const otherFailed = this.#hasFailed(other);
+      if (failed && !otherFailed) {
+        ahead += tasks;
+        aheadOfAFreshKey += tasks;
+      } else if (failed === otherFailed) {
+        ahead += Math.min(tasks, own + 1);
+        aheadOfAFreshKey += Math.min(tasks, 1);
+      }
     }
     const waitFor = (tasks: number) => (tasks / this.#size + 0.5) * perTask;
     const wait = waitFor(ahead);
@@ -396,7 +396,13 @@ export class PasswordHasher {
 
   /** The next waiting task, one key after the other, keys without a recent failure first. */
   #next(): Pending | undefined {
-    const key = this.#cleanTurns.shift() ?? this.#failedTurns.shift();
+    let key = this.#cleanTurns.shift();
+    // A key that failed while it waited in the clean lane goes behind the clean keys now.
+    while (key !== undefined && this.#hasFailed(key)) {
+      this.#failedTurns.push(key);
+      key = this.#cleanTurns.shift();
+    }
+    key ??= this.#failedTurns.shift();
     if (key === undefined) return undefined;
     const queue = this.#queues.get(key) as Pending[];
     const pending = queue.shift() as Pending;
