@@ -4,5 +4,7 @@ export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, 
 export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
 export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
+export { REFLECTED_INPUT_LIMITS } from './reflected-input.js';
+export { holdRefusals, takeHeldRefusal } from './refuse.js';
 export { isStoreFailure, STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './store-unavailable.js';
 export { toApiError } from './to-api-error.js';
