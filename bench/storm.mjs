@@ -1,16 +1,33 @@
 // The login storm: p99 latency of GETs while 8 password grants run
 // concurrently, against the same GETs with no logins. Phases alternate
 // (quiet, storm, quiet, storm) per server, so a neighbour's burst of load is
-// less likely to land on one phase only.
+// less likely to land on one phase only. Then the sign-in flood: the latency
+// of a legitimate user's grants while 160 wrong-password grants from 8 other
+// addresses are answered.
 import bcrypt from 'bcryptjs';
 import { PUBLIC_PATH, STORM_USER } from './lib/payload.mjs';
-import { loginLoops, percentile, probeGets } from './lib/prober.mjs';
+import { floodWithLegitimate, loginLoops, percentile, probeGets } from './lib/prober.mjs';
 import { startServer } from './lib/servers.mjs';
 
 export const STORM_SERVERS = [
-  { id: 'peer', app: 'storm-peer', label: 'peer: bcryptjs async compare on the main thread' },
-  { id: 'ours', app: 'storm-ours', label: 'ours: tokenRouter(), bcrypt in the worker pool' },
+  {
+    id: 'peer',
+    app: 'storm-peer',
+    label: 'peer: bcryptjs async compare on the main thread',
+    // It checks only its one user's password: the guesses are at that user, so each costs a compare.
+    guessForm: () => ({ grant_type: 'password', username: STORM_USER.username, password: 'a-wrong-guess' }),
+  },
+  {
+    id: 'ours',
+    app: 'storm-ours',
+    label: 'ours: tokenRouter(), bcrypt in the worker pool',
+    // Unknown usernames (each costs a compare against the dummy hash): guesses at the user would lock them out by design.
+    guessForm: (i) => ({ grant_type: 'password', username: `nobody-${i}`, password: 'a-wrong-guess' }),
+  },
 ];
+
+/** Sign-in flood: 160 wrong-password grants from 8 addresses, a legitimate user's grants meanwhile. */
+export const FLOOD = { guesses: 160, addresses: 8 };
 
 async function phase(server, { storm, seconds }) {
   const end = Date.now() + seconds * 1000;
@@ -52,6 +69,13 @@ export async function runStorm({ seconds = 3, servers = STORM_SERVERS, log = () 
           merge(logins.statuses, l.statuses);
         }
       }
+      log(`storm: ${spec.id} sign-in flood of ${FLOOD.guesses} guesses from ${FLOOD.addresses} addresses`);
+      const form = { grant_type: 'password', username: STORM_USER.username, password: STORM_USER.password };
+      const flood = await floodWithLegitimate(`${server.origin}/v1/oauth2/token`, {
+        ...FLOOD,
+        guessForm: spec.guessForm,
+        legitForm: form,
+      });
       const summary = (s) => ({
         count: s.latencies.length,
         p50: percentile(s.latencies, 50),
@@ -64,6 +88,14 @@ export async function runStorm({ seconds = 3, servers = STORM_SERVERS, log = () 
         quiet: summary(quiet),
         storm: summary(storm),
         logins: { count: logins.durations.length, p50: percentile(logins.durations, 50), statuses: logins.statuses },
+        flood: {
+          count: flood.latencies.length,
+          p50: percentile(flood.latencies, 50),
+          p99: percentile(flood.latencies, 99),
+          max: Math.max(...flood.latencies),
+          statuses: flood.legitStatuses,
+          guesses: flood.floodStatuses,
+        },
       });
     } finally {
       await server.stop();

@@ -602,3 +602,93 @@ describe('requireScope() (RFC 6750 §3.1; SPEC.md: 403 is an authorization failu
     expect(() => requireScope(...(scopes as string[]))).toThrow('requireScope(options)');
   });
 });
+
+describe('bearerAuth({ isSubjectActive }): a token whose user is gone is refused', () => {
+  const gone = 'The user of the access token no longer exists.';
+  const refusedGone = {
+    'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${gone}"`,
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+  };
+
+  it.each([
+    ['a synchronous answer', (active: Set<string>) => (subject: string) => active.has(subject)],
+    ['an asynchronous answer', (active: Set<string>) => async (subject: string) => active.has(subject)],
+  ])('lets the user’s token through, then refuses it with 401 invalid_token once the user is gone (%s)', async (_case, make) => {
+    const active = new Set(['u-1']);
+    const app = await protectedApp({ isSubjectActive: make(active) });
+    const token = await accessToken(app, { scope: 'users:write' });
+    const before = await request(app).post('/v1/users').set('Authorization', `Bearer ${token}`).send({});
+    expect(before.status).toBe(201);
+    active.delete('u-1');
+    const after = await request(app).post('/v1/users').set('Authorization', `Bearer ${token}`).send({});
+    expect(after.status).toBe(401);
+    expectHeaders(after, refusedGone);
+    expect(after.body).toEqual({ error: 'invalid_token', error_description: gone });
+  });
+
+  it('asks with the token’s subject', async () => {
+    const asked: string[] = [];
+    const app = await protectedApp({ isSubjectActive: (subject) => asked.push(subject) > 0 });
+    const token = await accessToken(app);
+    expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect(asked).toEqual(['u-1']);
+  });
+
+  it('answers 503 with Retry-After when the lookup’s store is unreachable (fails closed)', async () => {
+    const { StoreUnavailableError } = await import('../src/stores/index.js');
+    const app = await protectedApp({
+      isSubjectActive: async () => {
+        throw new StoreUnavailableError('users', 'users store down');
+      },
+    });
+    const token = await accessToken(app);
+    const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+  });
+
+  it('refuses a non-function at construction', () => {
+    expect(() => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, isSubjectActive: true as never })).toThrow(
+      'isSubjectActive',
+    );
+  });
+
+  describe('tokenRouter({ isSubjectActive })', () => {
+    async function routerApp(active: Set<string>): Promise<Express> {
+      const app = express();
+      app.use(
+        tokenRouter({
+          ...TOKEN_OPTIONS,
+          scopes: ['users:read'],
+          ...(await seedStores()),
+          isSubjectActive: (subject) => active.has(subject),
+        }),
+      );
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    }
+
+    it('refuses the refresh token of a user who is gone with 400 invalid_grant, and ends its family', async () => {
+      const active = new Set(['u-1']);
+      const app = await routerApp(active);
+      const issued = await postToken(app, ALICE);
+      expect(issued.status).toBe(200);
+      active.delete('u-1');
+      const refreshed = await postToken(app, { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+      expect(refreshed.status).toBe(400);
+      expect(refreshed.body).toEqual({ error: 'invalid_grant', error_description: 'The refresh token is not valid.' });
+      // Even if the user came back, the family is over.
+      active.add('u-1');
+      const again = await postToken(app, { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+      expect(again.status).toBe(400);
+    });
+
+    it('issues nothing to a user who is gone, with the answer of a wrong password', async () => {
+      const app = await routerApp(new Set());
+      const res = await postToken(app, ALICE);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_grant', error_description: 'The username or password is not correct.' });
+    });
+  });
+});

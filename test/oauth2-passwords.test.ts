@@ -1,6 +1,16 @@
 import bcrypt from 'bcryptjs';
 import { ConfigurationError } from '../src/config/index.js';
-import { DEFAULT_BCRYPT_COST, hashPassword, PasswordHasher, verifyPassword } from '../src/oauth2/index.js';
+import {
+  BCRYPT_MAX_INPUT_BYTES,
+  DEFAULT_BCRYPT_COST,
+  hashPassword,
+  MemoryUserStore,
+  PasswordHasher,
+  PREHASHED_BCRYPT_PREFIX,
+  verifyPassword,
+} from '../src/oauth2/index.js';
+import { ALICE, postToken, tokenApp } from './support/oauth2.js';
+import { FIRST_72_BYTES, passwordPair } from './support/passwords.js';
 
 // Cost 4 (bcrypt's minimum) keeps the suite fast; the pool is the same at cost 12.
 const COST = 4;
@@ -13,15 +23,17 @@ describe('password hashing off the event loop', () => {
   afterAll(() => hasher.close());
 
   describe('hash()', () => {
-    it('makes a bcrypt hash at the pool cost that bcryptjs itself accepts', async () => {
+    it('makes a versioned hash: the prefix, then a bcrypt hash at the pool cost of the pre-hash', async () => {
       const hash = await hasher.hash('wonderland-rabbit-hole');
-      expect(hash).toMatch(/^\$2b\$04\$[./A-Za-z0-9]{53}$/);
-      expect(bcrypt.getRounds(hash)).toBe(COST);
-      expect(bcrypt.compareSync('wonderland-rabbit-hole', hash)).toBe(true);
+      expect(hash).toMatch(/^\$eac-bcrypt-sha384\$v=1\$2b\$04\$[./A-Za-z0-9]{53}$/);
+      expect(hash.startsWith(PREHASHED_BCRYPT_PREFIX)).toBe(true);
+      expect(bcrypt.getRounds(hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(COST);
+      // bcrypt is never given the password itself.
+      expect(bcrypt.compareSync('wonderland-rabbit-hole', hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(false);
     });
 
     it('takes a cost per call', async () => {
-      expect(bcrypt.getRounds(await hasher.hash('x', 5))).toBe(5);
+      expect(bcrypt.getRounds((await hasher.hash('x', 5)).slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(5);
     });
 
     it('refuses a cost outside bcrypt’s 4–31', () => {
@@ -90,8 +102,67 @@ describe('password hashing off the event loop', () => {
 describe('hashPassword() and verifyPassword() on the shared pool', () => {
   it('hash and verify through the shared pool', async () => {
     const hash = await hashPassword('s3cret', { cost: COST });
-    expect(bcrypt.getRounds(hash)).toBe(COST);
+    expect(bcrypt.getRounds(hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(COST);
     await expect(verifyPassword('s3cret', hash)).resolves.toBe(true);
     await expect(verifyPassword('S3cret', hash)).resolves.toBe(false);
+  });
+});
+
+describe('no password truncation: two different passwords are never one', () => {
+  let hasher: PasswordHasher;
+  beforeAll(() => {
+    hasher = new PasswordHasher({ threads: 2, cost: COST });
+  });
+  afterAll(() => hasher.close());
+
+  describe.each([72, 73, 1024])('a password of %i UTF-8 bytes, multi-byte characters included', (bytes) => {
+    const { password, twin } = passwordPair(bytes);
+
+    it('is exactly that long, and its twin differs only where bcrypt alone would not look (over 72 bytes)', () => {
+      expect(Buffer.byteLength(password, 'utf8')).toBe(bytes);
+      expect(Buffer.byteLength(twin, 'utf8')).toBe(bytes);
+      expect(twin).not.toBe(password);
+      expect([...password].some((char) => Buffer.byteLength(char) > 1)).toBe(true);
+      if (bytes > BCRYPT_MAX_INPUT_BYTES) {
+        expect(Buffer.from(twin).subarray(0, 72).equals(Buffer.from(password).subarray(0, 72))).toBe(true);
+        // What bcrypt alone would do: both match one plain hash.
+        const plain = bcrypt.hashSync(password, COST);
+        expect(bcrypt.compareSync(twin, plain)).toBe(true);
+      }
+    });
+
+    it('verifies against its own hash, and neither its twin nor its first 72 bytes do', async () => {
+      const hash = await hasher.hash(password);
+      await expect(hasher.verify(password, hash)).resolves.toBe(true);
+      await expect(hasher.verify(twin, hash)).resolves.toBe(false);
+      if (bytes > BCRYPT_MAX_INPUT_BYTES) await expect(hasher.verify(FIRST_72_BYTES, hash)).resolves.toBe(false);
+    });
+
+    it('signs in at the token endpoint with it, and not with its twin', async () => {
+      const users = new MemoryUserStore();
+      await users.add({ username: 'long', subject: 'u-long', passwordHash: await hasher.hash(password) });
+      const app = await tokenApp({ users });
+      const right = await postToken(app, { ...ALICE, username: 'long', password });
+      expect(right.status).toBe(200);
+      const wrong = await postToken(app, { ...ALICE, username: 'long', password: twin });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body).toEqual({ error: 'invalid_grant', error_description: 'The username or password is not correct.' });
+    });
+  });
+
+  describe('a plain bcrypt hash (made before the versioned format, or by another tool)', () => {
+    it('still verifies a password of up to 72 bytes', async () => {
+      const { password, twin } = passwordPair(72);
+      const plain = bcrypt.hashSync(password, COST);
+      await expect(hasher.verify(password, plain)).resolves.toBe(true);
+      await expect(hasher.verify(twin, plain)).resolves.toBe(false);
+    });
+
+    it('never matches a password over 72 bytes, since bcrypt would compare only its first 72', async () => {
+      const { password, twin } = passwordPair(73);
+      const plain = bcrypt.hashSync(password, COST);
+      await expect(hasher.verify(password, plain)).resolves.toBe(false);
+      await expect(hasher.verify(twin, plain)).resolves.toBe(false);
+    });
   });
 });

@@ -8,6 +8,7 @@ import {
   MemoryRefreshTokenStore,
   MemoryUserStore,
   PasswordHasher,
+  PREHASHED_BCRYPT_PREFIX,
   revokeRefreshToken,
   tokenRouter,
   type UserStore,
@@ -157,7 +158,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(verify).toHaveBeenCalledTimes(1);
         const [password, hash] = verify.mock.calls[0] as [string, string];
         expect(password).toBe('guess');
-        expect(bcrypt.getRounds(hash)).toBe(5);
+        expect(hash.startsWith(PREHASHED_BCRYPT_PREFIX)).toBe(true);
+        expect(bcrypt.getRounds(hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(5);
         await hasher.close();
       });
     });
@@ -355,19 +357,19 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       });
     });
 
-    it('answers wrong credentials in the body with 401 invalid_client and a challenge (RFC 9110 §15.5.2)', async () => {
+    it('answers wrong credentials in the body with 400 invalid_client and no challenge (RFC 6749 §5.2)', async () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'demo-client', client_secret: 'wrong' });
-      expect(res.status).toBe(401);
-      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
+      expect(res.status).toBe(400);
+      expectHeaders(res, { ...ERROR_HEADERS, 'WWW-Authenticate': null });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
     it('refuses a secret for a public client', async () => {
       const app = await tokenApp();
       const res = await postToken(app, { ...ALICE, client_id: 'public-app', client_secret: 'made-up' });
-      expect(res.status).toBe(401);
-      expectHeaders(res, { 'WWW-Authenticate': 'Basic realm="api", charset="UTF-8"' });
+      expect(res.status).toBe(400);
+      expectHeaders(res, { 'WWW-Authenticate': null });
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 

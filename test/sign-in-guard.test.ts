@@ -222,9 +222,24 @@ describe('signInGuard(): one guard for every door', () => {
       [{ windowSeconds: 0 }, '`windowSeconds` must be an integer from 1'],
       [{ store: {} }, '`store` must be a CounterStore'],
       [{ maxAttemptsPerAddress: 5 }, 'unsupported option `maxAttemptsPerAddress`'],
+      [{ queueTimeoutMs: 50 }, '`queueTimeoutMs` must be an integer from 100 to 60000'],
     ])('refuses %j', (wrong, message) => {
       expect(() => signInGuard(wrong as never)).toThrow(ConfigurationError);
       expect(() => signInGuard(wrong as never)).toThrow(message);
+    });
+
+    it('holds an attempt that waits only for attempts in flight at most queueTimeoutMs, then answers 429 with Retry-After: 1', async () => {
+      const guard = signInGuard({ maxFailuresPerUsername: 1, queueTimeoutMs: 1000 });
+      const req = { ip: '127.0.0.1' } as never;
+      const first = await guard.attempt(req, 'alice');
+      const started = Date.now();
+      const held = guard.attempt(req, 'alice');
+      await expect(held).rejects.toMatchObject({ status: 429, code: 42901, headers: { 'Retry-After': '1' } });
+      const waited = Date.now() - started;
+      // It gives up when its next back-off step (at most 200 ms) would pass the deadline.
+      expect(waited).toBeGreaterThanOrEqual(800);
+      expect(waited).toBeLessThan(3000);
+      await first.succeeded();
     });
 
     it('reports its allowances and window (defaults: 10, 100, 900 s)', () => {

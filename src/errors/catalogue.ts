@@ -43,6 +43,8 @@ export const ERROR_CATALOGUE = {
   },
   // What Node's HTTP parser refuses before any route runs (answerParserErrors()).
   malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
+  // RFC 6749 §5.2: invalid_client is 400 unless the client authenticated with the Authorization header.
+  oauthInvalidClientRequest: { status: 400, code: 40014, message: 'Client authentication failed.' },
   // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
   oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
@@ -87,6 +89,12 @@ export const ERROR_CATALOGUE = {
     code: 42901,
     message: 'Too many failed sign-in attempts; retry after the time in Retry-After.',
   },
+  // The password hasher's queue: this address's own attempts would wait too long (PasswordHasher maxWaitMs).
+  signInQueueFull: {
+    status: 429,
+    code: 42902,
+    message: 'Too many sign-ins at once from this address; retry after Retry-After.',
+  },
   // 431: RFC 6585 §5, what Node's parser answers to an over-long request line or header section.
   headerFieldsTooLarge: {
     status: 431,
@@ -105,6 +113,8 @@ export const ERROR_CATALOGUE = {
   serviceUnavailable: { status: 503, code: 50300, message: 'The service is unavailable.' },
   maintenance: { status: 503, code: 50301, message: 'The service is down for maintenance; retry after the time in Retry-After.' },
   stateStoreUnavailable: { status: 503, code: 50302, message: 'A shared state store is unreachable.' },
+  // The password hasher's queue: any new sign-in would wait longer than its bound (PasswordHasher maxWaitMs).
+  signInBusy: { status: 503, code: 50303, message: 'Sign-in is busy; retry after the time in Retry-After.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof ERROR_CATALOGUE;

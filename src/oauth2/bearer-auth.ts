@@ -1,12 +1,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
-import { apiError } from '../errors/api-error.js';
+import { apiError, isApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
-import { checkAudience, checkRealm } from './checks.js';
+import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { SCOPE_TOKEN } from './scope.js';
@@ -52,6 +53,15 @@ export interface BearerAuthOptions {
    */
   revokedFamilies?: RevokedFamilies;
   /**
+   * Asked on every request with the token's `sub`, after the token verified:
+   * whether that user still exists (and may use the API). `false` refuses the
+   * token with 401 `invalid_token`, so a deleted user's tokens stop at once;
+   * read from the store every instance shares, that holds on every instance at
+   * once. A lookup that throws a store failure is 503 with `Retry-After`.
+   * Default: none (a token is good until it expires or its family is revoked).
+   */
+  isSubjectActive?: SubjectActiveCheck;
+  /**
    * With `optional`: the registered applications. A request with
    * `Authorization: Basic` whose client secret verifies (constant time)
    * gets `req.verifiedClient = { id }`, so the rate limiter can count it as that
@@ -69,6 +79,7 @@ const OPTION_NAMES = [
   'clockToleranceSeconds',
   'optional',
   'revokedFamilies',
+  'isSubjectActive',
   'clients',
 ] as const;
 const FACTORY = 'bearerAuth';
@@ -106,6 +117,7 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
   if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
     invalidOption(FACTORY, 'revokedFamilies', revokedFamilies, 'a RevokedFamilies (isRevoked)');
   }
+  const isSubjectActive = checkSubjectActive(FACTORY, given.isSubjectActive);
   const clients = given.clients;
   if (clients !== undefined) {
     if (typeof (clients as Partial<ClientStore>).findById !== 'function') {
@@ -176,14 +188,40 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
     if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
       return refuse(req, res, next, invalid('The access token was revoked.'));
     }
-    req.accessToken = claims;
-    req.auth = {
-      subject: claims.sub,
-      clientId: claims.client_id,
-      scopes: claims.scope === undefined ? EMPTY_SCOPES : claims.scope.split(' '),
-    };
-    next();
+    if (isSubjectActive === undefined) return authenticated(req, claims, next);
+    let active: boolean | Promise<boolean>;
+    try {
+      active = isSubjectActive(claims.sub);
+    } catch (error) {
+      return lookupFailed(req, res, next, error);
+    }
+    if (typeof active === 'boolean') {
+      return active ? authenticated(req, claims, next) : refuse(req, res, next, invalid(SUBJECT_GONE));
+    }
+    active.then(
+      (yes) => (yes ? authenticated(req, claims, next) : refuse(req, res, next, invalid(SUBJECT_GONE))),
+      (error: unknown) => lookupFailed(req, res, next, error),
+    );
   };
+}
+
+const SUBJECT_GONE = 'The user of the access token no longer exists.';
+
+function authenticated(req: Request, claims: AccessTokenClaims, next: NextFunction): void {
+  req.accessToken = claims;
+  req.auth = {
+    subject: claims.sub,
+    clientId: claims.client_id,
+    scopes: claims.scope === undefined ? EMPTY_SCOPES : claims.scope.split(' '),
+  };
+  next();
+}
+
+/** The subject could not be looked up: a store that is down is 503 (fail closed), anything else goes on as an error. */
+function lookupFailed(req: Request, res: Response, next: NextFunction, error: unknown): void {
+  if (isApiError(error)) refuse(req, res, next, error);
+  else if (isStoreFailure(error)) refuse(req, res, next, storeUnavailable(error));
+  else next(error);
 }
 
 /**

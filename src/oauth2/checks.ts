@@ -17,3 +17,17 @@ export function checkRealm(factory: string, value: unknown): string {
     invalidOption(factory, 'realm', value, 'printable ASCII without quotes or backslashes');
   return value;
 }
+
+/**
+ * Whether a token's subject (its `sub`: the user) may still use the API: it
+ * exists and is not disabled. Shared by bearerAuth() and tokenRouter() as
+ * `isSubjectActive`; it rejects, or throws, when it cannot tell (a store down).
+ */
+export type SubjectActiveCheck = (subject: string) => boolean | Promise<boolean>;
+
+/** Checks an `isSubjectActive` option. */
+export function checkSubjectActive(factory: string, value: unknown): SubjectActiveCheck | undefined {
+  if (value !== undefined && typeof value !== 'function')
+    invalidOption(factory, 'isSubjectActive', value, 'a function (subject) => boolean | Promise<boolean>');
+  return value as SubjectActiveCheck | undefined;
+}

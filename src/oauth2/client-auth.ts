@@ -1,6 +1,6 @@
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { type ClientRecord, type ClientStore, clientSecretMatches } from './stores.js';
-import { tokenError } from './token-errors.js';
+import { invalidClient, tokenError } from './token-errors.js';
 
 /** The token request's form parameters, each present at most once (RFC 6749 §3.2). */
 export type Params = Readonly<Record<string, string>>;
@@ -17,7 +17,7 @@ export function clientAuthenticator(
   requireClient: boolean,
   realm: string,
 ): (header: string | undefined, params: Params) => Promise<ClientRecord | undefined> {
-  const challenge = { 'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"` };
+  const challenge = `Basic realm="${realm}", charset="UTF-8"`;
 
   return async function authenticateClient(header, params) {
     const inBody = params.client_id !== undefined || params.client_secret !== undefined;
@@ -31,14 +31,14 @@ export function clientAuthenticator(
     if (header !== undefined) {
       presented = parseBasicCredentials(header);
       // RFC 6749 §5.2: a failed or unsupported client authentication is invalid_client.
-      if (!presented)
-        throw tokenError('invalid_client', 'The Authorization header is not valid Basic client authentication.', challenge);
+      if (!presented) throw invalidClient('The Authorization header is not valid Basic client authentication.', challenge);
     } else if (inBody) {
       if (params.client_id === undefined) throw tokenError('invalid_request', 'client_secret was sent without client_id.');
       presented = { id: params.client_id, secret: params.client_secret };
     }
     if (!presented) {
-      if (requireClient) throw tokenError('invalid_client', 'Client authentication is required.', challenge);
+      // Nothing presented: the challenge says how to authenticate (RFC 6749 §5.2 allows the 401 here).
+      if (requireClient) throw invalidClient('Client authentication is required.', challenge);
       return undefined;
     }
     const client = await clients?.findById(presented.id);
@@ -46,10 +46,8 @@ export function clientAuthenticator(
     const secretOk = clientSecretMatches(presented.secret ?? '', client?.secretHash);
     // A public client (no secret registered) is identified by its id and sends no secret.
     const authenticated = client !== undefined && (client.secretHash === undefined ? !presented.secret : secretOk);
-    if (!authenticated) {
-      // RFC 9110 §15.5.2: every 401 carries a challenge, also when the body held the credentials.
-      throw tokenError('invalid_client', 'Client authentication failed.', challenge);
-    }
+    // RFC 6749 §5.2: the 401 and its challenge only for the Authorization header; credentials in the body get 400.
+    if (!authenticated) throw invalidClient('Client authentication failed.', header === undefined ? undefined : challenge);
     if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
     return client;
   };

@@ -8,6 +8,7 @@ export {
   requireScope,
   TOKEN_FAILURE_HEADERS,
 } from './bearer-auth.js';
+export type { SubjectActiveCheck } from './checks.js';
 export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
@@ -19,11 +20,17 @@ export {
 } from './keys.js';
 export {
   BCRYPT_COST_RANGE,
+  BCRYPT_MAX_INPUT_BYTES,
   DEFAULT_BCRYPT_COST,
+  DEFAULT_MAX_HASH_WAIT_MS,
   defaultPasswordHasher,
+  FAILED_KEY_MEMORY_MS,
   hashPassword,
   PasswordHasher,
   type PasswordHasherOptions,
+  type PasswordHasherStats,
+  type PasswordTaskOptions,
+  PREHASHED_BCRYPT_PREFIX,
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';

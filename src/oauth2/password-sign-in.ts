@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
-import { type SignInGuard, type SignInGuardOptions, signInGuard } from './sign-in-guard.js';
+import { type SignInGuard, type SignInGuardOptions, signInAddressKey, signInGuard } from './sign-in-guard.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore } from './stores.js';
 
 /**
@@ -33,7 +33,9 @@ const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost'] 
 /**
  * Checks a username and password: resolves to the user when they match,
  * to undefined when they do not (unknown user or wrong password, one
- * answer). Rejects with the guard's 429 or 503 ApiError.
+ * answer). Rejects with the guard's 429 or 503 ApiError, or the password
+ * hasher's (`signInQueueFull` 429, `signInBusy` 503, both with `Retry-After`)
+ * when the wait for a thread would be too long.
  */
 export type PasswordSignIn = (req: Request, username: string, password: string) => Promise<UserRecord | undefined>;
 
@@ -47,6 +49,24 @@ export function readSignInGuard(value: unknown): SignInGuard | undefined {
   if (value === false) return undefined;
   if (hasMethods(value, ['attempt'])) return value as SignInGuard;
   return signInGuard(value as SignInGuardOptions | undefined);
+}
+
+/**
+ * A signal that aborts when the client goes away before its answer is sent
+ * (the response closes unfinished), so that its queued bcrypt work is dropped.
+ */
+function clientGone(req: Request): AbortSignal | undefined {
+  const res = req.res;
+  if (!res) return undefined;
+  const controller = new AbortController();
+  const gone = () => controller.abort(new Error('The client closed the connection before the answer.'));
+  // Gone already (while the guard or the user store was asked): 'close' was emitted before this listener.
+  if (req.socket?.destroyed) gone();
+  else
+    res.once('close', () => {
+      if (!res.writableFinished) gone();
+    });
+  return controller.signal;
 }
 
 /** Makes the password check; options are checked now. */
@@ -87,7 +107,11 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
     let matches: boolean;
     try {
       user = await users.findByUsername(canonical);
-      matches = await pool().verify(password, user?.passwordHash ?? (await dummy()));
+      // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
+      matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
+        key: signInAddressKey(req),
+        signal: clientGone(req),
+      });
     } catch (error) {
       await attempt?.cancelled();
       throw error;

@@ -41,8 +41,13 @@ export const DEFAULT_MAX_FAILURES_PER_USERNAME = 10;
 export const DEFAULT_MAX_FAILURES_PER_ADDRESS = 100;
 /** Default window: 15 minutes. */
 export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
-/** Longest an attempt waits for attempts in flight before it is refused with 429. */
-export const SIGN_IN_QUEUE_TIMEOUT_MS = 10_000;
+/**
+ * Default of `queueTimeoutMs`: the longest an attempt waits for attempts in
+ * flight before it is refused with 429. A few seconds: a sign-in answered
+ * later than that is worse than a quick "retry after 1 s", and the password
+ * check itself may still wait up to PasswordHasher's `maxWaitMs` after it.
+ */
+export const SIGN_IN_QUEUE_TIMEOUT_MS = 3000;
 /** A reservation left by a process that died mid-check is forgotten after this long. */
 const PENDING_WINDOW_MS = 60_000;
 
@@ -63,9 +68,15 @@ export interface SignInGuardOptions {
   maxFailuresPerAddress?: number;
   /** Window length in seconds; a throttled username or address is free again at its end. Default: 900 (15 minutes). */
   windowSeconds?: number;
+  /**
+   * Longest an attempt held only by attempts in flight (many parallel
+   * sign-ins of one user) waits for them to be decided, in ms (100 to
+   * 60000); then it is refused with 429 and `Retry-After: 1`. Default: 3000.
+   */
+  queueTimeoutMs?: number;
 }
 
-const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds'] as const;
+const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds', 'queueTimeoutMs'] as const;
 const FACTORY = 'signInGuard';
 
 /** One admitted sign-in attempt: say how it ended. */
@@ -121,6 +132,10 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
       ? DEFAULT_MAX_FAILURES_PER_ADDRESS
       : checkInteger(FACTORY, 'maxFailuresPerAddress', given.maxFailuresPerAddress, { min: 1 });
   const windowMs = windowSeconds * 1000;
+  const queueTimeoutMs =
+    given.queueTimeoutMs === undefined
+      ? SIGN_IN_QUEUE_TIMEOUT_MS
+      : checkInteger(FACTORY, 'queueTimeoutMs', given.queueTimeoutMs, { min: 100, max: 60_000 });
 
   const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
@@ -210,7 +225,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
         refusal: 'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
       };
       const dimensions = [byUser, byAddress];
-      const deadline = Date.now() + SIGN_IN_QUEUE_TIMEOUT_MS;
+      const deadline = Date.now() + queueTimeoutMs;
       let delay = 10;
       for (;;) {
         const verdict = await reserve(dimensions);

@@ -37,12 +37,36 @@ export function tokenError(
   headers: Readonly<Record<string, string>> = {},
   cause?: unknown,
 ): ApiError {
-  return apiError(TOKEN_ERRORS[error], {
+  return tokenErrorOf(TOKEN_ERRORS[error], error, description, headers, cause);
+}
+
+function tokenErrorOf(
+  name: ErrorName,
+  error: TokenErrorCode,
+  description: string,
+  headers: Readonly<Record<string, string>>,
+  cause?: unknown,
+): ApiError {
+  return apiError(name, {
     message: description,
     body: { error, error_description: description },
     headers: { 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_ERROR_PRAGMA, ...headers },
     cause,
   });
+}
+
+/**
+ * A failed client authentication, RFC 6749 §5.2 `invalid_client`: 401 with
+ * the `WWW-Authenticate` challenge when the client authenticated with the
+ * `Authorization` header (there the challenge is a MUST), else 400 without
+ * one. A strict client (oauth4webapi) reads a 401 with a challenge as an
+ * HTTP authentication challenge and never sees the body: a client that put
+ * its credentials in the body must get the 400 to read `invalid_client`.
+ */
+export function invalidClient(description: string, challenge?: string): ApiError {
+  return challenge === undefined
+    ? tokenErrorOf('oauthInvalidClientRequest', 'invalid_client', description, {})
+    : tokenErrorOf('oauthInvalidClient', 'invalid_client', description, { 'WWW-Authenticate': challenge });
 }
 
 /** The description of an unexpected failure: its cause stays in the log. */

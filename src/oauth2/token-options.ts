@@ -1,5 +1,5 @@
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
-import { checkAudience, checkRealm } from './checks.js';
+import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
@@ -62,6 +62,13 @@ export interface TokenRouterOptions {
   signInGuard?: SignInGuard | SignInGuardOptions | false;
   /** Realm of the `WWW-Authenticate: Basic` challenge. Default: `'api'`. */
   realm?: string;
+  /**
+   * Whether a user (a token's `sub`) still exists, as given to bearerAuth():
+   * a refresh token of a user for whom it answers `false` is refused with
+   * `invalid_grant` and its family revoked, and the password grant issues
+   * nothing for that user. Default: none.
+   */
+  isSubjectActive?: SubjectActiveCheck;
 }
 
 const OPTION_NAMES = [
@@ -81,6 +88,7 @@ const OPTION_NAMES = [
   'passwordCost',
   'signInGuard',
   'realm',
+  'isSubjectActive',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -107,6 +115,7 @@ export interface TokenRouterConfiguration {
   /** The password check of the password grant: sign-in guard, user lookup, bcrypt, dummy hash. */
   readonly checkPassword: PasswordSignIn;
   readonly realm: string;
+  readonly isSubjectActive: SubjectActiveCheck | undefined;
 }
 
 const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
@@ -163,5 +172,6 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
       F,
     ),
     realm: given.realm === undefined ? 'api' : checkRealm(F, given.realm),
+    isSubjectActive: checkSubjectActive(F, given.isSubjectActive),
   };
 }

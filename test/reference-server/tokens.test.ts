@@ -78,11 +78,11 @@ describe('POST /v1/oauth2/token', () => {
       expectDocumented(res);
     });
 
-    it('refuses wrong client credentials in the body with 401 invalid_client and a Basic challenge (RFC 9110 §15.5.2)', async () => {
+    it('refuses wrong client credentials in the body with 400 invalid_client and no challenge (RFC 6749 §5.2)', async () => {
       const res = await passwordGrant({ client_id: DEMO.clientId, client_secret: 'not-the-secret' });
-      expect(res.status).toBe(401);
+      expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed.' });
-      expect(res.headers['www-authenticate']).toBe('Basic realm="api", charset="UTF-8"');
+      expect(res.headers['www-authenticate']).toBeUndefined();
       expectDocumented(res);
     });
 

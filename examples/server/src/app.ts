@@ -46,7 +46,7 @@ export interface Services {
  */
 export function createApp(settings: Settings, services: Services): Express {
   const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets } = services;
-  const tokens = tokenSettings(secrets.token, revokedFamilies);
+  const tokens = tokenSettings(secrets.token, revokedFamilies, users);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
   const guard = signInGuard({ store: counters });
@@ -71,7 +71,7 @@ export function createApp(settings: Settings, services: Services): Express {
       bearerAuth: { ...tokens, realm: REALM, clients },
       // A request without a bearer token may come from a signed-in browser:
       // its session is looked up before the rate limiter counts its user.
-      before: { rateLimit: [sessionAuth(sessions)] },
+      before: { rateLimit: [sessionAuth(sessions, tokens.isSubjectActive)] },
       rateLimit: {
         limit: settings.rateLimit,
         windowSeconds: settings.rateWindow,

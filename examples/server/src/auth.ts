@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { type AccessTokenKey, bearerAuth, type RevokedFamilies } from 'express-api-conventions';
+import { type AccessTokenKey, bearerAuth, type RevokedFamilies, type SubjectActiveCheck } from 'express-api-conventions';
+import type { UserRepository } from './users/repository.js';
 
 /** The public client (no secret) the browser page signs in as. */
 export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
@@ -17,21 +18,27 @@ export const TOKEN_AUDIENCE = TOKEN_ISSUER;
 
 /**
  * What tokenRouter() and bearerAuth() share: the keys, the issuer, the
- * audience, and the revoked refresh-token families, whose access tokens stop
- * working on every instance within a second (reuse detected at the token endpoint).
+ * audience, the revoked refresh-token families, whose access tokens stop
+ * working on every instance within a second (reuse detected at the token
+ * endpoint), and the check that a token's user was not deleted.
  */
 export interface TokenSettings {
   readonly keys: readonly AccessTokenKey[];
   readonly issuer: string;
   readonly audience: string;
   readonly revokedFamilies: RevokedFamilies;
+  /** Whether a token's user still exists: read from the users every instance shares, so a deletion holds everywhere at once. */
+  readonly isSubjectActive: SubjectActiveCheck;
 }
 
-export const tokenSettings = (secret: string, revokedFamilies: RevokedFamilies): TokenSettings => ({
+const USER_ID = /^[1-9][0-9]{0,19}$/;
+
+export const tokenSettings = (secret: string, revokedFamilies: RevokedFamilies, users: UserRepository): TokenSettings => ({
   keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
   issuer: TOKEN_ISSUER,
   audience: TOKEN_AUDIENCE,
   revokedFamilies,
+  isSubjectActive: async (subject) => USER_ID.test(subject) && (await users.get(BigInt(subject))) !== undefined,
 });
 
 /** Realm of the `WWW-Authenticate: Bearer` challenges. */

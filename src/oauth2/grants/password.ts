@@ -5,7 +5,7 @@ import { type ClientRecord, hashRefreshToken, newRefreshToken } from '../stores.
 import { tokenError } from '../token-errors.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
-/** Longest username and password read; bcrypt itself reads only the first 72 bytes of a password. */
+/** Longest username and password read (every byte of the password counts: it is pre-hashed before bcrypt). */
 const MAX_USERNAME_LENGTH = 256;
 const MAX_PASSWORD_LENGTH = 1024;
 
@@ -33,8 +33,10 @@ export async function passwordGrant(
   const allowed = allowedFor(config.scopes, client);
   if (requested?.some((scope) => !allowed.has(scope))) throw tokenError('invalid_scope', 'The requested scope is not allowed.');
   const user = await config.checkPassword(req, username, password);
-  // One answer for an unknown user and a wrong password: no user enumeration.
-  if (!user) throw tokenError('invalid_grant', 'The username or password is not correct.');
+  // One answer for an unknown user, a wrong password and a user who is gone: no user enumeration.
+  if (!user || (config.isSubjectActive && !(await config.isSubjectActive(user.subject)))) {
+    throw tokenError('invalid_grant', 'The username or password is not correct.');
+  }
   const userScopes = user.scopes === undefined ? undefined : new Set(user.scopes);
   if (requested && userScopes && requested.some((scope) => !userScopes.has(scope))) {
     throw tokenError('invalid_scope', 'The requested scope is not allowed for this user.');

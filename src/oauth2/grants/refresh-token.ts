@@ -40,6 +40,11 @@ export async function refreshTokenGrant(
   if (!family) throw tokenError('invalid_grant', 'The refresh token is not valid.');
   // RFC 6749 §6: a token issued to a client is only refreshed by that client.
   if (family.clientId !== client?.id) throw tokenError('invalid_grant', 'The refresh token was issued to another client.');
+  // The user is gone (deleted, disabled): nothing more is issued in their name, and the family ends.
+  if (config.isSubjectActive && !(await config.isSubjectActive(family.subject))) {
+    await config.refreshTokens.revokeFamily(family.familyId);
+    throw tokenError('invalid_grant', 'The refresh token is not valid.');
+  }
   // RFC 6749 §6: the scope may narrow, never widen.
   if (requested?.some((scope) => !family.scopes.includes(scope))) {
     throw tokenError('invalid_scope', 'The requested scope exceeds the scope originally granted.');

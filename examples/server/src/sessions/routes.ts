@@ -55,8 +55,10 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
     const { username, password } = req.body as { username: string; password: string };
     // While the username or address is throttled, even the right password gets 429.
     const account = await checkPassword(req, username, password);
-    // One answer for an unknown user and a wrong password: no user enumeration.
-    if (!account) throw apiError('unauthenticated', { message: 'The username or password is not right.' });
+    // One answer for an unknown user, a wrong password and a deleted user: no user enumeration.
+    if (!account || !(await users.get(BigInt(account.subject)))) {
+      throw apiError('unauthenticated', { message: 'The username or password is not right.' });
+    }
     const id = await sessions.create(account.subject);
     res.cookie(SESSION_COOKIE, id, COOKIE);
     res
