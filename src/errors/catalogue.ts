@@ -43,6 +43,8 @@ export const ERROR_CATALOGUE = {
   },
   // What Node's HTTP parser refuses before any route runs (answerParserErrors()).
   malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
+  // RFC 7009 §2.2.1: the server does not revoke this kind of token.
+  oauthUnsupportedTokenType: { status: 400, code: 40014, message: 'This kind of token cannot be revoked here.' },
   // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
   oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },

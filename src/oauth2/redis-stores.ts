@@ -12,6 +12,7 @@ import {
 import {
   type ClientRecord,
   type ClientStore,
+  type FoundFamily,
   GRANT_TYPES,
   type GrantType,
   hashClientSecret,
@@ -163,7 +164,9 @@ end
 const FIND = new RedisScript(`${KNOWS}
 local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
 if not f[1] or tonumber(f[6]) <= tonumber(ARGV[2]) or not knows(f, ARGV[1]) then return false end
-return {f[3], f[4] or '', f[5] or ''}
+local current = '0'
+if f[1] == ARGV[1] then current = '1' end
+return {f[3], f[4] or '', f[5] or '', current}
 `);
 
 // KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep.
@@ -258,13 +261,13 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     );
   }
 
-  async find(tokenHash: string): Promise<RefreshFamily | undefined> {
+  async find(tokenHash: string): Promise<FoundFamily | undefined> {
     const familyId = await this.#familyOf(tokenHash);
     if (familyId === undefined) return undefined;
     const reply = await FIND.run(this.#redis, [this.#familyKey(familyId)], [tokenHash, String(Date.now())]);
     if (!Array.isArray(reply)) return undefined;
-    const [subject, clientId, scope] = reply.map(replyText);
-    return grantOf(familyId, subject, clientId, scope);
+    const [subject, clientId, scope, current] = reply.map(replyText);
+    return { ...grantOf(familyId, subject, clientId, scope), current: current === '1' };
   }
 
   async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {

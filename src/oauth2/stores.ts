@@ -86,6 +86,17 @@ export interface RefreshFamily {
   readonly scopes: readonly string[];
 }
 
+/** A family as find() answers it: `current` tells whether the token is its family's current one. */
+export interface FoundFamily extends RefreshFamily {
+  /**
+   * True when the token looked up is the family's current token (the one
+   * that refreshes), false when it is an older, rotated one. A store that
+   * does not say leaves it undefined, and introspection treats the token as
+   * not active.
+   */
+  readonly current?: boolean;
+}
+
 /** The outcome of presenting a refresh token. */
 export type RotateResult =
   /** It was the family's current token: it is now replaced by the new one. */
@@ -104,7 +115,7 @@ export interface RefreshTokenStore {
   /** Starts a family whose current token hash is `tokenHash`, expiring at `expiresAt` (ms). */
   create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void>;
   /** The live family that `tokenHash` belongs to (current or older token), or undefined. */
-  find(tokenHash: string): Promise<RefreshFamily | undefined>;
+  find(tokenHash: string): Promise<FoundFamily | undefined>;
   /**
    * Atomically: if `tokenHash` is its family's current, unexpired token,
    * makes `nextHash` current (valid until `expiresAt`) and answers `rotated`;
@@ -244,9 +255,9 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     this.#familyOf.set(tokenHash, familyId);
   }
 
-  async find(tokenHash: string): Promise<RefreshFamily | undefined> {
+  async find(tokenHash: string): Promise<FoundFamily | undefined> {
     const family = this.#live(tokenHash);
-    return family?.grant;
+    return family === undefined ? undefined : { ...family.grant, current: family.current === tokenHash };
   }
 
   async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {

@@ -22,6 +22,11 @@ export async function passwordGrant(
   client: ClientRecord | undefined,
 ): Promise<Issued> {
   const { config } = context;
+  // RFC 9700 §2.4: the service may keep the grant for its own applications only, or turn it off.
+  if (config.passwordGrant === 'off') throw tokenError('unsupported_grant_type', 'The password grant is turned off.');
+  if (config.passwordGrant !== 'all' && (client === undefined || !config.passwordGrant.has(client.id))) {
+    throw tokenError('unauthorized_client', 'This client may not use the password grant.');
+  }
   const { username, password } = params;
   if (username === undefined || password === undefined) {
     throw tokenError('invalid_request', 'The password grant needs username and password.');
