@@ -38,6 +38,8 @@ export interface Services {
   readonly counters: CounterStore;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
+  /** The tokens' `iss` and the metadata's `issuer`: the service's URL, the same on every instance (issuer.ts). */
+  readonly issuer: string;
 }
 
 /**
@@ -45,8 +47,8 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets } = services;
-  const tokens = tokenSettings(secrets.token, revokedFamilies);
+  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer } = services;
+  const tokens = tokenSettings(secrets.token, issuer, revokedFamilies);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
   const guard = signInGuard({ store: counters });
@@ -59,8 +61,11 @@ export function createApp(settings: Settings, services: Services): Express {
   // callers identified (a bad token is a 401), the rate limit (SPEC.md Limits
   // rule 4: per user and per application, RateLimit headers on every answer),
   // bounded bodies, method override, CSRF for whatever the session cookie
-  // authenticates, and POST /v1/oauth2/token (password and refresh_token
-  // grants, rotation, the sign-in guard shared with browser sign-in).
+  // authenticates, and the OAuth endpoints: POST /v1/oauth2/token (password
+  // and refresh_token grants, rotation, the sign-in guard shared with browser
+  // sign-in), POST /v1/oauth2/revocations (RFC 7009), POST
+  // /v1/oauth2/introspections (RFC 7662) and GET
+  // /.well-known/oauth-authorization-server (RFC 8414).
   app.use(
     conventions({
       corsPolicy: { origins: [...settings.corsOrigins] },
@@ -117,8 +122,9 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(notFound(), errorHandler({ production: settings.production, challenge: `Bearer realm="${REALM}"` }));
 
   // The server's own routes follow SPEC.md's path rules, or it does not start.
-  // `me` names the caller, not a collection.
-  checkRoutes(app, { exceptions: { plural: ['me'] } });
+  // `me` names the caller, not a collection. Well-known URIs (RFC 8615) are
+  // names fixed by their RFCs, outside the API's versioned paths.
+  checkRoutes(app, { exceptions: { plural: ['me'] }, ignore: [/^\/\.well-known\//] });
   console.log('route check: every route follows the SPEC.md path rules');
   return app;
 }

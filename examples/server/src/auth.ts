@@ -8,12 +8,11 @@ export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
 export const SCOPES = ['users:write', 'exports'] as const;
 
 /**
- * Issuer and audience of the access tokens: one name for the service, the
- * same on every instance whatever its address, so that a token issued by
- * one instance is accepted by all.
+ * Audience of the access tokens: the API they are for, one name the same on
+ * every instance whatever its address. The issuer is the service's URL
+ * (issuer.ts), as RFC 8414 requires of the metadata clients discover.
  */
-export const TOKEN_ISSUER = 'urn:express-api-conventions:reference-server';
-export const TOKEN_AUDIENCE = TOKEN_ISSUER;
+export const TOKEN_AUDIENCE = 'urn:express-api-conventions:reference-server';
 
 /**
  * What tokenRouter() and bearerAuth() share: the keys, the issuer, the
@@ -27,9 +26,9 @@ export interface TokenSettings {
   readonly revokedFamilies: RevokedFamilies;
 }
 
-export const tokenSettings = (secret: string, revokedFamilies: RevokedFamilies): TokenSettings => ({
+export const tokenSettings = (secret: string, issuer: string, revokedFamilies: RevokedFamilies): TokenSettings => ({
   keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
-  issuer: TOKEN_ISSUER,
+  issuer,
   audience: TOKEN_AUDIENCE,
   revokedFamilies,
 });

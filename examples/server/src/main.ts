@@ -16,6 +16,7 @@ import {
 } from 'express-api-conventions';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
+import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
@@ -114,20 +115,26 @@ async function start(settings: Settings): Promise<void> {
     revokedFamilies,
     counters,
     secrets: await agreeOnSecrets(state, pinned),
+    issuer: await agreeOnIssuer(state, settings, redis !== undefined),
   };
   let app = createApp(settings, services);
 
   reconnected = async () => {
     try {
       await seed();
+      const issuer = await republishIssuer(state, settings, services.issuer);
       const published = await republishSecrets(state, services.secrets, pinned);
       const changed = differing(services.secrets, published);
-      if (changed.length > 0) {
+      const issuerChanged = issuer !== services.issuer;
+      if (changed.length > 0 || issuerChanged) {
         // Another instance started while Redis was away and drew its own: adopt
         // them, so that all instances agree again (tokens this one signed before are refused).
-        services = { ...services, secrets: published };
+        services = { ...services, secrets: published, issuer };
         app = createApp(settings, services);
-        console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
+        if (changed.length > 0) {
+          console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
+        }
+        if (issuerChanged) console.warn(`reference server: adopted the issuer ${issuer} published while Redis was away`);
       }
     } catch (error) {
       process.stderr.write(`redis: after reconnecting: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -147,6 +154,13 @@ async function start(settings: Settings): Promise<void> {
   await listen(server, settings);
   const { port } = server.address() as AddressInfo;
   console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);
+  if (services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${services.issuer}`);
+  if (!settings.production) {
+    console.log(
+      'reference server: the password grant is on because SPEC.md requires it; RFC 9700 §2.4 says it MUST NOT be used. ' +
+        'Keep it to first-party clients (tokenRouter passwordGrant: [client ids]) or turn it off (passwordGrant: false); see docs/oauth2-choices.md',
+    );
+  }
 
   const stop = (signal: string) => {
     if (stopping) return;
