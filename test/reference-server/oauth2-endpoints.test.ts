@@ -5,6 +5,7 @@ import request from 'supertest';
 import { describeWith, REDIS_SERVER } from '../support/services.js';
 import { DEMO } from './client.js';
 import { type ControlledRedis, type RunningProcess, startControlledRedis, startServer } from './harness.js';
+import { expectDocumented } from './openapi.js';
 
 /**
  * Issue 24 parts 1, 2 and 5 on the reference server: RFC 8414 discovery
@@ -57,6 +58,7 @@ describe('reference server: discovery (RFC 8414)', () => {
       introspection_endpoint: `${server.url}/v1/oauth2/introspections`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     });
+    expectDocumented(res);
   });
 
   it("gives tokens whose `iss` is the metadata's issuer", async () => {
@@ -143,6 +145,7 @@ describeWith(REDIS_SERVER, 'reference server: revocation and introspection on tw
     expect((await me(b.url, tokens.access_token)).status).toBe(200);
     const revoked = await oauthPost(a.url, '/v1/oauth2/revocations', { token: tokens.refresh_token });
     expect(revoked.status).toBe(200);
+    expectDocumented(revoked);
     const elapsed = await timeUntil(async () => (await me(b.url, tokens.access_token)).status === 401);
     expect(elapsed).toBeLessThan(1000);
     const refresh = await request(b.url)
@@ -156,7 +159,9 @@ describeWith(REDIS_SERVER, 'reference server: revocation and introspection on tw
 
   it('revoking an access token on B stops it on A within the second; introspection on A then answers active:false', async () => {
     const tokens = await passwordGrant(a.url);
-    expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token })).body.active).toBe(true);
+    const active = await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token });
+    expect(active.body.active).toBe(true);
+    expectDocumented(active);
     expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: tokens.access_token })).status).toBe(200);
     const elapsed = await timeUntil(async () => (await me(a.url, tokens.access_token)).status === 401);
     expect(elapsed).toBeLessThan(1000);
@@ -174,5 +179,6 @@ describeWith(REDIS_SERVER, 'reference server: revocation and introspection on tw
       .send({ token: 'z'.repeat(43), client_id: DEMO.clientId, client_secret: 'wrong' });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_client');
+    expectDocumented(wrong);
   });
 });
