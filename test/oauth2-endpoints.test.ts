@@ -391,3 +391,24 @@ describe('endpoint paths, checked at construction', () => {
     expect(() => tokenRouter({ ...TOKEN_OPTIONS, users, introspectionPath: '/v1/oauth2/token' })).toThrow(ConfigurationError);
   });
 });
+
+describe('in the conventions() preset', () => {
+  it("answers the rate limiter's 429 on the revocation and introspection paths in RFC 6749's shape", async () => {
+    const { conventions } = await import('../src/preset.js');
+    const app = express();
+    app.use(
+      conventions({
+        rateLimit: { limit: 1, windowSeconds: 60 },
+        tokenRouter: { ...TOKEN_OPTIONS, ...(await seedStores()), revocationPath: '/v1/oauth2/token-revocations' },
+      }),
+    );
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    for (const path of ['/v1/oauth2/token-revocations', INTROSPECTIONS]) {
+      await post(app, path, { token: 'x' }, DEMO);
+      const res = await post(app, path, { token: 'x' }, DEMO);
+      expect(res.status).toBe(429);
+      expectHeaders(res, { 'Cache-Control': 'no-store, max-age=0', Pragma: 'no-cache' });
+      expect(res.body).toEqual({ error: 'too_many_requests', error_description: expect.any(String) });
+    }
+  });
+});
