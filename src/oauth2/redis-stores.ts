@@ -169,10 +169,12 @@ if f[1] == ARGV[1] then current = '1' end
 return {f[3], f[4] or '', f[5] or '', current}
 `);
 
-// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep.
-// Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'reused', every hash}, or {'invalid'}.
+// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep,
+// grace (ms). Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'retried', subject, clientId,
+// scope} (the token rotated last, again within the grace, its successor never used), {'reused', every hash}, or
+// {'invalid'}.
 const ROTATE = new RedisScript(`${KNOWS}
-local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'rotatedAt')
 if not f[1] then return {'invalid'} end
 if tonumber(f[6]) <= tonumber(ARGV[4]) then
   redis.call('DEL', KEYS[1])
@@ -180,6 +182,11 @@ if tonumber(f[6]) <= tonumber(ARGV[4]) then
 end
 if f[1] ~= ARGV[1] then
   if not knows(f, ARGV[1]) then return {'invalid'} end
+  local latest = string.match(f[2] or '', '^(%S+)')
+  local grace = tonumber(ARGV[6])
+  if grace > 0 and latest == ARGV[1] and f[1] == ARGV[2] and tonumber(ARGV[4]) - tonumber(f[7] or '0') < grace then
+    return {'retried', f[3], f[4] or '', f[5] or ''}
+  end
   redis.call('DEL', KEYS[1])
   local reply = all(f)
   table.insert(reply, 1, 'reused')
@@ -189,7 +196,7 @@ local previous = {ARGV[1]}
 for h in string.gmatch(f[2] or '', '%S+') do previous[#previous + 1] = h end
 local dropped = ''
 if #previous > tonumber(ARGV[5]) then dropped = table.remove(previous) end
-redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3])
+redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3], 'rotatedAt', ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 return {'rotated', f[3], f[4] or '', f[5] or '', dropped}
 `);
@@ -270,7 +277,7 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     return { ...grantOf(familyId, subject, clientId, scope), current: current === '1' };
   }
 
-  async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0): Promise<RotateResult> {
     const familyId = await this.#familyOf(tokenHash);
     if (familyId === undefined) return { status: 'invalid' };
     await this.#index(nextHash, familyId, expiresAt);
@@ -278,10 +285,15 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       (await ROTATE.run(
         this.#redis,
         [this.#familyKey(familyId)],
-        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered],
+        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered, String(graceMs)],
       )) as unknown[]
     ).map(replyText);
     const [status, ...rest] = reply;
+    // A retry: `nextHash` is the current token, its index key stays.
+    if (status === 'retried') {
+      const [subject, clientId, scope] = rest;
+      return { status, family: grantOf(familyId, subject, clientId, scope) };
+    }
     if (status === 'rotated') {
       const [subject, clientId, scope, dropped] = rest;
       if (dropped) await this.#forget([dropped]);

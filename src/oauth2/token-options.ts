@@ -102,6 +102,16 @@ export interface TokenRouterOptions {
    * `'/v1/oauth2/introspections'`.
    */
   introspectionPath?: string | false;
+  /**
+   * Seconds during which the refresh token rotated last may be presented
+   * again, before its successor was ever used, and answer the same new
+   * refresh token instead of revoking the family: a client whose network
+   * dropped the answer of its refresh retries without being signed out
+   * (0 to 300; 0 turns it off). Anything else (an older token, the same one
+   * after the grace, or after its successor was used) still revokes the
+   * family (RFC 9700 §4.14.2). Default: `0`.
+   */
+  refreshGraceSeconds?: number;
 }
 
 const OPTION_NAMES = [
@@ -125,6 +135,7 @@ const OPTION_NAMES = [
   'metadata',
   'revocationPath',
   'introspectionPath',
+  'refreshGraceSeconds',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -157,6 +168,8 @@ export interface TokenRouterConfiguration {
   readonly metadataPath: string | undefined;
   readonly revocationPath: string | undefined;
   readonly introspectionPath: string | undefined;
+  /** The refresh grace in milliseconds; 0 when off. */
+  readonly refreshGraceMs: number;
 }
 
 /** The grant types the router answers, as the metadata lists them. */
@@ -253,6 +266,10 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     metadataPath: readMetadataPath(given.metadata, issuer),
     revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
     introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
+    refreshGraceMs:
+      given.refreshGraceSeconds === undefined
+        ? 0
+        : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
   };
   const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { readOptions } from '../config/options.js';
 import { AccessTokenSigner } from './access-tokens.js';
@@ -8,6 +9,7 @@ import { type GrantContext, sendTokens } from './grants/token-response.js';
 import { introspectionEndpoint } from './introspection.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
 import { oauthRequestReader } from './oauth-request.js';
+import { refreshDerivationKey } from './refresh-grace.js';
 import { revocationEndpoint } from './revocation.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { GRANT_TYPES, type GrantType, hashRefreshToken, type RefreshTokenStore } from './stores.js';
@@ -46,6 +48,9 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
       config.audience,
       config.accessTokenTtlSeconds,
     ),
+    ...(config.refreshGraceMs > 0
+      ? { refreshKey: refreshDerivationKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject) }
+      : {}),
   };
   const read = oauthRequestReader(config);
 

@@ -106,79 +106,105 @@ describe('reference server: the password grant and RFC 9700 at start-up', () => 
   });
 });
 
-describeWith(REDIS_SERVER, 'reference server: revocation and introspection on two instances over one Redis', () => {
-  let redis: ControlledRedis;
-  let a: RunningProcess;
-  let b: RunningProcess;
-  beforeAll(async () => {
-    redis = await startControlledRedis();
-    const env = { REDIS_URL: redis.url, RATE_LIMIT: '100000' };
-    a = await startServer(env);
-    b = await startServer(env);
-  });
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await redis?.stop();
-  });
-
-  /** Milliseconds until `check` holds on instance B, polled every 50 ms for at most 3 s. */
-  async function timeUntil(check: () => Promise<boolean>): Promise<number> {
-    const started = Date.now();
-    while (Date.now() - started < 3000) {
-      if (await check()) return Date.now() - started;
-      await sleep(50);
-    }
-    throw new Error('did not happen within 3 s');
-  }
-
-  it('both instances name one issuer, and a token from one works on the other', async () => {
-    const [metaA, metaB] = await Promise.all([
-      request(a.url).get('/.well-known/oauth-authorization-server'),
-      request(b.url).get('/.well-known/oauth-authorization-server'),
-    ]);
-    expect(metaA.body.issuer).toBe(metaB.body.issuer);
-    expect((await me(b.url, (await passwordGrant(a.url)).access_token)).status).toBe(200);
-  });
-
-  it("revoking a refresh token on A stops its family's access token on B within the second", async () => {
-    const tokens = await passwordGrant(a.url);
-    expect((await me(b.url, tokens.access_token)).status).toBe(200);
-    const revoked = await oauthPost(a.url, '/v1/oauth2/revocations', { token: tokens.refresh_token });
-    expect(revoked.status).toBe(200);
-    expectDocumented(revoked);
-    const elapsed = await timeUntil(async () => (await me(b.url, tokens.access_token)).status === 401);
-    expect(elapsed).toBeLessThan(1000);
-    const refresh = await request(b.url)
-      .post('/v1/oauth2/token')
-      .type('form')
-      .set('Authorization', DEMO_BASIC)
-      .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    expect(refresh.status).toBe(400);
-    expect(refresh.body.error).toBe('invalid_grant');
-  });
-
-  it('revoking an access token on B stops it on A within the second; introspection on A then answers active:false', async () => {
-    const tokens = await passwordGrant(a.url);
-    const active = await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token });
-    expect(active.body.active).toBe(true);
-    expectDocumented(active);
-    expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: tokens.access_token })).status).toBe(200);
-    const elapsed = await timeUntil(async () => (await me(a.url, tokens.access_token)).status === 401);
-    expect(elapsed).toBeLessThan(1000);
-    expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token })).body).toEqual({ active: false });
-    expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.refresh_token })).body).toEqual({
-      active: false,
+describeWith(
+  REDIS_SERVER,
+  'reference server: revocation, introspection and the refresh grace on two instances over one Redis',
+  () => {
+    let redis: ControlledRedis;
+    let a: RunningProcess;
+    let b: RunningProcess;
+    beforeAll(async () => {
+      redis = await startControlledRedis();
+      const env = { REDIS_URL: redis.url, RATE_LIMIT: '100000', REFRESH_GRACE: '10' };
+      a = await startServer(env);
+      b = await startServer(env);
     });
-  });
+    afterAll(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      await redis?.stop();
+    });
 
-  it('answers 200 for an unknown token, and 401 invalid_client for a wrong client secret', async () => {
-    expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: 'z'.repeat(43) })).status).toBe(200);
-    const wrong = await request(b.url)
-      .post('/v1/oauth2/revocations')
-      .type('form')
-      .send({ token: 'z'.repeat(43), client_id: DEMO.clientId, client_secret: 'wrong' });
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toBe('invalid_client');
-    expectDocumented(wrong);
-  });
-});
+    /** Milliseconds until `check` holds on instance B, polled every 50 ms for at most 3 s. */
+    async function timeUntil(check: () => Promise<boolean>): Promise<number> {
+      const started = Date.now();
+      while (Date.now() - started < 3000) {
+        if (await check()) return Date.now() - started;
+        await sleep(50);
+      }
+      throw new Error('did not happen within 3 s');
+    }
+
+    it('both instances name one issuer, and a token from one works on the other', async () => {
+      const [metaA, metaB] = await Promise.all([
+        request(a.url).get('/.well-known/oauth-authorization-server'),
+        request(b.url).get('/.well-known/oauth-authorization-server'),
+      ]);
+      expect(metaA.body.issuer).toBe(metaB.body.issuer);
+      expect((await me(b.url, (await passwordGrant(a.url)).access_token)).status).toBe(200);
+    });
+
+    it("revoking a refresh token on A stops its family's access token on B within the second", async () => {
+      const tokens = await passwordGrant(a.url);
+      expect((await me(b.url, tokens.access_token)).status).toBe(200);
+      const revoked = await oauthPost(a.url, '/v1/oauth2/revocations', { token: tokens.refresh_token });
+      expect(revoked.status).toBe(200);
+      expectDocumented(revoked);
+      const elapsed = await timeUntil(async () => (await me(b.url, tokens.access_token)).status === 401);
+      expect(elapsed).toBeLessThan(1000);
+      const refresh = await request(b.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .set('Authorization', DEMO_BASIC)
+        .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      expect(refresh.status).toBe(400);
+      expect(refresh.body.error).toBe('invalid_grant');
+    });
+
+    it('revoking an access token on B stops it on A within the second; introspection on A then answers active:false', async () => {
+      const tokens = await passwordGrant(a.url);
+      const active = await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token });
+      expect(active.body.active).toBe(true);
+      expectDocumented(active);
+      expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: tokens.access_token })).status).toBe(200);
+      const elapsed = await timeUntil(async () => (await me(a.url, tokens.access_token)).status === 401);
+      expect(elapsed).toBeLessThan(1000);
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token })).body).toEqual({
+        active: false,
+      });
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.refresh_token })).body).toEqual({
+        active: false,
+      });
+    });
+
+    it('answers 200 for an unknown token, and 401 invalid_client for a wrong client secret', async () => {
+      expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: 'z'.repeat(43) })).status).toBe(200);
+      const wrong = await request(b.url)
+        .post('/v1/oauth2/revocations')
+        .type('form')
+        .send({ token: 'z'.repeat(43), client_id: DEMO.clientId, client_secret: 'wrong' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.error).toBe('invalid_client');
+      expectDocumented(wrong);
+    });
+
+    it('REFRESH_GRACE: a refresh whose answer was lost on A, retried on B, gets the same refresh token; a later reuse revokes', async () => {
+      const first = await passwordGrant(a.url);
+      const refreshAt = (url: string, token: string) =>
+        request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('Authorization', DEMO_BASIC)
+          .send({ grant_type: 'refresh_token', refresh_token: token });
+      const lost = await refreshAt(a.url, first.refresh_token);
+      expect(lost.status).toBe(200);
+      const retry = await refreshAt(b.url, first.refresh_token);
+      expect(retry.status).toBe(200);
+      expect(retry.body.refresh_token).toBe(lost.body.refresh_token);
+      expect((await me(a.url, retry.body.access_token)).status).toBe(200);
+      const next = await refreshAt(b.url, retry.body.refresh_token);
+      expect(next.status).toBe(200);
+      expect((await refreshAt(a.url, first.refresh_token)).body.error).toBe('invalid_grant');
+      expect((await refreshAt(b.url, next.body.refresh_token)).status).toBe(400);
+    });
+  },
+);

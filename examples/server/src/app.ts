@@ -90,6 +90,7 @@ export function createApp(settings: Settings, services: Services): Express {
         refreshTokens,
         scopes: SCOPES,
         accessTokenTtlSeconds: settings.accessTokenTtl,
+        refreshGraceSeconds: settings.refreshGrace,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
         signInGuard: guard,

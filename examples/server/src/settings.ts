@@ -49,6 +49,12 @@ export interface Settings {
    * `http://HOST:PORT`, or, with Redis, the first instance's (see issuer.ts).
    */
   readonly issuer: string | undefined;
+  /**
+   * Seconds within which a refresh token rotated last may be presented again
+   * (its answer was lost) and answer the same new tokens (REFRESH_GRACE, not
+   * in the contract); 0 turns it off.
+   */
+  readonly refreshGrace: number;
 }
 
 /** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
@@ -178,5 +184,6 @@ export function readSettings(env: Environment = process.env): Settings {
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
     issuer: issuer(env),
+    refreshGrace: integer(env, 'REFRESH_GRACE', 0, 0, 300),
   };
 }

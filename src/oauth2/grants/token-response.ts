@@ -15,6 +15,8 @@ export const TOKEN_TYPE = 'bearer';
 export interface GrantContext {
   readonly config: TokenRouterConfiguration;
   readonly signer: AccessTokenSigner;
+  /** The key successors of refresh tokens are derived under, when there is a refresh grace (refresh-grace.ts). */
+  readonly refreshKey?: Buffer;
 }
 
 /** What a grant answers with: the pair of tokens for one subject. */
