@@ -9,6 +9,19 @@ export {
   TOKEN_FAILURE_HEADERS,
 } from './bearer-auth.js';
 export {
+  accessTokenHash,
+  DEFAULT_DPOP_PROOF_WINDOW,
+  DPOP_ALGORITHMS,
+  DPOP_PROOF_TYPE,
+  DPOP_TOKEN_TYPE,
+  type DpopAlgorithm,
+  type DpopOptions,
+  type DpopReplayStore,
+  jwkThumbprint,
+  MemoryDpopReplayStore,
+} from './dpop.js';
+export { type DpopAuthOptions, dpopAuth } from './dpop-auth.js';
+export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
   type AccessTokenKey,
@@ -27,6 +40,7 @@ export {
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export {
   DEFAULT_REVOKED_POLL_INTERVAL_MS,
   RedisRevokedFamilies,
@@ -58,6 +72,7 @@ export {
   type ClientRecord,
   type ClientStore,
   DEFAULT_REFRESH_SWEEP_INTERVAL_MS,
+  type FoundFamily,
   GRANT_TYPES,
   type GrantType,
   hashClientSecret,
@@ -88,6 +103,8 @@ export {
 export {
   DEFAULT_ACCESS_TOKEN_TTL,
   DEFAULT_REFRESH_TOKEN_TTL,
+  INTROSPECTION_PATH,
+  REVOCATION_PATH,
   type RevokeRefreshTokenOptions,
   revokeRefreshToken,
   TOKEN_PATH,

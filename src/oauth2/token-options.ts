@@ -1,5 +1,6 @@
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { checkAudience, checkRealm } from './checks.js';
+import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
 import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
@@ -112,6 +113,16 @@ export interface TokenRouterOptions {
    * family (RFC 9700 §4.14.2). Default: `0`.
    */
   refreshGraceSeconds?: number;
+  /**
+   * DPoP (RFC 9449), opt-in: a token request that carries a `DPoP` proof
+   * gets an access token bound to the proof's key (`cnf.jkt`, `token_type:
+   * DPoP`), which dpopAuth() then accepts only with a proof of that key;
+   * requests without a proof keep getting `bearer` tokens. `true` for the
+   * defaults, or DpopOptions (give a RedisDpopReplayStore to several
+   * instances). Needs an `issuer` that is an https URL: proofs name the
+   * endpoint's URL. Default: `false`.
+   */
+  dpop?: boolean | DpopOptions;
 }
 
 const OPTION_NAMES = [
@@ -136,6 +147,7 @@ const OPTION_NAMES = [
   'revocationPath',
   'introspectionPath',
   'refreshGraceSeconds',
+  'dpop',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -170,6 +182,8 @@ export interface TokenRouterConfiguration {
   readonly introspectionPath: string | undefined;
   /** The refresh grace in milliseconds; 0 when off. */
   readonly refreshGraceMs: number;
+  /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
+  readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
 }
 
 /** The grant types the router answers, as the metadata lists them. */
@@ -191,6 +205,22 @@ function readEndpointPath(name: string, value: unknown, fallback: string): strin
   const path = value === undefined ? fallback : checkString(TOKEN_ROUTER, name, value);
   if (!path.startsWith('/')) invalidOption(TOKEN_ROUTER, name, path, "a path starting with '/', or false");
   return path;
+}
+
+function readDpop(value: unknown, issuer: string, path: string): TokenRouterConfiguration['dpop'] {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : value;
+  const verifier = new DpopVerifier(readDpopOptions(TOKEN_ROUTER, options));
+  const url = issuerUrl(issuer);
+  if (url === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      issuer,
+      'an https URL (http only on a loopback host) when `dpop` is on: proofs name the URL',
+    );
+  }
+  return { verifier, tokenUrl: new URL(path, url.origin).href };
 }
 
 function readMetadataPath(value: unknown, issuer: string): string | undefined {
@@ -270,6 +300,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
       given.refreshGraceSeconds === undefined
         ? 0
         : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
+    dpop: readDpop(given.dpop, issuer, path),
   };
   const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {
