@@ -16,6 +16,7 @@ import {
   dpopAuth,
   MemoryDpopReplayStore,
   RedisDpopReplayStore,
+  RedisRefreshTokenStore,
   tokenRouter,
 } from '../src/oauth2/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
@@ -148,6 +149,47 @@ describe('DPoP (RFC 9449)', () => {
       );
       expect(res.body.token_type).toBe('DPoP');
       expect(decodeJwt(res.body.access_token).payload.cnf).toEqual(decodeJwt(tokens.access_token).payload.cnf);
+    });
+
+    describe('refresh tokens of a public client (RFC 9449 §5)', () => {
+      const publicSignIn = async (key: ProofKey) => {
+        const res = await request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('DPoP', proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }))
+          .send({ ...ALICE, client_id: 'public-app' });
+        expect(res.body.token_type).toBe('DPoP');
+        return res.body.refresh_token as string;
+      };
+      const refreshAs = (token: string, dpop?: string) => {
+        const req = request(url).post('/v1/oauth2/token').type('form');
+        if (dpop !== undefined) req.set('DPoP', dpop);
+        return req.send({ grant_type: 'refresh_token', refresh_token: token, client_id: 'public-app' });
+      };
+
+      it('are bound to the key: refused without a proof or with another key, accepted with a proof of the key', async () => {
+        const key = newKey();
+        const refreshToken = await publicSignIn(key);
+        for (const dpop of [undefined, proof(newKey(), { htm: 'POST', htu: `${url}/v1/oauth2/token` })]) {
+          const res = await refreshAs(refreshToken, dpop);
+          expect(res.status).toBe(400);
+          expect(res.body).toEqual({
+            error: 'invalid_dpop_proof',
+            error_description: 'The refresh token is bound to a DPoP key: send a proof of that key.',
+          });
+        }
+        const ok = await refreshAs(refreshToken, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+        expect(ok.status).toBe(200);
+        // The binding goes with the family through rotation.
+        expect((await refreshAs(ok.body.refresh_token)).status).toBe(400);
+      });
+
+      it('of a confidential client are not bound: its refresh without a proof gets a bearer token', async () => {
+        const tokens = await signIn(newKey());
+        const res = await tokenRequest(url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+        expect(res.status).toBe(200);
+        expect(res.body.token_type).toBe('bearer');
+      });
     });
 
     it('lists the proof algorithms in the metadata', async () => {
@@ -310,5 +352,19 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
     expect(replayed.body).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof was used before.' });
     // A fresh proof of the same key is accepted by B: the refusal was the replay, not the instance.
     expect((await tokenRequest(bAddress, ALICE, proof(key, { htm: 'POST', htu: `${a.url}/v1/oauth2/token` }))).status).toBe(200);
+  });
+
+  it('RedisRefreshTokenStore keeps the family’s DPoP binding through find and rotation', async () => {
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    clients.push(client);
+    const store = new RedisRefreshTokenStore({ client, prefix: 'dpop-family:' });
+    const family = { familyId: 'f', subject: 'u-1', clientId: 'public-app', scopes: [], jkt: 'thumbprint' };
+    await store.create(family, 'h0', Date.now() + 60_000);
+    expect(await store.find('h0')).toEqual({ ...family, clientId: 'public-app', current: true });
+    expect(await store.rotate('h0', 'h1', Date.now() + 60_000)).toEqual({ status: 'rotated', family });
+    const unbound = { familyId: 'g', subject: 'u-1', clientId: undefined, scopes: [] };
+    await store.create(unbound, 'g0', Date.now() + 60_000);
+    expect(await store.find('g0')).toEqual({ ...unbound, current: true });
   });
 });

@@ -84,6 +84,12 @@ export interface RefreshFamily {
   readonly clientId: string | undefined;
   /** The scopes granted at sign-in; a refresh may narrow the access token's, never widen. */
   readonly scopes: readonly string[];
+  /**
+   * The DPoP key the family's refresh tokens are bound to (RFC 9449 §5, a
+   * public client that sent a proof at sign-in): each refresh must come with
+   * a proof of that key. Absent: not bound.
+   */
+  readonly jkt?: string;
 }
 
 /** A family as find() answers it: `current` tells whether the token is its family's current one. */
@@ -261,9 +267,9 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
     this.#forget(family.familyId);
-    const { familyId, subject, clientId, scopes } = family;
+    const { familyId, subject, clientId, scopes, jkt } = family;
     this.#families.set(familyId, {
-      grant: { familyId, subject, clientId, scopes },
+      grant: jkt === undefined ? { familyId, subject, clientId, scopes } : { familyId, subject, clientId, scopes, jkt },
       current: tokenHash,
       previous: [],
       expiresAt,

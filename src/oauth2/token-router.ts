@@ -69,8 +69,8 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     const jkt = await tokenEndpointProof(config, req);
     const issued =
       grantType === 'password'
-        ? await passwordGrant(context, req, params, client)
-        : await refreshTokenGrant(context, params, client);
+        ? await passwordGrant(context, req, params, client, jkt)
+        : await refreshTokenGrant(context, params, client, jkt);
     sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
   }
 

@@ -33,6 +33,7 @@ export async function refreshTokenGrant(
   context: GrantContext,
   params: Params,
   client: ClientRecord | undefined,
+  jkt?: string,
 ): Promise<Issued> {
   const { config } = context;
   const presented = params.refresh_token;
@@ -43,6 +44,10 @@ export async function refreshTokenGrant(
   if (!family) throw tokenError('invalid_grant', 'The refresh token is not valid.');
   // RFC 6749 §6: a token issued to a client is only refreshed by that client.
   if (family.clientId !== client?.id) throw tokenError('invalid_grant', 'The refresh token was issued to another client.');
+  // RFC 9449 §5: a bound refresh token is refreshed only with a proof of its key.
+  if (family.jkt !== undefined && family.jkt !== jkt) {
+    throw tokenError('invalid_dpop_proof', 'The refresh token is bound to a DPoP key: send a proof of that key.');
+  }
   // RFC 6749 §6: the scope may narrow, never widen.
   if (requested?.some((scope) => !family.scopes.includes(scope))) {
     throw tokenError('invalid_scope', 'The requested scope exceeds the scope originally granted.');
