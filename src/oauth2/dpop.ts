@@ -23,6 +23,8 @@ export const DEFAULT_DPOP_PROOF_WINDOW = 60;
 /** The longest proof read: a proof with an RSA-4096 JWK is under 2 KB. */
 const MAX_PROOF_LENGTH = 4096;
 const MAX_JTI_LENGTH = 256;
+/** How many imported proof keys a verifier keeps. */
+const IMPORTED_KEYS_CACHE_SIZE = 1000;
 
 /**
  * Where the `jti` of each accepted proof is remembered until it could no
@@ -144,6 +146,11 @@ export interface VerifiedProof {
  */
 export class DpopVerifier {
   readonly #config: DpopConfiguration;
+  // Public keys imported lately, by thumbprint: a client proves with one key
+  // for the life of its tokens, and importing a JWK costs about as much as
+  // verifying the signature. The thumbprint covers every member that makes
+  // the key, so one thumbprint is one key. Emptied when full.
+  readonly #keys = new Map<string, KeyObject>();
 
   constructor(config: DpopConfiguration) {
     this.#config = config;
@@ -174,11 +181,15 @@ export class DpopVerifier {
     const members = jwk as Record<string, unknown>;
     if (PRIVATE_MEMBERS.some((name) => name in members)) throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
     const jkt = jwkThumbprint(members);
-    let key: KeyObject;
-    try {
-      key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
-    } catch {
-      throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
+    let key = this.#keys.get(jkt);
+    if (key === undefined) {
+      try {
+        key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+      } catch {
+        throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
+      }
+      if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
+      this.#keys.set(jkt, key);
     }
     try {
       // No clock claims but iat, which is checked below against the window.
