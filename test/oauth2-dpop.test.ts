@@ -12,6 +12,7 @@ import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import {
   bearerAuth,
+  type DpopOptions,
   type DpopReplayStore,
   dpopAuth,
   MemoryDpopReplayStore,
@@ -55,6 +56,7 @@ const ath = (token: string) => createHash('sha256').update(token).digest('base64
 async function start(
   replay: DpopReplayStore = new MemoryDpopReplayStore(),
   publicUrl?: string,
+  dpopExtra: Omit<DpopOptions, 'replay'> = {},
 ): Promise<{ server: Server; url: string; app: Express }> {
   const app = express();
   const server = createServer(app);
@@ -62,10 +64,14 @@ async function start(
   // Instances behind one address share it as issuer and origin, whatever port each listens on.
   const url = publicUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const stores = await seedStores();
-  app.use(tokenRouter({ ...TOKEN_OPTIONS, issuer: url, scopes: SCOPES, ...stores, dpop: { replay } }));
-  app.get('/v1/me', dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay } }), (req, res) => {
-    res.json({ subject: req.auth?.subject, clientId: req.auth?.clientId });
-  });
+  app.use(tokenRouter({ ...TOKEN_OPTIONS, issuer: url, scopes: SCOPES, ...stores, dpop: { replay, ...dpopExtra } }));
+  app.get(
+    '/v1/me',
+    dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay, ...dpopExtra } }),
+    (req, res) => {
+      res.json({ subject: req.auth?.subject, clientId: req.auth?.clientId });
+    },
+  );
   app.use(notFound(), errorHandler({ production: true, log: false }));
   return { server, url, app };
 }
@@ -293,6 +299,7 @@ describe('DPoP (RFC 9449)', () => {
     expect(seen.asBearerStatus).toBe(401);
     expect(seen.refreshedType).toBe('dpop');
     expect(seen.meAgainStatus).toBe(200);
+    expect(seen.nonceRetries).toBe(0);
     expect(seen.strangerChallenge).toEqual({
       status: 401,
       challenges: [
@@ -306,6 +313,70 @@ describe('DPoP (RFC 9449)', () => {
           },
         },
       ],
+    });
+  });
+
+  describe('server nonces (RFC 9449 §8, §9)', () => {
+    let nonceServer: Server;
+    let nonceUrl: string;
+    beforeAll(async () => {
+      ({ server: nonceServer, url: nonceUrl } = await start(new MemoryDpopReplayStore(), undefined, {
+        nonce: { secret: 'a-dpop-nonce-secret-of-32-bytes-at-least' },
+      }));
+    });
+    afterAll(async () => {
+      await closeServer(nonceServer);
+    });
+
+    it('asks for a nonce at the token endpoint (400 use_dpop_nonce, DPoP-Nonce) and accepts the proof that carries it', async () => {
+      const key = newKey();
+      const htu = `${nonceUrl}/v1/oauth2/token`;
+      const first = await tokenRequest(nonceUrl, ALICE, proof(key, { htm: 'POST', htu }));
+      expect(first.status).toBe(400);
+      expect(first.body.error).toBe('use_dpop_nonce');
+      const nonce = first.headers['dpop-nonce'] as string;
+      expect(nonce).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      const second = await tokenRequest(nonceUrl, ALICE, proof(key, { htm: 'POST', htu, nonce }));
+      expect(second.status).toBe(200);
+      expect(second.body.token_type).toBe('DPoP');
+      // A made-up nonce is refused as a missing one.
+      const forged = await tokenRequest(nonceUrl, ALICE, proof(key, { htm: 'POST', htu, nonce: `${nonce.slice(0, -2)}AA` }));
+      expect(forged.body.error).toBe('use_dpop_nonce');
+    });
+
+    it('asks for it at the resource with 401 and WWW-Authenticate: DPoP error="use_dpop_nonce"', async () => {
+      const key = newKey();
+      const htu = `${nonceUrl}/v1/oauth2/token`;
+      const nonce = (await tokenRequest(nonceUrl, ALICE, proof(key, { htm: 'POST', htu }))).headers['dpop-nonce'];
+      const { access_token } = (await tokenRequest(nonceUrl, ALICE, proof(key, { htm: 'POST', htu, nonce }))).body;
+      const claims = { htm: 'GET', htu: `${nonceUrl}/v1/me`, ath: ath(access_token) };
+      const without = await request(nonceUrl)
+        .get('/v1/me')
+        .set('Authorization', `DPoP ${access_token}`)
+        .set('DPoP', proof(key, claims));
+      expect(without.status).toBe(401);
+      expect(without.headers['www-authenticate']).toMatch(/^DPoP realm="api", algs="ES256 RS256 PS256", error="use_dpop_nonce"/);
+      expect(without.headers['dpop-nonce']).toEqual(expect.any(String));
+      const withNonce = await request(nonceUrl)
+        .get('/v1/me')
+        .set('Authorization', `DPoP ${access_token}`)
+        .set('DPoP', proof(key, { ...claims, nonce: without.headers['dpop-nonce'] }));
+      expect(withNonce.status).toBe(200);
+    });
+
+    it('oauth4webapi follows the nonce challenges by itself', async () => {
+      const { stdout } = await run(
+        process.execPath,
+        [OAUTH4WEBAPI_SCRIPT, nonceUrl, 'demo-client', 'demo-secret', 'alice', 'wonderland-rabbit-hole'],
+        { timeout: 20_000 },
+      );
+      const seen = JSON.parse(stdout);
+      expect(seen.tokenType).toBe('dpop');
+      expect(seen.meStatus).toBe(200);
+      expect(seen.meAgainStatus).toBe(200);
+      // Asked once, at the token endpoint: oauth4webapi keeps a nonce per origin, and the resource shares that
+      // origin and the secret, so every later proof carried a current nonce.
+      expect(seen.nonceRetries).toBe(1);
     });
   });
 

@@ -8,7 +8,7 @@ import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { bearerAuth, DEFAULT_CLOCK_TOLERANCE } from './bearer-auth.js';
 import { checkAudience, checkRealm } from './checks.js';
-import { type DpopOptions, DpopProofRejected, DpopVerifier, readDpopOptions } from './dpop.js';
+import { DpopNonceRequired, type DpopOptions, DpopProofRejected, DpopVerifier, readDpopOptions } from './dpop.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import type { RevokedFamilies } from './revoked-families.js';
 
@@ -92,13 +92,19 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
   });
   const algs = proofs.algorithms.join(' ');
 
-  const refusal = (error: 'invalid_token' | 'invalid_dpop_proof', description: string) =>
-    apiError(error === 'invalid_token' ? 'invalidToken' : 'invalidDpopProof', {
+  const CATALOGUE = {
+    invalid_token: 'invalidToken',
+    invalid_dpop_proof: 'invalidDpopProof',
+    use_dpop_nonce: 'useDpopNonce',
+  } as const;
+  const refusal = (error: keyof typeof CATALOGUE, description: string, extra: Record<string, string> = {}) =>
+    apiError(CATALOGUE[error], {
       message: description,
       body: { error, error_description: description },
       headers: {
         ...TOKEN_FAILURE_HEADERS,
         'WWW-Authenticate': `DPoP realm="${realm}", algs="${algs}", error="${error}", error_description="${description}"`,
+        ...extra,
       },
     });
 
@@ -118,6 +124,10 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
     try {
       ({ jkt } = await proofs.verify(req.headers.dpop, { method: req.method, url: `${origin}${path}`, accessToken: token }));
     } catch (error) {
+      // RFC 9449 §9: 401 with `use_dpop_nonce` and the nonce to use.
+      if (error instanceof DpopNonceRequired) {
+        throw refusal('use_dpop_nonce', error.message, { 'DPoP-Nonce': proofs.nonce() as string });
+      }
       if (error instanceof DpopProofRejected) throw refusal('invalid_dpop_proof', error.message);
       throw error;
     }

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, type JsonWebKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 
@@ -64,16 +64,70 @@ export interface DpopOptions {
   algorithms?: readonly DpopAlgorithm[];
   /** How far a proof's `iat` may be from now, in seconds (1 to 600). Default: `60`. */
   proofWindowSeconds?: number;
+  /**
+   * Require server-provided nonces (RFC 9449 §8, §9): a proof without a
+   * current nonce is refused with `use_dpop_nonce` and a `DPoP-Nonce` header
+   * holding one. Nonces are made from `secret` (at least 32 bytes, the same
+   * on every instance and at the token endpoint and resources) and the time,
+   * so no instance stores them; each is good for `lifetimeSeconds` to twice
+   * that. Default: none (no nonce asked for).
+   */
+  nonce?: { readonly secret: string | Buffer; readonly lifetimeSeconds?: number };
 }
 
-const OPTION_NAMES = ['replay', 'algorithms', 'proofWindowSeconds'] as const;
+const OPTION_NAMES = ['replay', 'algorithms', 'proofWindowSeconds', 'nonce'] as const;
 
 /** The checked DPoP options. */
 export interface DpopConfiguration {
   readonly replay: DpopReplayStore;
   readonly algorithms: readonly DpopAlgorithm[];
   readonly windowSeconds: number;
+  readonly nonces: DpopNonces | undefined;
 }
+
+/** The default lifetime of a DPoP nonce, in seconds: a nonce is accepted for one to two of them. */
+export const DEFAULT_DPOP_NONCE_LIFETIME = 300;
+
+/**
+ * Stateless nonces: the index of the current time slot and an HMAC of it,
+ * base64url. The current slot's nonce and the one before are accepted, so
+ * every instance that shares the secret agrees without storing anything.
+ */
+export class DpopNonces {
+  readonly #secret: Buffer;
+  readonly #lifetimeMs: number;
+
+  constructor(secret: Buffer, lifetimeSeconds: number) {
+    this.#secret = secret;
+    this.#lifetimeMs = lifetimeSeconds * 1000;
+  }
+
+  /** The nonce to hand out now. */
+  current(): string {
+    return this.#nonceOf(Math.floor(Date.now() / this.#lifetimeMs));
+  }
+
+  /** Whether `nonce` is this slot's or the previous one's. */
+  accepts(nonce: unknown): boolean {
+    if (typeof nonce !== 'string' || nonce.length > 64) return false;
+    const slot = Math.floor(Date.now() / this.#lifetimeMs);
+    const given = Buffer.from(nonce);
+    return [slot, slot - 1].some((s) => {
+      const expected = Buffer.from(this.#nonceOf(s));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+  }
+
+  #nonceOf(slot: number): string {
+    const index = Buffer.alloc(6);
+    index.writeUIntBE(slot, 0, 6);
+    const mac = createHmac('sha256', this.#secret).update(index).digest().subarray(0, 18);
+    return Buffer.concat([index, mac]).toString('base64url');
+  }
+}
+
+/** A proof without the current nonce (RFC 9449 §8): answered with `use_dpop_nonce` and a fresh nonce. */
+export class DpopNonceRequired extends Error {}
 
 export function readDpopOptions(factory: string, options: unknown): DpopConfiguration {
   const given = readOptions<DpopOptions>(`${factory} dpop`, options, OPTION_NAMES);
@@ -93,7 +147,19 @@ export function readDpopOptions(factory: string, options: unknown): DpopConfigur
     given.proofWindowSeconds === undefined
       ? DEFAULT_DPOP_PROOF_WINDOW
       : checkInteger(factory, 'dpop.proofWindowSeconds', given.proofWindowSeconds, { min: 1, max: 600 });
-  return { replay, algorithms, windowSeconds };
+  let nonces: DpopNonces | undefined;
+  if (given.nonce !== undefined) {
+    const { secret, lifetimeSeconds } = given.nonce as { secret?: unknown; lifetimeSeconds?: unknown };
+    if (!(typeof secret === 'string' || Buffer.isBuffer(secret)) || Buffer.byteLength(secret) < 32) {
+      invalidOption(factory, 'dpop.nonce.secret', '(hidden)', 'a string or Buffer of at least 32 bytes');
+    }
+    const lifetime =
+      lifetimeSeconds === undefined
+        ? DEFAULT_DPOP_NONCE_LIFETIME
+        : checkInteger(factory, 'dpop.nonce.lifetimeSeconds', lifetimeSeconds, { min: 10, max: 3600 });
+    nonces = new DpopNonces(Buffer.from(secret as string | Buffer), lifetime);
+  }
+  return { replay, algorithms, windowSeconds, nonces };
 }
 
 /** Why a proof was refused: the `error_description` of `invalid_dpop_proof`. */
@@ -160,6 +226,11 @@ export class DpopVerifier {
     return this.#config.algorithms;
   }
 
+  /** A nonce to send in `DPoP-Nonce`, when nonces are required. */
+  nonce(): string | undefined {
+    return this.#config.nonces?.current();
+  }
+
   async verify(proof: string | string[] | undefined, expected: ProofExpectation): Promise<VerifiedProof> {
     // RFC 9449 §4.3 check 1: exactly one DPoP header.
     if (typeof proof !== 'string') throw new DpopProofRejected('Exactly one DPoP proof is required.');
@@ -210,6 +281,10 @@ export class DpopVerifier {
     }
     if (expected.accessToken !== undefined && claims.ath !== accessTokenHash(expected.accessToken)) {
       throw new DpopProofRejected('The DPoP proof ath does not match the access token.');
+    }
+    // RFC 9449 §8: checked after the signature, so only the key holder learns a nonce is needed.
+    if (this.#config.nonces !== undefined && !this.#config.nonces.accepts((claims as { nonce?: unknown }).nonce)) {
+      throw new DpopNonceRequired('The DPoP proof must carry the nonce in the DPoP-Nonce header.');
     }
     // Last, once everything else holds: a refused proof never spends its jti.
     const fresh = await this.#config.replay.remember(

@@ -66,7 +66,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
       throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
     }
     // RFC 9449 §5: the proof is checked before any grant is spent.
-    const jkt = await tokenEndpointProof(config, req);
+    const jkt = await tokenEndpointProof(config, req, res);
     const issued =
       grantType === 'password'
         ? await passwordGrant(context, req, params, client, jkt)
