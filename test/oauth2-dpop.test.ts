@@ -198,6 +198,16 @@ describe('DPoP (RFC 9449)', () => {
       });
     });
 
+    it('introspects a bound token as token_type DPoP with its cnf (RFC 9449 §6.2)', async () => {
+      const tokens = await signIn(newKey());
+      const res = await request(url)
+        .post('/v1/oauth2/introspections')
+        .type('form')
+        .set('Authorization', DEMO)
+        .send({ token: tokens.access_token });
+      expect(res.body).toMatchObject({ active: true, token_type: 'DPoP', cnf: decodeJwt(tokens.access_token).payload.cnf });
+    });
+
     it('lists the proof algorithms in the metadata', async () => {
       const res = await request(url).get('/.well-known/oauth-authorization-server');
       expect(res.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'RS256', 'PS256']);

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { stringifyJson } from '../http/serialize.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { DPOP_TOKEN_TYPE } from './dpop.js';
 import { TOKEN_TYPE } from './grants/token-response.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 import { hashRefreshToken } from './stores.js';
@@ -16,7 +17,9 @@ function describeAccessToken(claims: AccessTokenClaims): Record<string, unknown>
   const body: Record<string, unknown> = { active: true };
   if (claims.scope !== undefined) body.scope = claims.scope;
   if (claims.client_id !== undefined) body.client_id = claims.client_id;
-  body.token_type = TOKEN_TYPE;
+  // RFC 9449 §6.2: a bound token is introspected as DPoP, with its key thumbprint.
+  body.token_type = claims.cnf === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE;
+  if (claims.cnf !== undefined) body.cnf = { jkt: claims.cnf.jkt };
   body.exp = claims.exp;
   body.iat = claims.iat;
   body.sub = claims.sub;

@@ -16,6 +16,7 @@ import { expectDocumented } from './openapi.js';
 
 const run = promisify(execFile);
 const OPENID_CLIENT_SCRIPT = join(__dirname, '..', 'fixtures', 'strict-clients', 'openid-client-discovery.mjs');
+const OAUTH4WEBAPI_DPOP_SCRIPT = join(__dirname, '..', 'fixtures', 'strict-clients', 'oauth4webapi-dpop.mjs');
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const DEMO_BASIC = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
 
@@ -89,6 +90,39 @@ describe('reference server: discovery (RFC 8414)', () => {
       expect(seen.refreshAfter).toBe('invalid_grant');
     },
   );
+});
+
+describe('reference server with DPOP=1 (RFC 9449)', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT: '100000', DPOP: '1' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('lists the proof algorithms in its metadata, and oauth4webapi gets DPoP tokens that GET /v1/me takes only with a proof', async () => {
+    const metadata = await request(server.url).get('/.well-known/oauth-authorization-server');
+    expect(metadata.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'RS256', 'PS256']);
+    const { stdout } = await run(
+      process.execPath,
+      [OAUTH4WEBAPI_DPOP_SCRIPT, server.url, DEMO.clientId, DEMO.clientSecret, DEMO.username, DEMO.password],
+      { timeout: 20_000 },
+    );
+    const seen = JSON.parse(stdout);
+    expect(seen.tokenType).toBe('dpop');
+    expect(seen.meStatus).toBe(200);
+    expect(seen.meBody.name).toBe('Alice Liddell');
+    expect(seen.asBearerStatus).toBe(401);
+    expect(seen.refreshedType).toBe('dpop');
+    expect(seen.meAgainStatus).toBe(200);
+    expect(seen.strangerChallenge.status).toBe(401);
+  });
+
+  it('keeps giving bearer tokens to clients that send no proof', async () => {
+    const { access_token } = await passwordGrant(server.url);
+    expect((await me(server.url, access_token)).status).toBe(200);
+  });
 });
 
 describe('reference server: the password grant and RFC 9700 at start-up', () => {

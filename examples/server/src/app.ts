@@ -6,6 +6,8 @@ import {
   checkRoutes,
   conventions,
   csrfTokens,
+  type DpopReplayStore,
+  dpopAuth,
   errorHandler,
   notFound,
   type RefreshTokenStore,
@@ -36,6 +38,8 @@ export interface Services {
   readonly revokedFamilies: RevokedFamilies;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
+  /** The ids of DPoP proofs seen, with DPOP=1. */
+  readonly dpopReplay: DpopReplayStore;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
   /** The tokens' `iss` and the metadata's `issuer`: the service's URL, the same on every instance (issuer.ts). */
@@ -47,7 +51,8 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer } = services;
+  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer, dpopReplay } =
+    services;
   const tokens = tokenSettings(secrets.token, issuer, revokedFamilies);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
@@ -91,6 +96,8 @@ export function createApp(settings: Settings, services: Services): Express {
         scopes: SCOPES,
         accessTokenTtlSeconds: settings.accessTokenTtl,
         refreshGraceSeconds: settings.refreshGrace,
+        // DPOP=1: a token request with a proof gets a token bound to the client's key (RFC 9449).
+        dpop: settings.dpop ? { replay: dpopReplay } : false,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
         signInGuard: guard,
@@ -101,7 +108,11 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(usersRouter(users));
 
   // The token's own user: bearer only, and confidential (no-store, the default of caching()).
-  app.get('/v1/me', requireBearer(tokens), async (req, res) => {
+  // With DPOP=1 it also takes DPoP-bound tokens, each request with a proof of the token's key.
+  const meAuth = settings.dpop
+    ? dpopAuth({ ...tokens, realm: REALM, origin: new URL(issuer).origin, dpop: { replay: dpopReplay } })
+    : requireBearer(tokens);
+  app.get('/v1/me', meAuth, async (req, res) => {
     const user = await users.get(BigInt(req.auth?.subject ?? '0'));
     if (!user) throw apiError('resourceNotFound', { message: 'The user of this token no longer exists.' });
     res.json(representUser(user));

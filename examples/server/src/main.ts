@@ -5,11 +5,13 @@ import {
   hashPassword,
   MemoryClientStore,
   MemoryCounterStore,
+  MemoryDpopReplayStore,
   MemoryRefreshTokenStore,
   MemoryRevokedFamilies,
   MemoryUserStore,
   RedisClientStore,
   RedisCounterStore,
+  RedisDpopReplayStore,
   RedisRefreshTokenStore,
   RedisRevokedFamilies,
   RedisUserStore,
@@ -35,6 +37,7 @@ function openStores(redis: RedisClient | undefined) {
       refreshTokens: new MemoryRefreshTokenStore(),
       revokedFamilies: new MemoryRevokedFamilies(),
       counters: new MemoryCounterStore(),
+      dpopReplay: new MemoryDpopReplayStore(),
     };
   }
   // Every library store bounds its commands (500 ms) and fails with
@@ -47,6 +50,8 @@ function openStores(redis: RedisClient | undefined) {
     // Each instance keeps a local copy, refreshed every 250 ms: a revocation reaches all within a second.
     revokedFamilies: new RedisRevokedFamilies({ client: redis }),
     counters: new RedisCounterStore({ client: redis }),
+    // A DPoP proof accepted by one instance is refused by all.
+    dpopReplay: new RedisDpopReplayStore({ client: redis }),
   };
 }
 
@@ -87,7 +92,7 @@ async function start(settings: Settings): Promise<void> {
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
-  const { state, accounts, clients, refreshTokens, revokedFamilies, counters } = openStores(redis);
+  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, dpopReplay } = openStores(redis);
   const users = new UserRepository(state);
 
   // The demo user (a user of the API and an account that signs in) and the demo application.
@@ -114,6 +119,7 @@ async function start(settings: Settings): Promise<void> {
     refreshTokens,
     revokedFamilies,
     counters,
+    dpopReplay,
     secrets: await agreeOnSecrets(state, pinned),
     issuer: await agreeOnIssuer(state, settings, redis !== undefined),
   };

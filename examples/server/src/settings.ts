@@ -55,6 +55,8 @@ export interface Settings {
    * in the contract); 0 turns it off.
    */
   readonly refreshGrace: number;
+  /** DPoP (DPOP=1, not in the contract): tokens bound to the client's key when it sends a proof. */
+  readonly dpop: boolean;
 }
 
 /** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
@@ -185,5 +187,6 @@ export function readSettings(env: Environment = process.env): Settings {
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
     issuer: issuer(env),
     refreshGrace: integer(env, 'REFRESH_GRACE', 0, 0, 300),
+    dpop: flag(env, 'DPOP'),
   };
 }
