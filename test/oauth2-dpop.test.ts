@@ -258,6 +258,13 @@ describe('DPoP (RFC 9449)', () => {
       expect(res.headers.pragma).toBe('no-cache');
     });
 
+    it('compares htu after RFC 3986 normalization, without query and fragment', async () => {
+      const key = newKey();
+      const { access_token } = await signIn(key);
+      const htu = `${url.replace('http://', 'HTTP://')}/v1/./me?page=2#top`;
+      expect((await me(access_token, meProof(key, access_token, { htu }))).status).toBe(200);
+    });
+
     it('refuses a proof replayed on the resource', async () => {
       const key = newKey();
       const { access_token } = await signIn(key);

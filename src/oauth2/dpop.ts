@@ -272,7 +272,7 @@ export class DpopVerifier {
       throw new DpopProofRejected('The DPoP proof has no valid jti.');
     }
     if (claims.htm !== expected.method) throw new DpopProofRejected('The DPoP proof htm does not match the request method.');
-    if (typeof claims.htu !== 'string' || stripQuery(claims.htu) !== expected.url) {
+    if (typeof claims.htu !== 'string' || stripQuery(claims.htu) !== stripQuery(expected.url)) {
       throw new DpopProofRejected('The DPoP proof htu does not match the request URL.');
     }
     const now = Date.now() / 1000;
@@ -296,8 +296,16 @@ export class DpopVerifier {
   }
 }
 
-/** RFC 9449 §4.3 check 9: `htu` is compared without its query and fragment. */
+/**
+ * RFC 9449 §4.3 check 9: `htu` is compared without its query and fragment,
+ * after RFC 3986 §6.2.2 and §6.2.3 normalization (case of scheme and host,
+ * default port, dot segments), which WHATWG URL parsing performs.
+ */
 function stripQuery(url: string): string {
-  const end = url.search(/[?#]/);
-  return end === -1 ? url : url.slice(0, end);
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '';
+  }
 }
