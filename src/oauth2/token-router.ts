@@ -34,10 +34,13 @@ export {
  * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
  * audience, users, clients }))`. Answers the password grant
  * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)
- * with JWT access tokens and rotating opaque refresh tokens. Every error is
- * an RFC 6749 §5.2 JSON body: the router sets the token endpoint's error
- * shape on its responses, and refuse() hands the error to errorHandler()
- * when one is mounted, else writes it here (the endpoint works alone).
+ * with JWT access tokens and rotating opaque refresh tokens, bound to a
+ * DPoP key when the request proves one (dpop-token-endpoint.ts). Beside it,
+ * each unless turned off: RFC 7009 revocation (revocation.ts), RFC 7662
+ * introspection (introspection.ts) and the RFC 8414 metadata
+ * (metadata-endpoint.ts). Every error is an RFC 6749 §5.2 JSON body
+ * (endpoint.ts): refuse() hands it to errorHandler() when one is mounted,
+ * else writes it here (the endpoints work alone).
  */
 export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   const config = readTokenRouterOptions(options);
