@@ -6,7 +6,13 @@ import { createClient } from 'redis';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
-import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore, tokenRouter } from '../src/oauth2/index.js';
+import {
+  MemoryRefreshTokenStore,
+  RedisClientStore,
+  RedisRefreshTokenStore,
+  RedisUserStore,
+  tokenRouter,
+} from '../src/oauth2/index.js';
 import {
   ALICE,
   AUDIENCE,
@@ -93,6 +99,26 @@ describe('refresh grace, one instance', () => {
     expect((await refresh(random, a.refresh_token)).body.refresh_token).not.toBe(
       (await refresh(derived, b.refresh_token)).body.refresh_token,
     );
+  });
+
+  it('treats a retry across a change of signing key as reuse: the family is revoked, no wrong token is answered', async () => {
+    const stores = await seedStores();
+    const refreshTokens = new MemoryRefreshTokenStore();
+    const build = (keys: typeof KEYS) => {
+      const app = express();
+      app.use(tokenRouter({ ...TOKEN_OPTIONS, ...stores, keys, refreshTokens, refreshGraceSeconds: 5 }));
+      app.use(notFound(), errorHandler({ production: true, log: false }));
+      return app;
+    };
+    const before = build(KEYS);
+    const after = build([{ kid: 'k2', algorithm: 'HS256', secret: 'another-test-secret-of-32-bytes-or-more' }, ...KEYS]);
+    const first = await signIn(before);
+    const lost = (await refresh(before, first.refresh_token)).body;
+    const retry = await refresh(after, first.refresh_token);
+    expect(retry.status).toBe(400);
+    expect(retry.body.error).toBe('invalid_grant');
+    expect((await refresh(after, lost.refresh_token)).status).toBe(400);
+    refreshTokens.close();
   });
 
   it('refuses a wrong refreshGraceSeconds at construction', async () => {
