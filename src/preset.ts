@@ -10,7 +10,7 @@ import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
 import { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './oauth2/token-endpoint-errors.js';
-import { type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
+import { INTROSPECTION_PATH, REVOCATION_PATH, type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
 import type { RateLimitOptions } from './rate-limit/options.js';
 import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
@@ -65,7 +65,7 @@ export const PRESET_STAGES = [
     configured((o: TokenEndpointErrorsOptions) => tokenEndpointErrors(o)),
     'off',
     [],
-    'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its path.',
+    'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its paths.',
   ),
   stage('commonHeaders', (o: CommonHeadersOptions | undefined) => commonHeaders(o), 'on', [], 'Every answer, errors too.'),
   stage(
@@ -325,9 +325,12 @@ function isOn(entry: Stages, option: unknown): boolean {
  */
 export function conventions(options?: Readonly<ConventionsOptions>): ConventionsMiddleware[] {
   const given = renamed(readOptions<ConventionsOptions>(FACTORY, options, OPTION_NAMES));
-  // The token endpoint's error shape follows the token endpoint, at its path.
+  // The token endpoint's error shape follows the token endpoint, at its paths.
   const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
-  if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = { path: token.path };
+  if (token && given.tokenEndpointErrors === undefined) {
+    const otherPaths = [token.revocationPath ?? REVOCATION_PATH, token.introspectionPath ?? INTROSPECTION_PATH];
+    given.tokenEndpointErrors = { path: token.path, otherPaths: otherPaths.filter((path) => typeof path === 'string') };
+  }
   // The origins CORS lets call with credentials are the other sites whose
   // state-changing requests are legitimate ('*' trusts none: it carries no cookies).
   const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;

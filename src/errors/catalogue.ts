@@ -45,10 +45,20 @@ export const ERROR_CATALOGUE = {
   malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
   // RFC 6749 §5.2: invalid_client is 400 unless the client authenticated with the Authorization header.
   oauthInvalidClientRequest: { status: 400, code: 40014, message: 'Client authentication failed.' },
+  // RFC 7009 §2.2.1: the server does not revoke this kind of token.
+  oauthUnsupportedTokenType: { status: 400, code: 40015, message: 'This kind of token cannot be revoked here.' },
+  // RFC 9449 §5: a DPoP proof sent to the token endpoint that does not hold.
+  oauthInvalidDpopProof: { status: 400, code: 40016, message: 'The DPoP proof is not valid.' },
+  // RFC 9449 §8: the token endpoint asks for a proof with its nonce.
+  oauthUseDpopNonce: { status: 400, code: 40017, message: 'The DPoP proof must carry the server nonce.' },
   // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
   oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
   invalidToken: { status: 401, code: 40102, message: 'The access token is not valid.' },
+  // RFC 9449 §7.1: a DPoP proof sent to a resource that does not hold.
+  invalidDpopProof: { status: 401, code: 40103, message: 'The DPoP proof is not valid.' },
+  // RFC 9449 §9: a resource asks for a proof with its nonce.
+  useDpopNonce: { status: 401, code: 40104, message: 'The DPoP proof must carry the server nonce.' },
   forbidden: { status: 403, code: 40300, message: 'Access to this resource is not allowed.' },
   xhrRequired: {
     status: 403,

@@ -36,6 +36,8 @@ export interface AccessTokenClaims {
    * detected, sign-out) revokes its access tokens too (RevokedFamilies).
    */
   readonly sid?: string;
+  /** RFC 9449 §6.1: the thumbprint of the key the token is bound to (DPoP). */
+  readonly cnf?: { readonly jkt: string };
 }
 
 export interface IssueInput {
@@ -44,6 +46,8 @@ export interface IssueInput {
   readonly scopes: readonly string[];
   /** The refresh-token family, written as `sid`. */
   readonly familyId?: string;
+  /** The DPoP key thumbprint the token is bound to, written as `cnf.jkt`. */
+  readonly jkt?: string;
 }
 
 /** Signs access tokens with the first key; built once per token router. */
@@ -76,6 +80,7 @@ export class AccessTokenSigner {
     if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
     if (input.clientId !== undefined) claims.client_id = input.clientId;
     if (input.familyId !== undefined) claims.sid = input.familyId;
+    if (input.jkt !== undefined) claims.cnf = { jkt: input.jkt };
     // The key is checked at construction to be a secret or a private key.
     return jwt.sign(claims, this.#key.signingKey as jwt.Secret, { algorithm: this.#key.algorithm, header: this.#header });
   }
@@ -175,6 +180,10 @@ export class AccessTokenVerifier {
     }
     if (payload.sid !== undefined && typeof payload.sid !== 'string')
       throw new TokenRejected('The access token sid is malformed.');
+    const cnf = payload.cnf as { jkt?: unknown } | undefined;
+    if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) {
+      throw new TokenRejected('The access token cnf is malformed.');
+    }
     return payload as unknown as AccessTokenClaims;
   }
 }

@@ -184,6 +184,8 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
     } catch (error) {
       return refuse(req, res, next, invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
     }
+    // RFC 9449 §7.2: a token bound to a DPoP key is no bearer token; accepting it here would undo the binding.
+    if (claims.cnf !== undefined) return refuse(req, res, next, invalid('The access token is bound to a DPoP key.'));
     // Checked on every request, after the verifier's cache too: a revoked family's tokens stop at once.
     if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
       return refuse(req, res, next, invalid('The access token was revoked.'));

@@ -10,6 +10,19 @@ export {
 } from './bearer-auth.js';
 export type { SubjectActiveCheck } from './checks.js';
 export {
+  accessTokenHash,
+  DEFAULT_DPOP_PROOF_WINDOW,
+  DPOP_ALGORITHMS,
+  DPOP_PROOF_TYPE,
+  DPOP_TOKEN_TYPE,
+  type DpopAlgorithm,
+  type DpopOptions,
+  type DpopReplayStore,
+  jwkThumbprint,
+  MemoryDpopReplayStore,
+} from './dpop.js';
+export { type DpopAuthOptions, dpopAuth } from './dpop-auth.js';
+export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
   type AccessTokenKey,
@@ -34,6 +47,7 @@ export {
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export {
   DEFAULT_REVOKED_POLL_INTERVAL_MS,
   RedisRevokedFamilies,
@@ -65,6 +79,7 @@ export {
   type ClientRecord,
   type ClientStore,
   DEFAULT_REFRESH_SWEEP_INTERVAL_MS,
+  type FoundFamily,
   GRANT_TYPES,
   type GrantType,
   hashClientSecret,
@@ -95,6 +110,8 @@ export {
 export {
   DEFAULT_ACCESS_TOKEN_TTL,
   DEFAULT_REFRESH_TOKEN_TTL,
+  INTROSPECTION_PATH,
+  REVOCATION_PATH,
   type RevokeRefreshTokenOptions,
   revokeRefreshToken,
   TOKEN_PATH,

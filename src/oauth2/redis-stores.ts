@@ -12,6 +12,7 @@ import {
 import {
   type ClientRecord,
   type ClientStore,
+  type FoundFamily,
   GRANT_TYPES,
   type GrantType,
   hashClientSecret,
@@ -137,10 +138,10 @@ export class RedisClientStore implements ClientStore {
 // on a cluster; the token index (`<prefix>rt:<hash>` → family id) lives in
 // other slots and is written by plain commands around the scripts.
 
-// KEYS: family. ARGV: current hash, subject, clientId, scope, expiresAt (ms).
+// KEYS: family. ARGV: current hash, subject, clientId, scope, expiresAt (ms), DPoP key thumbprint or ''.
 const CREATE = new RedisScript(`
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'current', ARGV[1], 'previous', '', 'subject', ARGV[2], 'clientId', ARGV[3], 'scope', ARGV[4], 'expiresAt', ARGV[5])
+redis.call('HSET', KEYS[1], 'current', ARGV[1], 'previous', '', 'subject', ARGV[2], 'clientId', ARGV[3], 'scope', ARGV[4], 'expiresAt', ARGV[5], 'jkt', ARGV[6] or '')
 redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 return 1
 `);
@@ -161,15 +162,19 @@ end
 
 // KEYS: family. ARGV: hash, now (ms). The grant, when the hash is one of the live family's tokens.
 const FIND = new RedisScript(`${KNOWS}
-local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'jkt')
 if not f[1] or tonumber(f[6]) <= tonumber(ARGV[2]) or not knows(f, ARGV[1]) then return false end
-return {f[3], f[4] or '', f[5] or ''}
+local current = '0'
+if f[1] == ARGV[1] then current = '1' end
+return {f[3], f[4] or '', f[5] or '', current, f[7] or ''}
 `);
 
-// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep.
-// Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'reused', every hash}, or {'invalid'}.
+// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep,
+// grace (ms). Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'retried', subject, clientId,
+// scope} (the token rotated last, again within the grace, its successor never used), {'reused', every hash}, or
+// {'invalid'}.
 const ROTATE = new RedisScript(`${KNOWS}
-local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt')
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'rotatedAt', 'jkt')
 if not f[1] then return {'invalid'} end
 if tonumber(f[6]) <= tonumber(ARGV[4]) then
   redis.call('DEL', KEYS[1])
@@ -177,6 +182,11 @@ if tonumber(f[6]) <= tonumber(ARGV[4]) then
 end
 if f[1] ~= ARGV[1] then
   if not knows(f, ARGV[1]) then return {'invalid'} end
+  local latest = string.match(f[2] or '', '^(%S+)')
+  local grace = tonumber(ARGV[6])
+  if grace > 0 and latest == ARGV[1] and f[1] == ARGV[2] and tonumber(ARGV[4]) - tonumber(f[7] or '0') < grace then
+    return {'retried', f[3], f[4] or '', f[5] or '', f[8] or ''}
+  end
   redis.call('DEL', KEYS[1])
   local reply = all(f)
   table.insert(reply, 1, 'reused')
@@ -186,9 +196,9 @@ local previous = {ARGV[1]}
 for h in string.gmatch(f[2] or '', '%S+') do previous[#previous + 1] = h end
 local dropped = ''
 if #previous > tonumber(ARGV[5]) then dropped = table.remove(previous) end
-redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3])
+redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3], 'rotatedAt', ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-return {'rotated', f[3], f[4] or '', f[5] or '', dropped}
+return {'rotated', f[3], f[4] or '', f[5] or '', dropped, f[8] or ''}
 `);
 
 // KEYS: family. ARGV: a hash the family must know, or '' for any. Deletes the family; answers its hashes.
@@ -200,12 +210,16 @@ redis.call('DEL', KEYS[1])
 return all(f)
 `);
 
-const grantOf = (familyId: string, subject: string | undefined, clientId: string | undefined, scope: string | undefined) => ({
-  familyId,
-  subject: subject as string,
-  clientId: clientId || undefined,
-  scopes: words(scope),
-});
+const grantOf = (
+  familyId: string,
+  subject: string | undefined,
+  clientId: string | undefined,
+  scope: string | undefined,
+  jkt: string | undefined,
+): RefreshFamily => {
+  const family = { familyId, subject: subject as string, clientId: clientId || undefined, scopes: words(scope) };
+  return jkt ? { ...family, jkt } : family;
+};
 
 /**
  * Refresh-token families in Redis (RFC 9700 §4.14.2), on a single Redis or a
@@ -254,20 +268,20 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     await CREATE.run(
       this.#redis,
       [this.#familyKey(family.familyId)],
-      [tokenHash, family.subject, family.clientId ?? '', family.scopes.join(' '), String(expiresAt)],
+      [tokenHash, family.subject, family.clientId ?? '', family.scopes.join(' '), String(expiresAt), family.jkt ?? ''],
     );
   }
 
-  async find(tokenHash: string): Promise<RefreshFamily | undefined> {
+  async find(tokenHash: string): Promise<FoundFamily | undefined> {
     const familyId = await this.#familyOf(tokenHash);
     if (familyId === undefined) return undefined;
     const reply = await FIND.run(this.#redis, [this.#familyKey(familyId)], [tokenHash, String(Date.now())]);
     if (!Array.isArray(reply)) return undefined;
-    const [subject, clientId, scope] = reply.map(replyText);
-    return grantOf(familyId, subject, clientId, scope);
+    const [subject, clientId, scope, current, jkt] = reply.map(replyText);
+    return { ...grantOf(familyId, subject, clientId, scope, jkt), current: current === '1' };
   }
 
-  async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0): Promise<RotateResult> {
     const familyId = await this.#familyOf(tokenHash);
     if (familyId === undefined) return { status: 'invalid' };
     await this.#index(nextHash, familyId, expiresAt);
@@ -275,14 +289,19 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       (await ROTATE.run(
         this.#redis,
         [this.#familyKey(familyId)],
-        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered],
+        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered, String(graceMs)],
       )) as unknown[]
     ).map(replyText);
     const [status, ...rest] = reply;
+    // A retry: `nextHash` is the current token, its index key stays.
+    if (status === 'retried') {
+      const [subject, clientId, scope, jkt] = rest;
+      return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
+    }
     if (status === 'rotated') {
-      const [subject, clientId, scope, dropped] = rest;
+      const [subject, clientId, scope, dropped, jkt] = rest;
       if (dropped) await this.#forget([dropped]);
-      return { status, family: grantOf(familyId, subject, clientId, scope) };
+      return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
     }
     // The next token was never issued: its index key goes (as do a revoked family's).
     await this.#forget([nextHash, ...(rest as string[])]);

@@ -84,6 +84,23 @@ export interface RefreshFamily {
   readonly clientId: string | undefined;
   /** The scopes granted at sign-in; a refresh may narrow the access token's, never widen. */
   readonly scopes: readonly string[];
+  /**
+   * The DPoP key the family's refresh tokens are bound to (RFC 9449 §5, a
+   * public client that sent a proof at sign-in): each refresh must come with
+   * a proof of that key. Absent: not bound.
+   */
+  readonly jkt?: string;
+}
+
+/** A family as find() answers it: `current` tells whether the token is its family's current one. */
+export interface FoundFamily extends RefreshFamily {
+  /**
+   * True when the token looked up is the family's current token (the one
+   * that refreshes), false when it is an older, rotated one. A store that
+   * does not say leaves it undefined, and introspection treats the token as
+   * not active.
+   */
+  readonly current?: boolean;
 }
 
 /** The outcome of presenting a refresh token. */
@@ -92,6 +109,12 @@ export type RotateResult =
   | { readonly status: 'rotated'; readonly family: RefreshFamily }
   /** It was an older token of a live family: RFC 9700 §4.14.2, the whole family is now revoked. */
   | { readonly status: 'reused'; readonly familyId: string }
+  /**
+   * It was the token rotated last, presented again within the grace period,
+   * and `nextHash` is still the family's current token (it was never used):
+   * a retry after a lost response. Nothing changed.
+   */
+  | { readonly status: 'retried'; readonly family: RefreshFamily }
   /** Unknown, expired, or its family was revoked. */
   | { readonly status: 'invalid' };
 
@@ -104,15 +127,18 @@ export interface RefreshTokenStore {
   /** Starts a family whose current token hash is `tokenHash`, expiring at `expiresAt` (ms). */
   create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void>;
   /** The live family that `tokenHash` belongs to (current or older token), or undefined. */
-  find(tokenHash: string): Promise<RefreshFamily | undefined>;
+  find(tokenHash: string): Promise<FoundFamily | undefined>;
   /**
    * Atomically: if `tokenHash` is its family's current, unexpired token,
    * makes `nextHash` current (valid until `expiresAt`) and answers `rotated`;
    * if it is an older token of a live family, revokes the family (`reused`);
    * otherwise `invalid`. Of concurrent calls with one token, at most one
-   * answers `rotated`.
+   * answers `rotated`. With `graceMs` above 0: when `tokenHash` is the token
+   * rotated last, less than `graceMs` ago, and `nextHash` is the current
+   * token, answers `retried` and changes nothing (a store that ignores
+   * `graceMs` revokes, which is the strict behaviour).
    */
-  rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult>;
+  rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs?: number): Promise<RotateResult>;
   /** Revokes the family of the token with this hash (logout); false when none is live. */
   revokeByTokenHash(tokenHash: string): Promise<boolean>;
   /** Revokes a family by id. */
@@ -168,6 +194,8 @@ interface MemoryFamily {
   /** The last `rememberedTokens` rotated hashes, newest first. */
   readonly previous: string[];
   expiresAt: number;
+  /** When the last rotation happened (ms since the epoch); 0 before the first. */
+  rotatedAt: number;
 }
 
 /**
@@ -239,17 +267,23 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
     this.#forget(family.familyId);
-    const { familyId, subject, clientId, scopes } = family;
-    this.#families.set(familyId, { grant: { familyId, subject, clientId, scopes }, current: tokenHash, previous: [], expiresAt });
+    const { familyId, subject, clientId, scopes, jkt } = family;
+    this.#families.set(familyId, {
+      grant: jkt === undefined ? { familyId, subject, clientId, scopes } : { familyId, subject, clientId, scopes, jkt },
+      current: tokenHash,
+      previous: [],
+      expiresAt,
+      rotatedAt: 0,
+    });
     this.#familyOf.set(tokenHash, familyId);
   }
 
-  async find(tokenHash: string): Promise<RefreshFamily | undefined> {
+  async find(tokenHash: string): Promise<FoundFamily | undefined> {
     const family = this.#live(tokenHash);
-    return family?.grant;
+    return family === undefined ? undefined : { ...family.grant, current: family.current === tokenHash };
   }
 
-  async rotate(tokenHash: string, nextHash: string, expiresAt: number): Promise<RotateResult> {
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0): Promise<RotateResult> {
     const familyId = this.#familyOf.get(tokenHash);
     const family = familyId === undefined ? undefined : this.#families.get(familyId);
     if (familyId === undefined || family === undefined) return { status: 'invalid' };
@@ -258,6 +292,9 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
       return { status: 'invalid' };
     }
     if (family.current !== tokenHash) {
+      const retry =
+        graceMs > 0 && family.previous[0] === tokenHash && family.current === nextHash && Date.now() - family.rotatedAt < graceMs;
+      if (retry) return { status: 'retried', family: family.grant };
       this.#forget(familyId);
       return { status: 'reused', familyId };
     }
@@ -265,6 +302,7 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     if (family.previous.length > this.#remembered) this.#familyOf.delete(family.previous.pop() as string);
     family.current = nextHash;
     family.expiresAt = expiresAt;
+    family.rotatedAt = Date.now();
     this.#familyOf.set(nextHash, familyId);
     return { status: 'rotated', family: family.grant };
   }

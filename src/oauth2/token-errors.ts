@@ -20,6 +20,11 @@ export const TOKEN_ERRORS = {
   unauthorized_client: 'oauthUnauthorizedClient',
   unsupported_grant_type: 'oauthUnsupportedGrantType',
   invalid_scope: 'oauthInvalidScope',
+  // RFC 7009 §2.2.1, at the revocation endpoint.
+  unsupported_token_type: 'oauthUnsupportedTokenType',
+  // RFC 9449 §5, at the token endpoint.
+  invalid_dpop_proof: 'oauthInvalidDpopProof',
+  use_dpop_nonce: 'oauthUseDpopNonce',
   // RFC 6749 §8.5 allows extension codes: the brute-force guard's 429.
   too_many_requests: 'tooManyLoginFailures',
   // RFC 6749 §4.1.2.1's code for a server that cannot answer now (a store is down).

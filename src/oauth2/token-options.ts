@@ -1,12 +1,21 @@
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
+import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
 import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
+import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { checkScopeList } from './scope.js';
 import type { SignInGuard, SignInGuardOptions } from './sign-in-guard.js';
-import { type ClientStore, MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores.js';
+import {
+  type ClientStore,
+  GRANT_TYPES,
+  type GrantType,
+  MemoryRefreshTokenStore,
+  type RefreshTokenStore,
+  type UserStore,
+} from './stores.js';
 
 /** SPEC.md "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
 export const TOKEN_PATH = '/v1/oauth2/token';
@@ -16,6 +25,10 @@ export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
 export const MAX_ACCESS_TOKEN_TTL = 86_400;
 /** Default refresh-token lifetime, seconds: 14 days, renewed by every rotation. */
 export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
+/** The RFC 7009 revocation endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+export const REVOCATION_PATH = '/v1/oauth2/revocations';
+/** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
 
 export interface TokenRouterOptions {
   /** Access-token keys; the first signs, all verify (rotation by `kid`). Required. */
@@ -69,6 +82,54 @@ export interface TokenRouterOptions {
    * nothing for that user. Default: none.
    */
   isSubjectActive?: SubjectActiveCheck;
+  /**
+   * The password grant (RFC 6749 §4.3), which RFC 9700 §2.4 says MUST NOT be
+   * used, and which SPEC.md requires: `true` answers it for every client; a
+   * list of client ids answers it only for those clients (your first-party
+   * applications), others get `unauthorized_client`; `false` turns it off
+   * (`unsupported_grant_type`) while refresh tokens already issued keep
+   * working. Default: `true`.
+   */
+  passwordGrant?: boolean | readonly string[];
+  /**
+   * Serve the RFC 8414 metadata document at
+   * `/.well-known/oauth-authorization-server` (followed by the issuer's path,
+   * RFC 8414 §3.1). Needs an `issuer` that is an `https` URL without query or
+   * fragment (`http` only on a loopback host). Default: `true` when the
+   * issuer is such a URL, else `false`.
+   */
+  metadata?: boolean;
+  /**
+   * Path of the RFC 7009 revocation endpoint, or `false` for none. Default:
+   * `'/v1/oauth2/revocations'`.
+   */
+  revocationPath?: string | false;
+  /**
+   * Path of the RFC 7662 introspection endpoint, or `false` for none. It
+   * answers clients that authenticate with a secret only. Default:
+   * `'/v1/oauth2/introspections'`.
+   */
+  introspectionPath?: string | false;
+  /**
+   * Seconds during which the refresh token rotated last may be presented
+   * again, before its successor was ever used, and answer the same new
+   * refresh token instead of revoking the family: a client whose network
+   * dropped the answer of its refresh retries without being signed out
+   * (0 to 300; 0 turns it off). Anything else (an older token, the same one
+   * after the grace, or after its successor was used) still revokes the
+   * family (RFC 9700 §4.14.2). Default: `0`.
+   */
+  refreshGraceSeconds?: number;
+  /**
+   * DPoP (RFC 9449), opt-in: a token request that carries a `DPoP` proof
+   * gets an access token bound to the proof's key (`cnf.jkt`, `token_type:
+   * DPoP`), which dpopAuth() then accepts only with a proof of that key;
+   * requests without a proof keep getting `bearer` tokens. `true` for the
+   * defaults, or DpopOptions (give a RedisDpopReplayStore to several
+   * instances). Needs an `issuer` that is an https URL: proofs name the
+   * endpoint's URL. Default: `false`.
+   */
+  dpop?: boolean | DpopOptions;
 }
 
 const OPTION_NAMES = [
@@ -89,6 +150,12 @@ const OPTION_NAMES = [
   'signInGuard',
   'realm',
   'isSubjectActive',
+  'passwordGrant',
+  'metadata',
+  'revocationPath',
+  'introspectionPath',
+  'refreshGraceSeconds',
+  'dpop',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -116,6 +183,68 @@ export interface TokenRouterConfiguration {
   readonly checkPassword: PasswordSignIn;
   readonly realm: string;
   readonly isSubjectActive: SubjectActiveCheck | undefined;
+  /** Who may use the password grant: every client, nobody, or the listed client ids. */
+  readonly passwordGrant: 'all' | 'off' | ReadonlySet<string>;
+  /** Where the RFC 8414 document is served; undefined when it is not. */
+  readonly metadataPath: string | undefined;
+  readonly revocationPath: string | undefined;
+  readonly introspectionPath: string | undefined;
+  /** The refresh grace in milliseconds; 0 when off. */
+  readonly refreshGraceMs: number;
+  /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
+  readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
+}
+
+/** The grant types the router answers, as the metadata lists them. */
+export function enabledGrantTypes(config: TokenRouterConfiguration): GrantType[] {
+  return config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
+}
+
+function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {
+  if (value === undefined || value === true) return 'all';
+  if (value === false) return 'off';
+  if (Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'string' && id.length > 0)) {
+    return new Set(value as string[]);
+  }
+  return invalidOption(TOKEN_ROUTER, 'passwordGrant', value, 'true, false, or a non-empty array of client ids');
+}
+
+function readEndpointPath(name: string, value: unknown, fallback: string): string | undefined {
+  if (value === false) return undefined;
+  const path = value === undefined ? fallback : checkString(TOKEN_ROUTER, name, value);
+  if (!path.startsWith('/')) invalidOption(TOKEN_ROUTER, name, path, "a path starting with '/', or false");
+  return path;
+}
+
+function readDpop(value: unknown, issuer: string, path: string): TokenRouterConfiguration['dpop'] {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : value;
+  const verifier = new DpopVerifier(readDpopOptions(TOKEN_ROUTER, options));
+  const url = issuerUrl(issuer);
+  if (url === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      issuer,
+      'an https URL (http only on a loopback host) when `dpop` is on: proofs name the URL',
+    );
+  }
+  return { verifier, tokenUrl: new URL(path, url.origin).href };
+}
+
+function readMetadataPath(value: unknown, issuer: string): string | undefined {
+  const url = issuerUrl(issuer);
+  if (value === undefined) return url === undefined ? undefined : metadataPath(url);
+  if (!checkBoolean(TOKEN_ROUTER, 'metadata', value)) return undefined;
+  if (url === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      issuer,
+      'an https URL without query or fragment (http only on a loopback host) when `metadata` is on (RFC 8414 §2)',
+    );
+  }
+  return metadataPath(url);
 }
 
 const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
@@ -144,7 +273,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
   }
   const path = given.path === undefined ? TOKEN_PATH : checkString(F, 'path', given.path);
   if (!path.startsWith('/')) invalidOption(F, 'path', path, "a path starting with '/'");
-  return {
+  const config: TokenRouterConfiguration = {
     keys,
     issuer,
     audience,
@@ -173,5 +302,19 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     ),
     realm: given.realm === undefined ? 'api' : checkRealm(F, given.realm),
     isSubjectActive: checkSubjectActive(F, given.isSubjectActive),
+    passwordGrant: readPasswordGrant(given.passwordGrant),
+    metadataPath: readMetadataPath(given.metadata, issuer),
+    revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
+    introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
+    refreshGraceMs:
+      given.refreshGraceSeconds === undefined
+        ? 0
+        : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
+    dpop: readDpop(given.dpop, issuer, path),
   };
+  const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
+  if (new Set(paths).size !== paths.length) {
+    invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');
+  }
+  return config;
 }

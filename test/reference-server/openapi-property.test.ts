@@ -397,8 +397,8 @@ function problems(g: Generated, res: request.Response): string[] {
     if (allow.join(', ') !== g.wrongMethod.join(', ')) {
       found.push(`Allow: ${allow.join(', ')}; the document lists ${g.wrongMethod.join(', ')}`);
     }
-    // Every answer of the token endpoint keeps RFC 6749's shape, its 405 too.
-    const errors = matchesSchema(g.path === '/v1/oauth2/token' ? 'TokenError' : 'Errors', res.body);
+    // Every answer of the OAuth endpoints (token, revocation, introspection) keeps RFC 6749's shape, its 405 too.
+    const errors = matchesSchema(g.path.startsWith('/v1/oauth2/') ? 'TokenError' : 'Errors', res.body);
     if (!errors.valid) found.push(`405 body: ${errors.errors}`);
     return found;
   }

@@ -8,6 +8,9 @@ import { documented, expectDocumented } from './openapi.js';
 
 const CONTRACT_ENDPOINTS: readonly [string, string, number][] = [
   ['POST', '/v1/oauth2/token', 200],
+  ['POST', '/v1/oauth2/revocations', 200],
+  ['POST', '/v1/oauth2/introspections', 200],
+  ['GET', '/.well-known/oauth-authorization-server', 200],
   ['GET', '/v1/users', 200],
   ['GET', '/v1/users/search', 200],
   ['GET', '/v1/users/4611686018427387911', 200],

@@ -15,7 +15,9 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const TOKEN_SECRET = 'pinned-token-secret-0123456789abcdef';
 const CSRF_SECRET = 'pinned-csrf-secret-0123456789abcdefgh';
 const RATE_LIMIT_PARTITION_SECRET = 'pinned-partition-secret-0123456789ab';
-const PINNED = { TOKEN_SECRET, CSRF_SECRET, RATE_LIMIT_PARTITION_SECRET };
+// Instances behind one address name it as their issuer (the tokens' `iss`), whatever port each listens on.
+const ISSUER = 'https://api.example.test';
+const PINNED = { TOKEN_SECRET, CSRF_SECRET, RATE_LIMIT_PARTITION_SECRET, ISSUER };
 
 const accessToken = demoAccessToken;
 

@@ -6,6 +6,8 @@ import {
   checkRoutes,
   conventions,
   csrfTokens,
+  type DpopReplayStore,
+  dpopAuth,
   errorHandler,
   notFound,
   type RefreshTokenStore,
@@ -36,8 +38,12 @@ export interface Services {
   readonly revokedFamilies: RevokedFamilies;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
+  /** The ids of DPoP proofs seen, with DPOP=1. */
+  readonly dpopReplay: DpopReplayStore;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
+  /** The tokens' `iss` and the metadata's `issuer`: the service's URL, the same on every instance (issuer.ts). */
+  readonly issuer: string;
 }
 
 /**
@@ -45,8 +51,9 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets } = services;
-  const tokens = tokenSettings(secrets.token, revokedFamilies, users);
+  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer, dpopReplay } =
+    services;
+  const tokens = tokenSettings(secrets.token, issuer, revokedFamilies, users);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
   const guard = signInGuard({ store: counters });
@@ -59,9 +66,13 @@ export function createApp(settings: Settings, services: Services): Express {
   // callers identified (a bad token is a 401), the rate limit (SPEC.md Limits
   // rule 4: per user and per application, RateLimit headers on every answer),
   // state-changing requests from pages of other sites refused on every door,
-  // sign-in included (Fetch Metadata; CORS_ORIGINS are trusted), bounded bodies, method override, CSRF for whatever the session cookie
-  // authenticates, and POST /v1/oauth2/token (password and refresh_token
-  // grants, rotation, the sign-in guard shared with browser sign-in).
+  // sign-in included (Fetch Metadata; CORS_ORIGINS are trusted), bounded
+  // bodies, method override, CSRF for whatever the session cookie
+  // authenticates, and the OAuth endpoints: POST /v1/oauth2/token (password
+  // and refresh_token grants, rotation, the sign-in guard shared with browser
+  // sign-in), POST /v1/oauth2/revocations (RFC 7009), POST
+  // /v1/oauth2/introspections (RFC 7662) and GET
+  // /.well-known/oauth-authorization-server (RFC 8414).
   app.use(
     conventions({
       corsPolicy: { origins: [...settings.corsOrigins] },
@@ -86,6 +97,9 @@ export function createApp(settings: Settings, services: Services): Express {
         refreshTokens,
         scopes: SCOPES,
         accessTokenTtlSeconds: settings.accessTokenTtl,
+        refreshGraceSeconds: settings.refreshGrace,
+        // DPOP=1: a token request with a proof gets a token bound to the client's key (RFC 9449).
+        dpop: settings.dpop ? { replay: dpopReplay } : false,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
         signInGuard: guard,
@@ -96,7 +110,11 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(usersRouter(users));
 
   // The token's own user: bearer only, and confidential (no-store, the default of caching()).
-  app.get('/v1/me', requireBearer(tokens), async (req, res) => {
+  // With DPOP=1 it also takes DPoP-bound tokens, each request with a proof of the token's key.
+  const meAuth = settings.dpop
+    ? dpopAuth({ ...tokens, realm: REALM, origin: new URL(issuer).origin, dpop: { replay: dpopReplay } })
+    : requireBearer(tokens);
+  app.get('/v1/me', meAuth, async (req, res) => {
     const user = await users.get(BigInt(req.auth?.subject ?? '0'));
     if (!user) throw apiError('resourceNotFound', { message: 'The user of this token no longer exists.' });
     res.json(representUser(user));
@@ -119,8 +137,9 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(notFound(), errorHandler({ production: settings.production, challenge: `Bearer realm="${REALM}"` }));
 
   // The server's own routes follow SPEC.md's path rules, or it does not start.
-  // `me` names the caller, not a collection.
-  checkRoutes(app, { exceptions: { plural: ['me'] } });
+  // `me` names the caller, not a collection. Well-known URIs (RFC 8615) are
+  // names fixed by their RFCs, outside the API's versioned paths.
+  checkRoutes(app, { exceptions: { plural: ['me'] }, ignore: [/^\/\.well-known\//] });
   console.log('route check: every route follows the SPEC.md path rules');
   return app;
 }

@@ -9,12 +9,11 @@ export const BROWSER_PAGE_CLIENT_ID = 'browser-page';
 export const SCOPES = ['users:write', 'exports'] as const;
 
 /**
- * Issuer and audience of the access tokens: one name for the service, the
- * same on every instance whatever its address, so that a token issued by
- * one instance is accepted by all.
+ * Audience of the access tokens: the API they are for, one name the same on
+ * every instance whatever its address. The issuer is the service's URL
+ * (issuer.ts), as RFC 8414 requires of the metadata clients discover.
  */
-export const TOKEN_ISSUER = 'urn:express-api-conventions:reference-server';
-export const TOKEN_AUDIENCE = TOKEN_ISSUER;
+export const TOKEN_AUDIENCE = 'urn:express-api-conventions:reference-server';
 
 /**
  * What tokenRouter() and bearerAuth() share: the keys, the issuer, the
@@ -33,9 +32,14 @@ export interface TokenSettings {
 
 const USER_ID = /^[1-9][0-9]{0,19}$/;
 
-export const tokenSettings = (secret: string, revokedFamilies: RevokedFamilies, users: UserRepository): TokenSettings => ({
+export const tokenSettings = (
+  secret: string,
+  issuer: string,
+  revokedFamilies: RevokedFamilies,
+  users: UserRepository,
+): TokenSettings => ({
   keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
-  issuer: TOKEN_ISSUER,
+  issuer,
   audience: TOKEN_AUDIENCE,
   revokedFamilies,
   isSubjectActive: async (subject) => USER_ID.test(subject) && (await users.get(BigInt(subject))) !== undefined,

@@ -5,11 +5,13 @@ import {
   hashPassword,
   MemoryClientStore,
   MemoryCounterStore,
+  MemoryDpopReplayStore,
   MemoryRefreshTokenStore,
   MemoryRevokedFamilies,
   MemoryUserStore,
   RedisClientStore,
   RedisCounterStore,
+  RedisDpopReplayStore,
   RedisRefreshTokenStore,
   RedisRevokedFamilies,
   RedisUserStore,
@@ -17,6 +19,7 @@ import {
 } from 'express-api-conventions';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
+import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
@@ -35,6 +38,7 @@ function openStores(redis: RedisClient | undefined) {
       refreshTokens: new MemoryRefreshTokenStore(),
       revokedFamilies: new MemoryRevokedFamilies(),
       counters: new MemoryCounterStore(),
+      dpopReplay: new MemoryDpopReplayStore(),
     };
   }
   // Every library store bounds its commands (500 ms) and fails with
@@ -47,6 +51,8 @@ function openStores(redis: RedisClient | undefined) {
     // Each instance keeps a local copy, refreshed every 250 ms: a revocation reaches all within a second.
     revokedFamilies: new RedisRevokedFamilies({ client: redis }),
     counters: new RedisCounterStore({ client: redis }),
+    // A DPoP proof accepted by one instance is refused by all.
+    dpopReplay: new RedisDpopReplayStore({ client: redis }),
   };
 }
 
@@ -87,7 +93,7 @@ async function start(settings: Settings): Promise<void> {
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
-  const { state, accounts, clients, refreshTokens, revokedFamilies, counters } = openStores(redis);
+  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, dpopReplay } = openStores(redis);
   const users = new UserRepository(state);
 
   // The demo user (a user of the API and an account that signs in) and the demo application.
@@ -114,21 +120,28 @@ async function start(settings: Settings): Promise<void> {
     refreshTokens,
     revokedFamilies,
     counters,
+    dpopReplay,
     secrets: await agreeOnSecrets(state, pinned),
+    issuer: await agreeOnIssuer(state, settings, redis !== undefined),
   };
   let app = createApp(settings, services);
 
   reconnected = async () => {
     try {
       await seed();
+      const issuer = await republishIssuer(state, settings, services.issuer);
       const published = await republishSecrets(state, services.secrets, pinned);
       const changed = differing(services.secrets, published);
-      if (changed.length > 0) {
+      const issuerChanged = issuer !== services.issuer;
+      if (changed.length > 0 || issuerChanged) {
         // Another instance started while Redis was away and drew its own: adopt
         // them, so that all instances agree again (tokens this one signed before are refused).
-        services = { ...services, secrets: published };
+        services = { ...services, secrets: published, issuer };
         app = createApp(settings, services);
-        console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
+        if (changed.length > 0) {
+          console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
+        }
+        if (issuerChanged) console.warn(`reference server: adopted the issuer ${issuer} published while Redis was away`);
       }
     } catch (error) {
       process.stderr.write(`redis: after reconnecting: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -151,6 +164,13 @@ async function start(settings: Settings): Promise<void> {
   await listen(server, settings);
   const { port } = server.address() as AddressInfo;
   console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);
+  if (services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${services.issuer}`);
+  if (!settings.production) {
+    console.log(
+      'reference server: the password grant is on because SPEC.md requires it; RFC 9700 §2.4 says it MUST NOT be used. ' +
+        'Keep it to first-party clients (tokenRouter passwordGrant: [client ids]) or turn it off (passwordGrant: false); see docs/oauth2-choices.md',
+    );
+  }
 
   const stop = (signal: string) => {
     if (stopping) return;

@@ -45,6 +45,20 @@ export interface Settings {
   readonly exportDelay: number;
   /** bcrypt cost of password hashes (not in the contract); tests lower it to run fast. */
   readonly passwordCost: number;
+  /**
+   * The service's public URL (ISSUER, not in the contract): the tokens'
+   * `iss`, and where clients discover the metadata (RFC 8414). Unset, it is
+   * `http://HOST:PORT`, or, with Redis, the first instance's (see issuer.ts).
+   */
+  readonly issuer: string | undefined;
+  /**
+   * Seconds within which a refresh token rotated last may be presented again
+   * (its answer was lost) and answer the same new tokens (REFRESH_GRACE, not
+   * in the contract); 0 turns it off.
+   */
+  readonly refreshGrace: number;
+  /** DPoP (DPOP=1, not in the contract): tokens bound to the client's key when it sends a proof. */
+  readonly dpop: boolean;
 }
 
 /** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
@@ -134,6 +148,22 @@ function secret(env: Environment, name: string): string | undefined {
   return value;
 }
 
+// RFC 8414 §2: the issuer is a URL with no query or fragment; a trailing slash would make it differ from the tokens' `iss` as clients compare it.
+function issuer(env: Environment): string | undefined {
+  const value = env.ISSUER;
+  if (value === undefined || value === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || value.endsWith('/')) {
+    invalid('ISSUER', value, 'the public URL of the service, such as https://api.example.com (no query, no trailing slash)');
+  }
+  return value;
+}
+
 /** Reads and checks every setting; throws a SettingsError for the first wrong one. */
 export function readSettings(env: Environment = process.env): Settings {
   return {
@@ -158,5 +188,8 @@ export function readSettings(env: Environment = process.env): Settings {
     exportKept: integer(env, 'EXPORT_KEPT', 3600, 1, 86_400),
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
+    issuer: issuer(env),
+    refreshGrace: integer(env, 'REFRESH_GRACE', 0, 0, 300),
+    dpop: flag(env, 'DPOP'),
   };
 }

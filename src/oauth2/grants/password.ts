@@ -20,8 +20,14 @@ export async function passwordGrant(
   req: Request,
   params: Params,
   client: ClientRecord | undefined,
+  jkt?: string,
 ): Promise<Issued> {
   const { config } = context;
+  // RFC 9700 §2.4: the service may keep the grant for its own applications only, or turn it off.
+  if (config.passwordGrant === 'off') throw tokenError('unsupported_grant_type', 'The password grant is turned off.');
+  if (config.passwordGrant !== 'all' && (client === undefined || !config.passwordGrant.has(client.id))) {
+    throw tokenError('unauthorized_client', 'This client may not use the password grant.');
+  }
   const { username, password } = params;
   if (username === undefined || password === undefined) {
     throw tokenError('invalid_request', 'The password grant needs username and password.');
@@ -44,8 +50,12 @@ export async function passwordGrant(
   const scopes = requested ?? [...allowed].filter((scope) => userScopes === undefined || userScopes.has(scope));
   const refreshToken = newRefreshToken();
   const familyId = randomUUID();
+  // RFC 9449 §5: a public client's refresh tokens are bound to the key it proved.
+  const bound = jkt !== undefined && client?.secretHash === undefined;
   await config.refreshTokens.create(
-    { familyId, subject: user.subject, clientId: client?.id, scopes },
+    bound
+      ? { familyId, subject: user.subject, clientId: client?.id, scopes, jkt }
+      : { familyId, subject: user.subject, clientId: client?.id, scopes },
     hashRefreshToken(refreshToken),
     Date.now() + config.refreshTokenTtlMs,
   );

@@ -3,6 +3,7 @@ import { writeJsonAnswer } from '../../http/json-writer.js';
 import { stringifyJson } from '../../http/serialize.js';
 import type { AccessTokenSigner } from '../access-tokens.js';
 import type { Params } from '../client-auth.js';
+import { DPOP_TOKEN_TYPE } from '../dpop.js';
 import { formatScope, parseScope } from '../scope.js';
 import type { ClientRecord } from '../stores.js';
 import { tokenError } from '../token-errors.js';
@@ -15,6 +16,8 @@ export const TOKEN_TYPE = 'bearer';
 export interface GrantContext {
   readonly config: TokenRouterConfiguration;
   readonly signer: AccessTokenSigner;
+  /** The key successors of refresh tokens are derived under, when there is a refresh grace (refresh-grace.ts). */
+  readonly refreshKey?: Buffer;
 }
 
 /** What a grant answers with: the pair of tokens for one subject. */
@@ -26,6 +29,8 @@ export interface Issued {
   /** The scope the request asked for, if any: `scope` is in the answer when the grant differs (RFC 6749 §5.1). */
   readonly requested: readonly string[] | undefined;
   readonly refreshToken: string;
+  /** The DPoP key the access token is bound to (RFC 9449 §5); absent for a bearer token. */
+  readonly jkt?: string;
 }
 
 /** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
@@ -43,10 +48,13 @@ export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | un
 
 /** Writes the RFC 6749 §5.1 token response (SPEC.md "Token response"). */
 export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
-  const { subject, clientId, familyId, scopes, requested, refreshToken } = issued;
+  const { subject, clientId, familyId, scopes, requested, refreshToken, jkt } = issued;
   const body: Record<string, unknown> = {
-    access_token: context.signer.sign({ subject, clientId, scopes, familyId }),
-    token_type: TOKEN_TYPE,
+    access_token: context.signer.sign(
+      jkt === undefined ? { subject, clientId, scopes, familyId } : { subject, clientId, scopes, familyId, jkt },
+    ),
+    // SPEC.md's `bearer`, unless the client proved a key (RFC 9449 §5).
+    token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
     expires_in: context.config.accessTokenTtlSeconds,
     refresh_token: refreshToken,
   };

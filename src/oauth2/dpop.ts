@@ -1,0 +1,311 @@
+import { createHash, createHmac, createPublicKey, type JsonWebKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { checkInteger, invalidOption, readOptions } from '../config/options.js';
+
+/**
+ * DPoP proofs (RFC 9449): a client proves, with each request, that it holds
+ * the private key its tokens are bound to. A proof is a JWT signed with that
+ * key, its public JWK in the header; it names the request's method and URL,
+ * when it was made, a unique id (refused a second time), and at a resource
+ * the hash of the access token it goes with. Signatures are checked by
+ * jsonwebtoken over a key node:crypto imports from the JWK.
+ */
+
+/** RFC 9449 §4.2: the `typ` of a proof. */
+export const DPOP_PROOF_TYPE = 'dpop+jwt';
+/** The token_type of a token bound to a key (RFC 9449 §5). */
+export const DPOP_TOKEN_TYPE = 'DPoP';
+/** Proof algorithms accepted by default: asymmetric only (RFC 9449 §4.2: no MAC, no `none`). */
+export const DPOP_ALGORITHMS = ['ES256', 'RS256', 'PS256'] as const;
+export type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];
+/** How far from now a proof's `iat` may be, in seconds, by default. */
+export const DEFAULT_DPOP_PROOF_WINDOW = 60;
+/** The longest proof read: a proof with an RSA-4096 JWK is under 2 KB. */
+const MAX_PROOF_LENGTH = 4096;
+const MAX_JTI_LENGTH = 256;
+/** How many imported proof keys a verifier keeps. */
+const IMPORTED_KEYS_CACHE_SIZE = 1000;
+
+/**
+ * Where the `jti` of each accepted proof is remembered until it could no
+ * longer be accepted anyway (RFC 9449 §11.1): shared by every instance, or a
+ * proof replayed on another instance would pass there.
+ */
+export interface DpopReplayStore {
+  /** Records `key` until `expiresAtMs`; false when it was recorded already (a replay). Atomic. */
+  remember(key: string, expiresAtMs: number): Promise<boolean>;
+}
+
+/** Remembered proofs of one process; expired ones are dropped on a sweep every 1,024 additions. */
+export class MemoryDpopReplayStore implements DpopReplayStore {
+  readonly #seen = new Map<string, number>();
+  #added = 0;
+
+  async remember(key: string, expiresAtMs: number): Promise<boolean> {
+    const now = Date.now();
+    if (++this.#added % 1024 === 0) for (const [k, until] of this.#seen) if (until <= now) this.#seen.delete(k);
+    const until = this.#seen.get(key);
+    if (until !== undefined && until > now) return false;
+    this.#seen.set(key, expiresAtMs);
+    return true;
+  }
+
+  /** How many proofs are remembered, expired ones not yet swept included. */
+  get size(): number {
+    return this.#seen.size;
+  }
+}
+
+/** Options of DPoP, shared by tokenRouter({ dpop }) and dpopAuth(). */
+export interface DpopOptions {
+  /** Where proof ids are remembered; give a RedisDpopReplayStore to several instances. Default: a MemoryDpopReplayStore. */
+  replay?: DpopReplayStore;
+  /** Proof algorithms accepted. Default: `['ES256', 'RS256', 'PS256']`. */
+  algorithms?: readonly DpopAlgorithm[];
+  /** How far a proof's `iat` may be from now, in seconds (1 to 600). Default: `60`. */
+  proofWindowSeconds?: number;
+  /**
+   * Require server-provided nonces (RFC 9449 §8, §9): a proof without a
+   * current nonce is refused with `use_dpop_nonce` and a `DPoP-Nonce` header
+   * holding one. Nonces are made from `secret` (at least 32 bytes, the same
+   * on every instance and at the token endpoint and resources) and the time,
+   * so no instance stores them; each is good for `lifetimeSeconds` to twice
+   * that. Default: none (no nonce asked for).
+   */
+  nonce?: { readonly secret: string | Buffer; readonly lifetimeSeconds?: number };
+}
+
+const OPTION_NAMES = ['replay', 'algorithms', 'proofWindowSeconds', 'nonce'] as const;
+
+/** The checked DPoP options. */
+export interface DpopConfiguration {
+  readonly replay: DpopReplayStore;
+  readonly algorithms: readonly DpopAlgorithm[];
+  readonly windowSeconds: number;
+  readonly nonces: DpopNonces | undefined;
+}
+
+/** The default lifetime of a DPoP nonce, in seconds: a nonce is accepted for one to two of them. */
+export const DEFAULT_DPOP_NONCE_LIFETIME = 300;
+
+/**
+ * Stateless nonces: the index of the current time slot and an HMAC of it,
+ * base64url. The current slot's nonce and the one before are accepted, so
+ * every instance that shares the secret agrees without storing anything.
+ */
+export class DpopNonces {
+  readonly #secret: Buffer;
+  readonly #lifetimeMs: number;
+
+  constructor(secret: Buffer, lifetimeSeconds: number) {
+    this.#secret = secret;
+    this.#lifetimeMs = lifetimeSeconds * 1000;
+  }
+
+  /** The nonce to hand out now. */
+  current(): string {
+    return this.#nonceOf(Math.floor(Date.now() / this.#lifetimeMs));
+  }
+
+  /** Whether `nonce` is this slot's or the previous one's. */
+  accepts(nonce: unknown): boolean {
+    if (typeof nonce !== 'string' || nonce.length > 64) return false;
+    const slot = Math.floor(Date.now() / this.#lifetimeMs);
+    const given = Buffer.from(nonce);
+    return [slot, slot - 1].some((s) => {
+      const expected = Buffer.from(this.#nonceOf(s));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+  }
+
+  #nonceOf(slot: number): string {
+    const index = Buffer.alloc(6);
+    index.writeUIntBE(slot, 0, 6);
+    const mac = createHmac('sha256', this.#secret).update(index).digest().subarray(0, 18);
+    return Buffer.concat([index, mac]).toString('base64url');
+  }
+}
+
+/** A proof without the current nonce (RFC 9449 §8): answered with `use_dpop_nonce` and a fresh nonce. */
+export class DpopNonceRequired extends Error {}
+
+export function readDpopOptions(factory: string, options: unknown): DpopConfiguration {
+  const given = readOptions<DpopOptions>(`${factory} dpop`, options, OPTION_NAMES);
+  const replay = given.replay ?? new MemoryDpopReplayStore();
+  if (typeof (replay as Partial<DpopReplayStore>).remember !== 'function') {
+    invalidOption(factory, 'dpop.replay', replay, 'a DpopReplayStore (remember)');
+  }
+  const algorithms = given.algorithms ?? DPOP_ALGORITHMS;
+  if (
+    !Array.isArray(algorithms) ||
+    algorithms.length === 0 ||
+    !algorithms.every((a) => (DPOP_ALGORITHMS as readonly string[]).includes(a))
+  ) {
+    invalidOption(factory, 'dpop.algorithms', algorithms, `a non-empty list of ${DPOP_ALGORITHMS.join(', ')}`);
+  }
+  const windowSeconds =
+    given.proofWindowSeconds === undefined
+      ? DEFAULT_DPOP_PROOF_WINDOW
+      : checkInteger(factory, 'dpop.proofWindowSeconds', given.proofWindowSeconds, { min: 1, max: 600 });
+  let nonces: DpopNonces | undefined;
+  if (given.nonce !== undefined) {
+    const { secret, lifetimeSeconds } = given.nonce as { secret?: unknown; lifetimeSeconds?: unknown };
+    if (!(typeof secret === 'string' || Buffer.isBuffer(secret)) || Buffer.byteLength(secret) < 32) {
+      invalidOption(factory, 'dpop.nonce.secret', '(hidden)', 'a string or Buffer of at least 32 bytes');
+    }
+    const lifetime =
+      lifetimeSeconds === undefined
+        ? DEFAULT_DPOP_NONCE_LIFETIME
+        : checkInteger(factory, 'dpop.nonce.lifetimeSeconds', lifetimeSeconds, { min: 10, max: 3600 });
+    nonces = new DpopNonces(Buffer.from(secret as string | Buffer), lifetime);
+  }
+  return { replay, algorithms, windowSeconds, nonces };
+}
+
+/** Why a proof was refused: the `error_description` of `invalid_dpop_proof`. */
+export class DpopProofRejected extends Error {}
+
+// RFC 7638 §3.2: the required members of each key type, in lexicographic order.
+const THUMBPRINT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  EC: ['crv', 'kty', 'x', 'y'],
+  RSA: ['e', 'kty', 'n'],
+};
+
+/** The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: the `jkt` a token is bound to. */
+export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string {
+  const members = THUMBPRINT_MEMBERS[String(jwk.kty)];
+  if (members === undefined) throw new DpopProofRejected('The proof key type is not supported.');
+  const canonical: Record<string, unknown> = {};
+  for (const name of members) {
+    if (typeof jwk[name] !== 'string') throw new DpopProofRejected('The proof key is incomplete.');
+    canonical[name] = jwk[name];
+  }
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url');
+}
+
+/** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token. */
+export const accessTokenHash = (accessToken: string): string => createHash('sha256').update(accessToken).digest('base64url');
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/** What a request must match. */
+export interface ProofExpectation {
+  /** The request method (RFC 9449 §4.3 check 8). */
+  readonly method: string;
+  /** The request URL without query and fragment (check 9). */
+  readonly url: string;
+  /** At a resource: the access token the proof must name in `ath` (check 11). */
+  readonly accessToken?: string;
+}
+
+/** The thumbprint of the key a valid proof was signed with. */
+export interface VerifiedProof {
+  readonly jkt: string;
+}
+
+/**
+ * Checks a proof as RFC 9449 §4.3 lists: one compact JWS, `typ` dpop+jwt,
+ * an allowed asymmetric `alg`, a public `jwk` that verifies the signature,
+ * `htm` and `htu` of this request, `iat` within the window, a `jti` never
+ * seen (remembered in the replay store), and `ath` at a resource.
+ */
+export class DpopVerifier {
+  readonly #config: DpopConfiguration;
+  // Public keys imported lately, by thumbprint: a client proves with one key
+  // for the life of its tokens, and importing a JWK costs about as much as
+  // verifying the signature. The thumbprint covers every member that makes
+  // the key, so one thumbprint is one key. Emptied when full.
+  readonly #keys = new Map<string, KeyObject>();
+
+  constructor(config: DpopConfiguration) {
+    this.#config = config;
+  }
+
+  get algorithms(): readonly DpopAlgorithm[] {
+    return this.#config.algorithms;
+  }
+
+  /** A nonce to send in `DPoP-Nonce`, when nonces are required. */
+  nonce(): string | undefined {
+    return this.#config.nonces?.current();
+  }
+
+  async verify(proof: string | string[] | undefined, expected: ProofExpectation): Promise<VerifiedProof> {
+    // RFC 9449 §4.3 check 1: exactly one DPoP header.
+    if (typeof proof !== 'string') throw new DpopProofRejected('Exactly one DPoP proof is required.');
+    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw new DpopProofRejected('The DPoP proof is malformed.');
+    let decoded: jwt.Jwt | null;
+    try {
+      decoded = jwt.decode(proof, { complete: true });
+    } catch {
+      decoded = null;
+    }
+    if (decoded === null || typeof decoded.payload !== 'object') throw new DpopProofRejected('The DPoP proof is malformed.');
+    const { header } = decoded;
+    const claims = decoded.payload as jwt.JwtPayload & { htm?: unknown; htu?: unknown; ath?: unknown };
+    if (header.typ !== DPOP_PROOF_TYPE) throw new DpopProofRejected('The DPoP proof typ is not dpop+jwt.');
+    const alg = header.alg as DpopAlgorithm;
+    if (!this.#config.algorithms.includes(alg)) throw new DpopProofRejected('The DPoP proof algorithm is not allowed.');
+    const jwk = (header as { jwk?: unknown }).jwk;
+    if (typeof jwk !== 'object' || jwk === null) throw new DpopProofRejected('The DPoP proof has no jwk.');
+    const members = jwk as Record<string, unknown>;
+    if (PRIVATE_MEMBERS.some((name) => name in members)) throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
+    const jkt = jwkThumbprint(members);
+    let key = this.#keys.get(jkt);
+    if (key === undefined) {
+      try {
+        key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+      } catch {
+        throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
+      }
+      if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
+      this.#keys.set(jkt, key);
+    }
+    try {
+      // No clock claims but iat, which is checked below against the window.
+      jwt.verify(proof, key, { algorithms: [alg], ignoreExpiration: true, ignoreNotBefore: true });
+    } catch {
+      throw new DpopProofRejected('The DPoP proof signature is not valid.');
+    }
+    if (typeof claims.jti !== 'string' || claims.jti.length === 0 || claims.jti.length > MAX_JTI_LENGTH) {
+      throw new DpopProofRejected('The DPoP proof has no valid jti.');
+    }
+    if (claims.htm !== expected.method) throw new DpopProofRejected('The DPoP proof htm does not match the request method.');
+    if (typeof claims.htu !== 'string' || stripQuery(claims.htu) !== stripQuery(expected.url)) {
+      throw new DpopProofRejected('The DPoP proof htu does not match the request URL.');
+    }
+    const now = Date.now() / 1000;
+    if (typeof claims.iat !== 'number' || Math.abs(now - claims.iat) > this.#config.windowSeconds) {
+      throw new DpopProofRejected('The DPoP proof iat is outside the accepted window.');
+    }
+    if (expected.accessToken !== undefined && claims.ath !== accessTokenHash(expected.accessToken)) {
+      throw new DpopProofRejected('The DPoP proof ath does not match the access token.');
+    }
+    // RFC 9449 §8: checked after the signature, so only the key holder learns a nonce is needed.
+    if (this.#config.nonces !== undefined && !this.#config.nonces.accepts((claims as { nonce?: unknown }).nonce)) {
+      throw new DpopNonceRequired('The DPoP proof must carry the nonce in the DPoP-Nonce header.');
+    }
+    // Last, once everything else holds: a refused proof never spends its jti.
+    const fresh = await this.#config.replay.remember(
+      `${jkt}:${claims.jti}`,
+      (claims.iat + this.#config.windowSeconds + 1) * 1000,
+    );
+    if (!fresh) throw new DpopProofRejected('The DPoP proof was used before.');
+    return { jkt };
+  }
+}
+
+/**
+ * RFC 9449 §4.3 check 9: `htu` is compared without its query and fragment,
+ * after RFC 3986 §6.2.2 and §6.2.3 normalization (case of scheme and host,
+ * default port, dot segments), which WHATWG URL parsing performs.
+ */
+function stripQuery(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '';
+  }
+}

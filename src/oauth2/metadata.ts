@@ -1,0 +1,88 @@
+/**
+ * Authorization server metadata (RFC 8414): the document a client fetches
+ * to learn the token, revocation and introspection endpoints and what they
+ * accept, instead of being configured by hand. It is built once, from the
+ * token router's checked configuration, so it lists only what is enabled.
+ */
+
+/** RFC 8414 §3: the well-known URI suffix registered for OAuth 2.0 authorization servers. */
+export const METADATA_WELL_KNOWN = '/.well-known/oauth-authorization-server';
+
+/** RFC 6749 §2.3.1 and RFC 7591 §2: how a client authenticates at the token and revocation endpoints. */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+/** Introspection answers confidential clients only (RFC 7662 §2.1: the caller must be authorized). */
+export const INTROSPECTION_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The issuer as a URL RFC 8414 §2 accepts (`https`, no query, no fragment),
+ * or undefined. Plain `http` is accepted on a loopback host only, for a
+ * service run on a developer's machine.
+ */
+export function issuerUrl(issuer: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    return undefined;
+  }
+  if (url.search !== '' || url.hash !== '' || issuer.includes('?') || issuer.includes('#')) return undefined;
+  if (url.username !== '' || url.password !== '') return undefined;
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return url;
+  return undefined;
+}
+
+/**
+ * RFC 8414 §3.1: the well-known suffix goes between the host and the
+ * issuer's path: `https://a.example/tenant` is described at
+ * `/.well-known/oauth-authorization-server/tenant`.
+ */
+export function metadataPath(issuer: URL): string {
+  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
+  return `${METADATA_WELL_KNOWN}${path}`;
+}
+
+/** What the metadata document says; each endpoint path is absent when that endpoint is off. */
+export interface MetadataInput {
+  readonly issuer: string;
+  readonly tokenPath: string;
+  readonly revocationPath: string | undefined;
+  readonly introspectionPath: string | undefined;
+  readonly grantTypes: readonly string[];
+  /** Whether registered clients can authenticate with a secret (a client store is given). */
+  readonly confidentialClients: boolean;
+  readonly scopes: ReadonlySet<string>;
+  /** JWS algorithms of DPoP proofs, when DPoP is on. */
+  readonly dpopAlgorithms?: readonly string[];
+}
+
+/** The RFC 8414 §2 document, as a plain object ready to serialize. */
+export function authorizationServerMetadata(input: MetadataInput): Record<string, unknown> {
+  const issuer = issuerUrl(input.issuer) as URL;
+  // Endpoints live on the issuer's origin, where the token router is mounted.
+  const at = (path: string) => new URL(path, issuer.origin).href;
+  const clientAuth = input.confidentialClients ? [...CLIENT_AUTH_METHODS] : ['none'];
+  const document: Record<string, unknown> = {
+    issuer: input.issuer,
+    token_endpoint: at(input.tokenPath),
+    token_endpoint_auth_methods_supported: clientAuth,
+    grant_types_supported: [...input.grantTypes],
+    // RFC 8414 §2 makes this member required; with no authorization endpoint no response type is supported.
+    response_types_supported: [],
+  };
+  if (input.scopes.size > 0) document.scopes_supported = [...input.scopes];
+  if (input.revocationPath !== undefined) {
+    document.revocation_endpoint = at(input.revocationPath);
+    document.revocation_endpoint_auth_methods_supported = clientAuth;
+  }
+  if (input.introspectionPath !== undefined && input.confidentialClients) {
+    document.introspection_endpoint = at(input.introspectionPath);
+    document.introspection_endpoint_auth_methods_supported = [...INTROSPECTION_AUTH_METHODS];
+  }
+  if (input.dpopAlgorithms !== undefined && input.dpopAlgorithms.length > 0) {
+    document.dpop_signing_alg_values_supported = [...input.dpopAlgorithms];
+  }
+  return document;
+}

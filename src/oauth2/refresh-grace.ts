@@ -1,0 +1,27 @@
+import { createHmac, hkdfSync, type KeyObject } from 'node:crypto';
+
+/**
+ * Rotation that survives a lost response. With a grace period, the refresh
+ * token that replaces a presented one is not drawn at random but derived
+ * from it: HMAC-SHA256 under a key only the service holds. A client whose
+ * network dropped the answer of its last refresh presents the same old
+ * token again, and the router derives the very token it had issued; the
+ * store, which holds only hashes, recognises it as the family's current one
+ * (never used since) and answers `retried` instead of revoking the family.
+ * Nothing but hashes is stored, and whoever holds an old token cannot
+ * compute the next one without the key.
+ */
+
+/** HKDF `info`: the derivation key serves this purpose only, apart from signing. */
+const DERIVATION_INFO = 'express-api-conventions refresh-token rotation v1';
+
+/** The key refresh tokens are derived under, from the signing key every instance shares (RFC 5869 HKDF). */
+export function refreshDerivationKey(signingKey: KeyObject): Buffer {
+  const material = signingKey.type === 'secret' ? signingKey.export() : signingKey.export({ type: 'pkcs8', format: 'der' });
+  return Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), DERIVATION_INFO, 32));
+}
+
+/** The refresh token that replaces `presented`: 256 bits, base64url (43 characters), like a random one. */
+export function deriveRefreshToken(key: Buffer, presented: string): string {
+  return createHmac('sha256', key).update(presented, 'utf8').digest('base64url');
+}

@@ -1,0 +1,244 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import request from 'supertest';
+import { describeWith, REDIS_SERVER } from '../support/services.js';
+import { DEMO } from './client.js';
+import { type ControlledRedis, type RunningProcess, startControlledRedis, startServer } from './harness.js';
+import { expectDocumented } from './openapi.js';
+
+/**
+ * Issue 24 parts 1, 2 and 5 on the reference server: RFC 8414 discovery
+ * driven by openid-client itself, RFC 7009 revocation and RFC 7662
+ * introspection across two instances sharing one redis-server, and the
+ * password grant's RFC 9700 notice at start-up.
+ */
+
+const run = promisify(execFile);
+const OPENID_CLIENT_SCRIPT = join(__dirname, '..', 'fixtures', 'strict-clients', 'openid-client-discovery.mjs');
+const OAUTH4WEBAPI_DPOP_SCRIPT = join(__dirname, '..', 'fixtures', 'strict-clients', 'oauth4webapi-dpop.mjs');
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const DEMO_BASIC = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
+
+async function passwordGrant(url: string): Promise<{ access_token: string; refresh_token: string }> {
+  const res = await request(url)
+    .post('/v1/oauth2/token')
+    .type('form')
+    .set('Authorization', DEMO_BASIC)
+    .send({ grant_type: 'password', username: DEMO.username, password: DEMO.password });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+const oauthPost = (url: string, path: string, form: Record<string, string>) =>
+  request(url).post(path).type('form').set('Authorization', DEMO_BASIC).send(form);
+const me = (url: string, token: string) => request(url).get('/v1/me').set('Authorization', `Bearer ${token}`);
+
+describe('reference server: discovery (RFC 8414)', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT: '100000' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('serves the metadata at /.well-known/oauth-authorization-server, its issuer the URL it is fetched from', async () => {
+    const res = await request(server.url).get('/.well-known/oauth-authorization-server');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({
+      issuer: server.url,
+      token_endpoint: `${server.url}/v1/oauth2/token`,
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      grant_types_supported: ['password', 'refresh_token'],
+      response_types_supported: [],
+      scopes_supported: ['users:write', 'exports'],
+      revocation_endpoint: `${server.url}/v1/oauth2/revocations`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      introspection_endpoint: `${server.url}/v1/oauth2/introspections`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    });
+    expectDocumented(res);
+  });
+
+  it("gives tokens whose `iss` is the metadata's issuer", async () => {
+    const { access_token } = await passwordGrant(server.url);
+    const payload = JSON.parse(Buffer.from(access_token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    expect(payload.iss).toBe(server.url);
+  });
+
+  it.each(['post', 'basic'])(
+    'openid-client discovers it from the issuer URL alone, then signs in, refreshes, introspects and revokes (client_secret_%s)',
+    async (method) => {
+      const { stdout } = await run(
+        process.execPath,
+        [OPENID_CLIENT_SCRIPT, server.url, DEMO.clientId, DEMO.clientSecret, DEMO.username, DEMO.password, method],
+        { timeout: 20_000 },
+      );
+      const seen = JSON.parse(stdout);
+      expect(seen.server.issuer).toBe(server.url);
+      expect(seen.server.token_endpoint).toBe(`${server.url}/v1/oauth2/token`);
+      expect(seen.tokenType).toBe('bearer');
+      expect(seen.expiresIn).toBe(3600);
+      expect(seen.meStatus).toBe(200);
+      expect(seen.refreshedType).toBe('bearer');
+      expect(seen.introspected).toMatchObject({ active: true, client_id: DEMO.clientId, iss: server.url, token_type: 'bearer' });
+      // Revoking the refresh token revoked its family: the access token issued with it is no longer active.
+      expect(seen.afterRevocation).toEqual({ active: false });
+      expect(seen.meAfterStatus).toBe(401);
+      expect(seen.refreshAfter).toBe('invalid_grant');
+    },
+  );
+});
+
+describe('reference server with DPOP=1 (RFC 9449)', () => {
+  let server: RunningProcess;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT: '100000', DPOP: '1' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('lists the proof algorithms in its metadata, and oauth4webapi gets DPoP tokens that GET /v1/me takes only with a proof', async () => {
+    const metadata = await request(server.url).get('/.well-known/oauth-authorization-server');
+    expect(metadata.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'RS256', 'PS256']);
+    const { stdout } = await run(
+      process.execPath,
+      [OAUTH4WEBAPI_DPOP_SCRIPT, server.url, DEMO.clientId, DEMO.clientSecret, DEMO.username, DEMO.password],
+      { timeout: 20_000 },
+    );
+    const seen = JSON.parse(stdout);
+    expect(seen.tokenType).toBe('dpop');
+    expect(seen.meStatus).toBe(200);
+    expect(seen.meBody.name).toBe('Alice Liddell');
+    expect(seen.asBearerStatus).toBe(401);
+    expect(seen.refreshedType).toBe('dpop');
+    expect(seen.meAgainStatus).toBe(200);
+    expect(seen.strangerChallenge.status).toBe(401);
+  });
+
+  it('keeps giving bearer tokens to clients that send no proof', async () => {
+    const { access_token } = await passwordGrant(server.url);
+    expect((await me(server.url, access_token)).status).toBe(200);
+  });
+});
+
+describe('reference server: the password grant and RFC 9700 at start-up', () => {
+  it('mentions RFC 9700 once in development, and not in production', async () => {
+    const development = await startServer({ NODE_ENV: 'development' });
+    const production = await startServer({ NODE_ENV: 'production' });
+    try {
+      await sleep(100);
+      expect(development.output().match(/RFC 9700/g)).toHaveLength(1);
+      expect(development.output()).toMatch(/password grant .*RFC 9700 §2\.4 says it MUST NOT be used/);
+      expect(production.output()).not.toMatch(/RFC 9700/);
+    } finally {
+      await Promise.all([development.stop(), production.stop()]);
+    }
+  });
+});
+
+describeWith(
+  REDIS_SERVER,
+  'reference server: revocation, introspection and the refresh grace on two instances over one Redis',
+  () => {
+    let redis: ControlledRedis;
+    let a: RunningProcess;
+    let b: RunningProcess;
+    beforeAll(async () => {
+      redis = await startControlledRedis();
+      const env = { REDIS_URL: redis.url, RATE_LIMIT: '100000', REFRESH_GRACE: '10' };
+      a = await startServer(env);
+      b = await startServer(env);
+    });
+    afterAll(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      await redis?.stop();
+    });
+
+    /** Milliseconds until `check` holds on instance B, polled every 50 ms for at most 3 s. */
+    async function timeUntil(check: () => Promise<boolean>): Promise<number> {
+      const started = Date.now();
+      while (Date.now() - started < 3000) {
+        if (await check()) return Date.now() - started;
+        await sleep(50);
+      }
+      throw new Error('did not happen within 3 s');
+    }
+
+    it('both instances name one issuer, and a token from one works on the other', async () => {
+      const [metaA, metaB] = await Promise.all([
+        request(a.url).get('/.well-known/oauth-authorization-server'),
+        request(b.url).get('/.well-known/oauth-authorization-server'),
+      ]);
+      expect(metaA.body.issuer).toBe(metaB.body.issuer);
+      expect((await me(b.url, (await passwordGrant(a.url)).access_token)).status).toBe(200);
+    });
+
+    it("revoking a refresh token on A stops its family's access token on B within the second", async () => {
+      const tokens = await passwordGrant(a.url);
+      expect((await me(b.url, tokens.access_token)).status).toBe(200);
+      const revoked = await oauthPost(a.url, '/v1/oauth2/revocations', { token: tokens.refresh_token });
+      expect(revoked.status).toBe(200);
+      expectDocumented(revoked);
+      const elapsed = await timeUntil(async () => (await me(b.url, tokens.access_token)).status === 401);
+      expect(elapsed).toBeLessThan(1000);
+      const refresh = await request(b.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .set('Authorization', DEMO_BASIC)
+        .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      expect(refresh.status).toBe(400);
+      expect(refresh.body.error).toBe('invalid_grant');
+    });
+
+    it('revoking an access token on B stops it on A within the second; introspection on A then answers active:false', async () => {
+      const tokens = await passwordGrant(a.url);
+      const active = await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token });
+      expect(active.body.active).toBe(true);
+      expectDocumented(active);
+      expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: tokens.access_token })).status).toBe(200);
+      const elapsed = await timeUntil(async () => (await me(a.url, tokens.access_token)).status === 401);
+      expect(elapsed).toBeLessThan(1000);
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.access_token })).body).toEqual({
+        active: false,
+      });
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.refresh_token })).body).toEqual({
+        active: false,
+      });
+    });
+
+    it('answers 200 for an unknown token, and 401 invalid_client for a wrong client secret', async () => {
+      expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: 'z'.repeat(43) })).status).toBe(200);
+      const wrong = await request(b.url)
+        .post('/v1/oauth2/revocations')
+        .type('form')
+        .send({ token: 'z'.repeat(43), client_id: DEMO.clientId, client_secret: 'wrong' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.error).toBe('invalid_client');
+      expectDocumented(wrong);
+    });
+
+    it('REFRESH_GRACE: a refresh whose answer was lost on A, retried on B, gets the same refresh token; a later reuse revokes', async () => {
+      const first = await passwordGrant(a.url);
+      const refreshAt = (url: string, token: string) =>
+        request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('Authorization', DEMO_BASIC)
+          .send({ grant_type: 'refresh_token', refresh_token: token });
+      const lost = await refreshAt(a.url, first.refresh_token);
+      expect(lost.status).toBe(200);
+      const retry = await refreshAt(b.url, first.refresh_token);
+      expect(retry.status).toBe(200);
+      expect(retry.body.refresh_token).toBe(lost.body.refresh_token);
+      expect((await me(a.url, retry.body.access_token)).status).toBe(200);
+      const next = await refreshAt(b.url, retry.body.refresh_token);
+      expect(next.status).toBe(200);
+      expect((await refreshAt(a.url, first.refresh_token)).body.error).toBe('invalid_grant');
+      expect((await refreshAt(b.url, next.body.refresh_token)).status).toBe(400);
+    });
+  },
+);
