@@ -7,7 +7,7 @@ import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { bearerAuth, DEFAULT_CLOCK_TOLERANCE } from './bearer-auth.js';
-import { checkAudience, checkRealm } from './checks.js';
+import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { DpopNonceRequired, type DpopOptions, DpopProofRejected, DpopVerifier, readDpopOptions } from './dpop.js';
 import { type AccessTokenKey, readKeys } from './keys.js';
 import type { RevokedFamilies } from './revoked-families.js';
@@ -33,6 +33,8 @@ export interface DpopAuthOptions {
   clockToleranceSeconds?: number;
   /** Revoked refresh-token families, as for bearerAuth(). Default: none. */
   revokedFamilies?: RevokedFamilies;
+  /** Whether a token's user still exists, as for bearerAuth(): a token of a user it denies is refused. Default: none. */
+  isSubjectActive?: SubjectActiveCheck;
 }
 
 const OPTION_NAMES = [
@@ -44,6 +46,7 @@ const OPTION_NAMES = [
   'realm',
   'clockToleranceSeconds',
   'revokedFamilies',
+  'isSubjectActive',
 ] as const;
 const FACTORY = 'dpopAuth';
 // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68.
@@ -80,6 +83,7 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
       ? DEFAULT_CLOCK_TOLERANCE
       : checkInteger(FACTORY, 'clockToleranceSeconds', given.clockToleranceSeconds, { min: 0, max: 300 });
   const revokedFamilies = given.revokedFamilies;
+  const isSubjectActive = checkSubjectActive(FACTORY, given.isSubjectActive);
   const proofs = new DpopVerifier(readDpopOptions(FACTORY, given.dpop));
   const verifier = new AccessTokenVerifier(keys, issuer, audience, tolerance);
   const bearer = bearerAuth({
@@ -89,6 +93,7 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
     realm,
     clockToleranceSeconds: tolerance,
     ...(revokedFamilies === undefined ? {} : { revokedFamilies }),
+    ...(isSubjectActive === undefined ? {} : { isSubjectActive }),
   });
   const algs = proofs.algorithms.join(' ');
 
@@ -118,6 +123,9 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
     if (claims.cnf === undefined) throw refusal('invalid_token', 'The access token is not bound to a DPoP key.');
     if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
       throw refusal('invalid_token', 'The access token was revoked.');
+    }
+    if (isSubjectActive !== undefined && !(await isSubjectActive(claims.sub))) {
+      throw refusal('invalid_token', 'The user of the access token no longer exists.');
     }
     const path = req.originalUrl.split('?', 1)[0] as string;
     let jkt: string;

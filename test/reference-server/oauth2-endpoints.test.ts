@@ -210,13 +210,14 @@ describeWith(
       });
     });
 
-    it('answers 200 for an unknown token, and 401 invalid_client for a wrong client secret', async () => {
+    it('answers 200 for an unknown token, and 400 invalid_client for a wrong client secret in the body', async () => {
       expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: 'z'.repeat(43) })).status).toBe(200);
       const wrong = await request(b.url)
         .post('/v1/oauth2/revocations')
         .type('form')
         .send({ token: 'z'.repeat(43), client_id: DEMO.clientId, client_secret: 'wrong' });
-      expect(wrong.status).toBe(401);
+      // RFC 6749 §5.2 (which RFC 7009 §2.2.1 refers to): credentials in the body, no challenge: 400.
+      expect(wrong.status).toBe(400);
       expect(wrong.body.error).toBe('invalid_client');
       expectDocumented(wrong);
     });
