@@ -161,7 +161,7 @@ export type Insertion = RequestHandler | readonly RequestHandler[];
 /** Insertion points by stage name; the point exists whether that stage is on or off. */
 export type Insertions = { readonly [Name in StageName]?: Insertion };
 
-/** Old option keys (before they were named after their factory), accepted for one version with a warning. */
+/** Pre-release option keys (before they were named after their factory), accepted in 0.1 with a warning. */
 export const DEPRECATED_STAGE_KEYS = {
   cors: 'corsPolicy',
   cookies: 'secureCookies',
@@ -184,7 +184,7 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
   /** Middleware to run just after a stage. Default: none. */
   after?: Insertions;
 } & {
-  /** @deprecated Since 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
+  /** @deprecated A pre-release key, removed in 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
   [Key in DeprecatedKey]?: OptionsOf<(typeof DEPRECATED_STAGE_KEYS)[Key]> | false;
 };
 

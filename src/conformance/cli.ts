@@ -34,7 +34,8 @@ export const CREDENTIAL_VARIABLES = {
 export const USAGE = `Usage: express-api-conventions check <base-url> [options]
 
 Probes a running API over HTTP and reports, check by check and grouped by
-SPEC.md section, what holds and what does not, each rule cited by its row in
+section of the API conventions (docs/conventions.md), what holds and what does
+not, each rule cited by its row in
 docs/spec-coverage.md. Exits 0 when no check fails,
 1 when one does, 2 on a wrong command line, 3 when the API cannot be reached.
 

@@ -151,7 +151,7 @@ export async function checkCors(ctx: RunContext): Promise<void> {
   }
 
   if (h['access-control-allow-origin'] === '*') {
-    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as SPEC.md permits');
+    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as docs/conventions.md §8.1 permits');
     return;
   }
   const lookAlike = lookAlikeOrigin(origin);

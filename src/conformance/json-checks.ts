@@ -36,7 +36,11 @@ export async function checkJsonEscaping(ctx: RunContext): Promise<void> {
       else if (answer.body.includes(escaped)) ctx.pass(id);
       else if (answer.body.includes(REFLECTION_PROBE)) ctx.fail(id, { request, expected, seen: `${REFLECTION_PROBE} unescaped` });
       else if (answer.body.toLowerCase().includes(escaped.toLowerCase())) {
-        ctx.fail(id, { request, expected, seen: '\\u003c...\\u003e (lower-case hex; SPEC.md writes \\u003C and \\u003E)' });
+        ctx.fail(id, {
+          request,
+          expected,
+          seen: '\\u003c...\\u003e (lower-case hex; docs/conventions.md §9.2 writes \\u003C and \\u003E)',
+        });
       } else
         ctx.fail(id, {
           request,

@@ -85,7 +85,7 @@ export function checkLimits(ctx: RunContext): void {
 
   const withPolicy = all.filter((exchange) => exchange.headers['ratelimit-policy'] !== undefined);
   if (withPolicy.length === 0) {
-    ctx.skip('limits.policy-syntax', 'no RateLimit-Policy was seen (SPEC.md: the service "may" send it)');
+    ctx.skip('limits.policy-syntax', 'no RateLimit-Policy was seen (docs/conventions.md §12.2: the service may send it)');
     ctx.skip('limits.policy-constant', 'no RateLimit-Policy was seen');
   } else {
     ctx.verdict(
@@ -113,7 +113,8 @@ export function checkLimits(ctx: RunContext): void {
   }
 
   const withState = all.filter((exchange) => exchange.headers.ratelimit !== undefined);
-  if (withState.length === 0) ctx.skip('limits.state-syntax', 'no RateLimit was seen (SPEC.md: the service "may" send it)');
+  if (withState.length === 0)
+    ctx.skip('limits.state-syntax', 'no RateLimit was seen (docs/conventions.md §12.3: the service may send it)');
   else {
     ctx.verdict(
       'limits.state-syntax',

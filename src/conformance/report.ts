@@ -79,7 +79,7 @@ const MARK: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', skip: 's
 
 /** The report for people: a table per section, evidence under each failure. */
 export function formatReport(report: ConformanceReport): string {
-  const lines: string[] = [`Conformance of ${report.target} to SPEC.md`, ''];
+  const lines: string[] = [`Conformance of ${report.target} to the API conventions (docs/conventions.md)`, ''];
   const idWidth = Math.max(...report.results.map((result) => result.id.length), 2);
   for (const section of CONFORMANCE_SECTIONS) {
     const rows = report.results.filter((result) => result.section === section);
@@ -138,7 +138,7 @@ export function formatJunit(report: ConformanceReport): string {
       `  <testsuite name="${xml(section)}" tests="${rows.length}" failures="${count('fail')}" skipped="${count('skip')}" errors="0">`,
     );
     for (const row of rows) {
-      const open = `    <testcase classname="${xml(`SPEC.md.${section}`)}" name="${xml(row.id)}"`;
+      const open = `    <testcase classname="${xml(`conventions.${section}`)}" name="${xml(row.id)}"`;
       if (row.status === 'pass') {
         lines.push(`${open}/>`);
         continue;

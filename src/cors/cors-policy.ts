@@ -74,7 +74,7 @@ export const CORS_POLICY_HINTS: OptionHints = {
   origin:
     "cors's `origin` is `origins` here: an array of exact origins or anchored RegExps, or '*' (without credentials); no function and no `true` that reflects every origin.",
   optionsSuccessStatus:
-    'There is no `optionsSuccessStatus`: a preflight is always answered 200 with `Content-Length: 0` and `Content-Type: text/plain` (SPEC.md CORS), where cors answers 204.',
+    'There is no `optionsSuccessStatus`: a preflight is always answered 200 with `Content-Length: 0` and `Content-Type: text/plain` (docs/conventions.md §8.3), where cors answers 204.',
   preflightContinue:
     'There is no `preflightContinue`: corsPolicy() answers every preflight itself; it never reaches your routes.',
   headers: "cors's `headers` is `allowedHeaders` here.",

@@ -265,7 +265,7 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
   if (segments.length - start > 3) {
     add(
       'shape',
-      `The path is ${segments.length - start} segments deep after the version; SPEC.md's shape stops at a sub-collection.`,
+      `The path is ${segments.length - start} segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.`,
     );
   }
   // Segments a fix removed (a verb or a list segment on its own) are dropped.

@@ -59,7 +59,9 @@ export class RouteConventionError extends Error {
 
   constructor(findings: readonly RouteFinding[]) {
     const lines = findings.map((f) => `  ${f.route}: ${f.message} Suggestion: ${f.suggestion} (${ROUTE_RULES[f.rule]})`);
-    super(`${findings.length} finding${findings.length === 1 ? '' : 's'} against SPEC.md's path rules:\n${lines.join('\n')}`);
+    super(
+      `${findings.length} finding${findings.length === 1 ? '' : 's'} against the path rules (docs/conventions.md §3):\n${lines.join('\n')}`,
+    );
     this.findings = findings;
   }
 }

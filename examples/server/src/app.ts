@@ -119,6 +119,6 @@ export function createApp(settings: Settings, services: Services): Express {
   // The server's own routes follow SPEC.md's path rules, or it does not start.
   // `me` names the caller, not a collection.
   checkRoutes(app, { exceptions: { plural: ['me'] } });
-  console.log('route check: every route follows the SPEC.md path rules');
+  console.log('route check: every route follows the path rules (docs/conventions.md §3)');
   return app;
 }
