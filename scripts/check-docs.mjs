@@ -84,6 +84,64 @@ async function freePort() {
   });
 }
 
+/**
+ * Builds one app of the docs in a folder of its own (ESM, `nodenext`), starts
+ * it on a free 127.0.0.1 port and runs the installed `express-api-conventions
+ * check` on it; fails on any failure. `source(port)` gives the file with the
+ * port the app listens on; `express` picks Express 5 (the project's) or 4.
+ */
+async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5 }) {
+  const dir = join(scratch, name);
+  const modules = join(dir, 'node_modules');
+  // The package unpacked here, not linked: it must import this folder's `express`.
+  mkdirSync(join(modules, pkg.name), { recursive: true });
+  run('tar', ['-xzf', tarball, '-C', join(modules, pkg.name), '--strip-components=1']);
+  for (const entry of readdirSync(join(root, 'node_modules'))) {
+    if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+    const target = express === 4 && entry === 'express' ? 'express4' : entry;
+    symlinkSync(join(root, 'node_modules', target), join(modules, entry));
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  const port = await freePort();
+  mkdirSync(join(dir, 'src'));
+  writeFileSync(join(dir, 'src/app.ts'), source(port));
+  const config = { target: 'ES2022', lib: ['ES2022'], strict: true, module: 'nodenext', moduleResolution: 'nodenext' };
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { ...config, types: ['node'], outDir: 'dist', rootDir: 'src' }, include: ['src'] }),
+  );
+  run(tsc, ['-p', dir], { cwd: dir });
+  const child = spawn(process.execPath, ['dist/app.js'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const exited = new Promise((done) => child.once('exit', (code) => done(code)));
+    await new Promise((done, fail) => {
+      let seen = '';
+      const timer = setTimeout(() => fail(new Error(`${name} did not start:\n${seen}`)), 15_000);
+      child.stdout.on('data', (chunk) => {
+        seen += chunk;
+        if (seen.includes(String(port))) {
+          clearTimeout(timer);
+          done();
+        }
+      });
+      exited.then((code) => fail(new Error(`${name} exited with ${code}:\n${seen}`)));
+    });
+    const version = JSON.parse(readFileSync(join(modules, 'express/package.json'), 'utf8')).version;
+    const bin = join(modules, pkg.name, pkg.bin[pkg.name]);
+    const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}`, ...args, '--quiet'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    if (result.status !== 0)
+      throw new Error(`express-api-conventions check exited ${result.status} on ${name} (Express ${version})`);
+    console.log(`check:docs: ${name} on Express ${version} passes the checker (${args.join(' ')})`);
+  } finally {
+    child.kill();
+  }
+}
+
 async function main() {
   if (!existsSync('dist/esm/index.js')) {
     console.error('check:docs: dist/ is missing; run `npm run build` first');
@@ -201,6 +259,23 @@ async function main() {
       throw new Error(`express-api-conventions check exited ${result.status} on the getting-started app`);
     }
     console.log('check:docs: the getting-started app, assembled from the guide, passes the checker');
+
+    // The README's first app, as a user copies it (only its port is this run's),
+    // checked with the options the README tells a user to give.
+    const readmeApp = files['readme/app.ts'];
+    if (readmeApp === undefined) throw new Error('README.md has no `// readme/app.ts` block');
+    for (const express of [5, 4]) {
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `readme-app-express${express}`,
+        source: (port) => readmeApp.replaceAll('3000', String(port)),
+        args: ['--resource', '/v1/users/1'],
+        tsc,
+        env,
+      });
+    }
 
     // The guide's own test file, as its step 6 runs it.
     console.log('check:docs: node --test dist/app.test.js');
