@@ -237,7 +237,12 @@ describe('jsonResponses()', () => {
           {
             message: 'The response body must be a JSON object.',
             code: 50001,
-            detail: `res.json() received ${what}; SPEC.md allows only an object at the top level`,
+            detail:
+              `res.json() received ${what}; a JSON body is an object at the top level (docs/conventions.md §2.1). ` +
+              (what === 'an array'
+                ? "Wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext }); " +
+                  "for a route that must keep an array for an old client, mount conventionExceptions({ topLevelArray: 'why' }) on it."
+                : 'Wrap the value in an object, e.g. res.json({ value }).'),
           },
         ],
       });

@@ -13,6 +13,8 @@ export const XHR_VALUE = 'XMLHttpRequest' as const;
 /** Options of requireXhr(). It has none yet; the object is kept for growth. */
 export type RequireXhrOptions = Readonly<Record<string, never>>;
 
+const XHR_CONVENTION = { rule: '8.4', middleware: 'requireXhr' } as const;
+
 /**
  * Marks an endpoint browser-script-only: without `X-Requested-With:
  * XMLHttpRequest` the request is refused with 403 JSON (code 40301), by
@@ -27,6 +29,6 @@ export function requireXhr(options?: RequireXhrOptions): RequestHandler {
   readOptions<Record<string, never>>('requireXhr', options, []);
   return function requireXhrMiddleware(req, res, next) {
     if (req.headers[XHR_HEADER] === XHR_VALUE) next();
-    else refuse(req, res, next, apiError('xhrRequired'));
+    else refuse(req, res, next, apiError('xhrRequired'), XHR_CONVENTION);
   };
 }

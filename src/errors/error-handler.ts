@@ -7,6 +7,7 @@ import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
+import { routerStackOf } from './refuse.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -92,6 +93,20 @@ export function renderError(res: Response, raised: ApiError, production: boolean
 }
 
 /**
+ * The error middlewares of the app mounted after `handler`: they never run,
+ * since `handler` answers every error and calls no `next`.
+ */
+function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
+  const stack = routerStackOf(app) ?? [];
+  const at = stack.findIndex((layer) => layer.handle === handler);
+  if (at < 0) return [];
+  return stack
+    .slice(at + 1)
+    .filter((layer) => typeof layer.handle === 'function' && layer.handle.length === 4)
+    .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
+}
+
+/**
  * The last middleware of an app: renders every error as JSON with the status
  * that fits (SPEC.md "Errors"), whatever raised it: a route, a body parser,
  * the router, a validator, the rate limiter or notFound(). Never HTML, never
@@ -104,7 +119,22 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
   const log = checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr);
   const challenge = given.challenge === undefined ? DEFAULT_CHALLENGE : checkString('errorHandler', 'challenge', given.challenge);
 
-  return function errorHandlerMiddleware(thrown, req, res, _next) {
+  // Outside production, the first error it renders looks at the app once
+  // for error middleware mounted after it, which would never run.
+  let orderChecked = production;
+  const middleware: ErrorRequestHandler = function errorHandlerMiddleware(thrown, req, res, _next) {
+    if (!orderChecked) {
+      orderChecked = true;
+      const unreachable = errorMiddlewaresAfter(req.app, middleware);
+      if (unreachable.length > 0) {
+        process.emitWarning(
+          `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
+            'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
+            '(docs/errors.md, "Your own error middleware").',
+          { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
+        );
+      }
+    }
     const error = toApiError(thrown);
     if (log && error.status >= 500) {
       const original = error === thrown ? (error.cause ?? error) : thrown;
@@ -118,4 +148,5 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
     }
     renderError(res, error, production, challenge);
   };
+  return middleware;
 }

@@ -4,5 +4,15 @@ export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, 
 export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
 export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
+export {
+  type ConventionExceptions,
+  type ConventionReport,
+  type ConventionReporter,
+  conventionExceptions,
+  type ExceptionName,
+  logConventionReport,
+  type ReportOnlyOptions,
+  reportOnly,
+} from './report-only.js';
 export { isStoreFailure, STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './store-unavailable.js';
 export { toApiError } from './to-api-error.js';

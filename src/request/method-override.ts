@@ -33,6 +33,8 @@ const formOverride = (req: Request): unknown => {
   return value;
 };
 
+const OVERRIDE_CONVENTION = { rule: '4.7', middleware: 'methodOverride' } as const;
+
 /**
  * Routes a POST as the method named in `X-HTTP-Method-Override` or in the
  * `_method` field of a form body (SPEC.md "Methods"). Only from POST, only to
@@ -59,7 +61,15 @@ export function methodOverride(options?: Readonly<MethodOverrideOptions>): Reque
       return;
     }
     const refuse = (why: string): void =>
-      refuseRequest(req, res, next, apiError('methodOverrideRefused', { message: `The method override is not allowed: ${why}` }));
+      refuseRequest(
+        req,
+        res,
+        next,
+        apiError('methodOverrideRefused', {
+          message: `The method override is not allowed: ${why} Send the method itself, or POST with X-HTTP-Method-Override (methodOverride({ methods }) lists the ones allowed).`,
+        }),
+        OVERRIDE_CONVENTION,
+      );
     if (req.method !== 'POST') return refuse(`only a POST can be overridden, this request is a ${req.method}.`);
     if (typeof header !== 'undefined' && typeof header !== 'string') return refuse('the header is sent more than once.');
     if (field !== undefined && typeof field !== 'string') return refuse('the _method field is sent more than once.');

@@ -151,6 +151,8 @@ export interface CsrfProtectionOptions {
 
 const FACTORY = 'csrfProtection';
 
+const CSRF_CONVENTION = { rule: '10.1', middleware: 'csrfProtection' } as const;
+
 /**
  * Refuses (403 JSON, code 40302) a state-changing request made with a
  * session cookie unless it carries the session's CSRF token in the
@@ -200,7 +202,7 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
   const decide: AfterLookup<string | undefined> = (req, res, next, sessionId) => {
     const refusal = judge(req, sessionId);
     if (refusal === undefined) next();
-    else refuse(req, res, next, refusal);
+    else refuse(req, res, next, refusal, CSRF_CONVENTION);
   };
 
   return function csrfProtectionMiddleware(req, res, next) {
