@@ -427,6 +427,30 @@ describe('an error middleware mounted after errorHandler()', () => {
     });
   });
 
+  it('says nothing of a page handler after an errorHandler() scoped to /api: it still runs for the pages', async () => {
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const app = express();
+      app.get('/api/v1/boom', () => {
+        throw new Error('boom');
+      });
+      app.get('/page', () => {
+        throw new Error('page');
+      });
+      app.use('/api', errorHandler({ production: false, log: false }));
+      app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+        res.status(500).type('html').send('<h1>Sorry</h1>');
+      });
+      const api = await request(app).get('/api/v1/boom');
+      const page = await request(app).get('/page');
+      expect(api.body.errors[0].code).toBe(50000);
+      expect(page.text).toBe('<h1>Sorry</h1>');
+      expect(warningsOf(spy)).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('says nothing in production', async () => {
     const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {

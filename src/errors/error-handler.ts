@@ -92,17 +92,33 @@ export function renderError(res: Response, raised: ApiError, production: boolean
   writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));
 }
 
+interface MountedLayer {
+  readonly handle?: unknown;
+  /** Express 5: the path it was mounted at; `slash`: mounted at the root. */
+  readonly rawPath?: unknown;
+  readonly slash?: boolean;
+  /** Express 4: the compiled mount path; `fast_slash`: mounted at the root. */
+  readonly regexp?: { readonly source?: string; readonly fast_slash?: boolean };
+}
+
+const isRootMount = (layer: MountedLayer): boolean => layer.slash === true || layer.regexp?.fast_slash === true;
+const mountOf = (layer: MountedLayer): unknown => layer.rawPath ?? layer.regexp?.source;
+
 /**
- * The error middlewares of the app mounted after `handler`: they never run,
- * since `handler` answers every error and calls no `next`.
+ * The error middlewares of the app that can never run because `handler`
+ * answers every error before them: mounted after it, and at its own mount
+ * path or under a handler mounted at the root. (A page handler after
+ * `app.use('/api', errorHandler())` still runs for the pages: not listed.)
  */
 function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
-  const stack = routerStackOf(app) ?? [];
+  const stack = (routerStackOf(app) ?? []) as readonly MountedLayer[];
   const at = stack.findIndex((layer) => layer.handle === handler);
   if (at < 0) return [];
+  const own = stack[at] as MountedLayer;
   return stack
     .slice(at + 1)
     .filter((layer) => typeof layer.handle === 'function' && layer.handle.length === 4)
+    .filter((layer) => isRootMount(own) || mountOf(layer) === mountOf(own))
     .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
 }
 
