@@ -90,7 +90,7 @@ async function freePort() {
  * check` on it; fails on any failure. `source(port)` gives the file with the
  * port the app listens on; `express` picks Express 5 (the project's) or 4.
  */
-async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5 }) {
+async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5, base = '' }) {
   const dir = join(scratch, name);
   const modules = join(dir, 'node_modules');
   // The package unpacked here, not linked: it must import this folder's `express`.
@@ -128,7 +128,7 @@ async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, e
     });
     const version = JSON.parse(readFileSync(join(modules, 'express/package.json'), 'utf8')).version;
     const bin = join(modules, pkg.name, pkg.bin[pkg.name]);
-    const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}`, ...args, '--quiet'], {
+    const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}${base}`, ...args, '--quiet'], {
       cwd: dir,
       encoding: 'utf8',
     });
@@ -274,6 +274,27 @@ async function main() {
         args: ['--resource', '/v1/users/1'],
         tsc,
         env,
+      });
+    }
+
+    // The existing-app guide's app, from its blocks, enforcing (its step 5),
+    // on both Express majors: the check command of the guide, no failure.
+    const existingApp = files['existing-app/app.ts'];
+    if (existingApp === undefined) throw new Error('docs/guides/existing-app.md has no `// existing-app/app.ts` block');
+    const existingPage = readFileSync('docs/guides/existing-app.md', 'utf8');
+    const existingCommand = /^npx express-api-conventions check http:\/\/127\.0\.0\.1:3000(\S*) (.*)$/m.exec(existingPage);
+    if (!existingCommand) throw new Error('docs/guides/existing-app.md shows no `npx express-api-conventions check` line');
+    for (const express of [5, 4]) {
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `existing-app-express${express}`,
+        source: (port) => existingApp.replaceAll('3000', String(port)),
+        base: existingCommand[1],
+        args: existingCommand[2].trim().split(/\s+/),
+        tsc,
+        env: { ...env, API_CONVENTIONS: 'enforce' },
       });
     }
 
