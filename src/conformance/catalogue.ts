@@ -1,13 +1,13 @@
 import type { ConformanceSection } from './report.js';
 
-/** One check the conformance run can report: its section, what holds when it passes, and where SPEC.md says so. */
+/** One check the conformance run can report: its section, what holds when it passes, and where the conventions say so. */
 export interface CheckDefinition {
   readonly section: ConformanceSection;
   readonly title: string;
   readonly rule: string;
 }
 
-/** The page every rule is cited from: shipped with the repository, one row per SPEC.md sentence. */
+/** The page every rule is cited from: shipped with the repository, one row per sentence of the conventions. */
 export const RULE_PAGE = 'docs/spec-coverage.md';
 
 /**

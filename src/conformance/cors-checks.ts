@@ -40,7 +40,7 @@ function allowOriginProblem(exchange: Exchange, origin: string): string | undefi
   return undefined;
 }
 
-/** SPEC.md "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
+/** The conventions' "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
 export async function checkCors(ctx: RunContext): Promise<void> {
   const { origin, preflightMethod, preflightHeaders } = ctx.config;
   if (origin === undefined) {

@@ -35,7 +35,7 @@ const directives = (value: string): string[] =>
     .map((part) => (/^max-age=\d+$/.test(part) && part !== 'max-age=0' ? 'max-age=<seconds>' : part))
     .sort();
 
-/** Whether a Cache-Control value is one SPEC.md names, as a set of directives. */
+/** Whether a Cache-Control value is one the conventions name, as a set of directives. */
 export function isSpecCacheControl(value: string): boolean {
   const seen = directives(value);
   return CACHE_CONTROL_VALUES.some((allowed) => {

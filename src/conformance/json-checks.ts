@@ -2,7 +2,7 @@ import { firstOffender, mediaType, type RunContext } from './context.js';
 import { describeExchange } from './probe.js';
 import { ESCAPED_GT, ESCAPED_LT } from './spec-values.js';
 
-/** The value written into the reflecting endpoint: both characters SPEC.md wants escaped. */
+/** The value written into the reflecting endpoint: both characters the conventions want escaped. */
 export const REFLECTION_PROBE = '<eac-probe>';
 
 /** Where the probe goes in the `reflect` option. */
@@ -15,7 +15,7 @@ export function reflectionPath(reflect: string): string {
 }
 
 /**
- * SPEC.md "JSON output escaping" rule 2: a named endpoint that writes a
+ * the conventions' "JSON output escaping" rule 2: a named endpoint that writes a
  * request value back must write `<` and `>` as `\u003C` and `\u003E`. Raw
  * `<` or `>` in any JSON body seen also fails the check.
  */

@@ -4,7 +4,7 @@ import type { Exchange } from './probe.js';
 import { LEGACY_RATE_LIMIT_HEADERS } from './spec-values.js';
 
 /**
- * SPEC.md "Limits": `RateLimit-Policy` and `RateLimit` are Structured Field
+ * the conventions' "Limits": `RateLimit-Policy` and `RateLimit` are Structured Field
  * lists (RFC 9651), parsed with `structured-headers`; each item is a quoted
  * policy name with parameters.
  */
@@ -150,7 +150,7 @@ export function checkLimits(ctx: RunContext): void {
   );
 }
 
-/** SPEC.md Limits rule 2: "the server makes both point to the same instant" (1 s of rounding allowed). */
+/** The conventions' Limits rule 2: "the server makes both point to the same instant" (1 s of rounding allowed). */
 function retryAfterProblem(exchange: Exchange): string | undefined {
   const retryAfter = exchange.headers['retry-after'];
   if (retryAfter === undefined || !/^\d+$/.test(retryAfter)) return `Retry-After ${shown(retryAfter)}`;

@@ -111,7 +111,7 @@ export interface ConformanceOptions {
   explore?: boolean;
   /**
    * Segments allowed to break one path rule, as checkRoutes()'s `exceptions`:
-   * `{ plural: ['me'] }` accepts `/v1/me`. Default: `{}` (SPEC.md's own
+   * `{ plural: ['me'] }` accepts `/v1/me`. Default: `{}` (the conventions' own
    * `oauth2` is always accepted).
    */
   pathExceptions?: PathExceptions;

@@ -1,10 +1,10 @@
 /**
  * The report of a conformance run: one result per check, grouped by the
- * SPEC.md section the check comes from. The same object is returned by
+ * the conventions section the check comes from. The same object is returned by
  * checkConventions(), printed as a table by the CLI and written by `--json`.
  */
 
-/** The SPEC.md sections the checks are grouped by, in the order they are reported. */
+/** The the conventions sections the checks are grouped by, in the order they are reported. */
 export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
   'Conventions for every resource',
@@ -122,7 +122,7 @@ const xml = (text: string): string =>
 
 /**
  * The report as JUnit XML, for CI systems that show test results: one
- * `<testsuite>` per SPEC.md section, one `<testcase>` per check (its id as
+ * `<testsuite>` per section of the conventions, one `<testcase>` per check (its id as
  * the name), a failure with the evidence, a skip with its reason.
  */
 export function formatJunit(report: ConformanceReport): string {

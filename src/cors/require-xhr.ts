@@ -4,7 +4,7 @@ import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 
 /**
- * SPEC.md "Cross-origin (CORS)", Browser-script-only endpoints: "May require
+ * the conventions' "Cross-origin (CORS)", Browser-script-only endpoints: "May require
  * `X-Requested-With: XMLHttpRequest`; a request that lacks it is refused."
  */
 export const XHR_HEADER = 'x-requested-with' as const;
@@ -23,7 +23,7 @@ const XHR_CONVENTION = { rule: '8.4', middleware: 'requireXhr' } as const;
  * Why it protects: a page on another site can make a browser send a plain
  * GET with the user's cookies (a `<script src>` or a form), but it cannot add
  * a custom header without a CORS preflight, which the CORS policy refuses
- * (SPEC.md "JSON output escaping" rule 4).
+ * (the conventions' "JSON output escaping" rule 4).
  */
 export function requireXhr(options?: RequireXhrOptions): RequestHandler {
   readOptions<Record<string, never>>('requireXhr', options, []);

@@ -22,7 +22,7 @@ export interface ErrorLogEntry {
 
 export interface ErrorHandlerOptions {
   /**
-   * Less precise error detail, as SPEC.md Errors rule 5 allows: no `detail`,
+   * Less precise error detail, as the conventions' Errors rule 5 allows: no `detail`,
    * and a generic message for unexpected errors. Never a stack trace.
    * Default: `process.env.NODE_ENV === 'production'` when the handler is made.
    */
@@ -35,14 +35,14 @@ export interface ErrorHandlerOptions {
   /**
    * The `WWW-Authenticate` challenge of a 401 that brings none of its own
    * (RFC 9110 §15.5.2: every 401 carries one), for example a failed sign-in
-   * form. Default: `'Bearer'`, the scheme of SPEC.md's tokens.
+   * form. Default: `'Bearer'`, the scheme of the conventions' tokens.
    */
   challenge?: string;
 }
 
 const OPTION_NAMES = ['production', 'log', 'challenge'] as const;
 
-/** The challenge of a 401 that brings none: SPEC.md's bearer tokens (RFC 6750 §3). */
+/** The challenge of a 401 that brings none: the conventions' bearer tokens (RFC 6750 §3). */
 export const DEFAULT_CHALLENGE = 'Bearer';
 
 // Headers that describe a representation the failed handler may have begun;
@@ -62,7 +62,7 @@ const logToStderr = (entry: ErrorLogEntry): void => {
   process.stderr.write(`${JSON.stringify({ level: 'error', ...fields, stack })}\n`);
 };
 
-/** The JSON body of an error, in SPEC.md's shape unless the error brings its own. */
+/** The JSON body of an error, in the conventions' shape unless the error brings its own. */
 export function errorBody(error: ApiError, production: boolean): Record<string, unknown> {
   if (error.body) return { ...error.body };
   if (production && error.status === 500) {
@@ -124,7 +124,7 @@ function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
 
 /**
  * The last middleware of an app: renders every error as JSON with the status
- * that fits (SPEC.md "Errors"), whatever raised it: a route, a body parser,
+ * that fits (the conventions' "Errors"), whatever raised it: a route, a body parser,
  * the router, a validator, the rate limiter or notFound(). Never HTML, never
  * 200, never a stack trace in production.
  */

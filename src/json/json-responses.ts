@@ -20,7 +20,7 @@ const describe = (body: unknown): string => {
 };
 
 /**
- * Writes an object as the JSON response body, following SPEC.md: an object
+ * Writes an object as the JSON response body, following the conventions: an object
  * at the top level only, the right Content-Type, `<`/`>` escaped, bigints
  * exact. A top-level array or scalar is a programming error: it throws an
  * ApiError (500) that the error handler renders and logs; in report-only
@@ -55,7 +55,7 @@ const reportedNonObject = (res: Response, body: unknown): boolean =>
 
 /**
  * Sends JSON text that is already serialized, through the one JSON writer
- * (writeJson(), src/http/json-writer.ts): SPEC.md's Content-Type, the
+ * (writeJson(), src/http/json-writer.ts): the conventions' Content-Type, the
  * conditional GET of caching() when it is mounted, headers and body in one
  * write, never Express's weak `ETag`.
  */
@@ -79,7 +79,7 @@ const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
 
 /**
  * Makes `res.json()` (and `res.send()` of an object, which Express hands to
- * `res.json()`) follow SPEC.md's JSON output rules. Under Express the method
+ * `res.json()`) follow the conventions' JSON output rules. Under Express the method
  * is put once on the app's response prototype and chooses per response
  * (src/http/response-state.ts): no property is added to the response.
  */

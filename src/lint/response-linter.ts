@@ -42,7 +42,7 @@ const logToStderr = (report: ResponseLintReport): void => {
 };
 
 /**
- * A development-time check of every JSON response body against SPEC.md's key
+ * A development-time check of every JSON response body against the conventions' key
  * and value conventions (camelCase keys, `At` timestamps in RFC 3339, no
  * resource-name prefix, `gender`, large integers with a `_str` sibling, a
  * top-level object). Reports go to `log`; with `strict`, a response that

@@ -23,7 +23,7 @@ export {
   type TokenRouterOptions,
 } from './token-options.js';
 
-/** SPEC.md "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
+/** The conventions' "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
 export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
@@ -41,7 +41,7 @@ function readParams(body: unknown): Params {
   return params;
 }
 
-/** The request's media type and charset, as SPEC.md "Token endpoint" fixes them. */
+/** The request's media type and charset, as the conventions' "Token endpoint" fixes them. */
 function checkContentType(req: Request): void {
   const contentType = req.headers['content-type'];
   if (contentType === undefined || !req.is(TOKEN_REQUEST_TYPE)) {
@@ -78,7 +78,7 @@ function formReader(): (req: Request, res: Response) => Promise<unknown> {
 }
 
 /**
- * The token endpoint (SPEC.md "Token endpoint" and "Authentication"; RFC
+ * The token endpoint (the conventions' "Token endpoint" and "Authentication"; RFC
  * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
  * audience, users, clients }))`. Answers the password grant
  * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)

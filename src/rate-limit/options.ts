@@ -10,13 +10,13 @@ import { type PartitionHasher, type PartitionSecret, partitionHasher } from './p
 /**
  * Default quota: `RATE_LIMIT` of the reference server's contract ("`100`,
  * `60`: requests per window (seconds), counted per user and per
- * application"). SPEC.md: "Quota values, windows and which endpoints they
+ * application"). the conventions: "Quota values, windows and which endpoints they
  * apply to: not shown."
  */
 export const DEFAULT_RATE_LIMIT = 100;
 /** Default window in seconds: `RATE_WINDOW` of the reference server's contract. */
 export const DEFAULT_RATE_WINDOW_SECONDS = 60;
-/** Default policy names, one per counted party (SPEC.md Limits rule 4). */
+/** Default policy names, one per counted party (the conventions' Limits rule 4). */
 export const DEFAULT_USER_POLICY = 'user';
 export const DEFAULT_APPLICATION_POLICY = 'application';
 

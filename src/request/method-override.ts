@@ -9,9 +9,9 @@ export interface MethodOverrideOptions {
   methods?: readonly string[];
 }
 
-/** SPEC.md "Methods": the header a client sends when it can only send GET or POST. */
+/** The conventions' "Methods": the header a client sends when it can only send GET or POST. */
 export const METHOD_OVERRIDE_HEADER = 'x-http-method-override';
-/** SPEC.md "Methods": the form parameter of an `application/x-www-form-urlencoded` body. */
+/** The conventions' "Methods": the form parameter of an `application/x-www-form-urlencoded` body. */
 export const METHOD_OVERRIDE_FIELD = '_method';
 
 const DEFAULT_METHODS = ['PUT', 'PATCH', 'DELETE'] as const;
@@ -37,7 +37,7 @@ const OVERRIDE_CONVENTION = { rule: '4.7', middleware: 'methodOverride' } as con
 
 /**
  * Routes a POST as the method named in `X-HTTP-Method-Override` or in the
- * `_method` field of a form body (SPEC.md "Methods"). Only from POST, only to
+ * `_method` field of a form body (the conventions' "Methods"). Only from POST, only to
  * the configured methods; anything else is refused with 400. `_method` in a
  * JSON body is not honoured.
  *
