@@ -90,7 +90,7 @@ async function freePort() {
  * check` on it; fails on any failure. `source(port)` gives the file with the
  * port the app listens on; `express` picks Express 5 (the project's) or 4.
  */
-async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5, base = '' }) {
+async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5, base = '', probe }) {
   const dir = join(scratch, name);
   const modules = join(dir, 'node_modules');
   // The package unpacked here, not linked: it must import this folder's `express`.
@@ -127,6 +127,12 @@ async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, e
       exited.then((code) => fail(new Error(`${name} exited with ${code}:\n${seen}`)));
     });
     const version = JSON.parse(readFileSync(join(modules, 'express/package.json'), 'utf8')).version;
+    if (probe) {
+      // Instead of the checker: what this run must show, asserted by `probe`.
+      await probe(`http://127.0.0.1:${port}`);
+      console.log(`check:docs: ${name} on Express ${version}: ${probe.name}`);
+      return;
+    }
     const bin = join(modules, pkg.name, pkg.bin[pkg.name]);
     const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}${base}`, ...args, '--quiet'], {
       cwd: dir,
@@ -295,6 +301,42 @@ async function main() {
         args: existingCommand[2].trim().split(/\s+/),
         tsc,
         env: { ...env, API_CONVENTIONS: 'enforce' },
+      });
+      // Its step 2, report-only: CSP and COEP only report, the excepted array still answers.
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `existing-app-report-only-express${express}`,
+        source: (port) => existingApp.replaceAll('3000', String(port)),
+        tsc,
+        env: { ...env, API_CONVENTIONS: 'report' },
+        probe: async function reportsInsteadOfEnforcing(origin) {
+          const user = await fetch(`${origin}/api/v1/users/1`);
+          const tags = await fetch(`${origin}/api/v1/tags`);
+          const page = await fetch(`${origin}/`);
+          const seen = {
+            user: user.status,
+            csp: user.headers.get('content-security-policy'),
+            cspReportOnly: user.headers.get('content-security-policy-report-only'),
+            coep: user.headers.get('cross-origin-embedder-policy'),
+            coepReportOnly: user.headers.get('cross-origin-embedder-policy-report-only'),
+            tags: `${tags.status} ${await tags.text()}`,
+            pageCsp: page.headers.get('content-security-policy'),
+          };
+          const want = {
+            user: 200,
+            csp: null,
+            cspReportOnly: "script-src 'self'",
+            coep: null,
+            coepReportOnly: 'require-corp',
+            tags: '200 ["new","sale"]',
+            pageCsp: "default-src 'self'; style-src 'self' 'unsafe-inline'",
+          };
+          if (JSON.stringify(seen) !== JSON.stringify(want)) {
+            throw new Error(`report-only: expected ${JSON.stringify(want)}, saw ${JSON.stringify(seen)}`);
+          }
+        },
       });
     }
 
