@@ -396,7 +396,7 @@ describe('an error middleware mounted after errorHandler()', () => {
         expect(warningsOf(spy)).toEqual([
           'errorHandler() answers every error, so the error middleware mounted after it never runs: reportToSentry. ' +
             'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON ' +
-            'shape (docs/errors.md, "Your own error middleware").',
+            'shape (docs/errors.md#your-own-error-middleware).',
         ]);
       } finally {
         spy.mockRestore();

@@ -54,7 +54,7 @@ describe('a custom UserStore that does not normalize usernames', () => {
       expect(seen.of('EAC_USER_STORE_NOT_NORMALIZED')).toEqual([
         'UserStore.findByUsername("bob") found no user, but findByUsername("Bob") did: the library looks users up by ' +
           'normalizeUsername(username) (NFKC, trimmed, lower case), so this user can never sign in. Store the normalized ' +
-          'name, or compare with it in findByUsername() (docs/oauth2-token.md, "Your own user store").',
+          'name, or compare with it in findByUsername() (docs/oauth2-token.md#your-own-user-store).',
       ]);
     } finally {
       seen.stop();

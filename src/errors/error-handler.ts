@@ -146,7 +146,7 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
         process.emitWarning(
           `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
             'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
-            '(docs/errors.md, "Your own error middleware").',
+            '(docs/errors.md#your-own-error-middleware).',
           { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
         );
       }

@@ -71,7 +71,7 @@ async function warnIfStoreIsNotNormalized(users: UserStore, typed: string, canon
   process.emitWarning(
     `UserStore.findByUsername(${JSON.stringify(canonical)}) found no user, but findByUsername(${JSON.stringify(typed.trim())}) did: ` +
       'the library looks users up by normalizeUsername(username) (NFKC, trimmed, lower case), so this user can never sign in. ' +
-      'Store the normalized name, or compare with it in findByUsername() (docs/oauth2-token.md, "Your own user store").',
+      'Store the normalized name, or compare with it in findByUsername() (docs/oauth2-token.md#your-own-user-store).',
     { code: 'EAC_USER_STORE_NOT_NORMALIZED' },
   );
 }
