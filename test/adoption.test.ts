@@ -5,7 +5,7 @@ import { ConfigurationError } from '../src/config/index.js';
 import { requireXhr } from '../src/cors/index.js';
 import { type ConventionReport, conventionExceptions, errorHandler, notFound, reportOnly } from '../src/errors/index.js';
 import { conventions } from '../src/preset.js';
-import { cookieValue, csrfTokens } from '../src/security/index.js';
+import { cookieValue, csrfTokens, reportOnlySecurityHeaders } from '../src/security/index.js';
 import { expectHeaders } from './helpers.js';
 
 /**
@@ -245,6 +245,29 @@ describe('security headers in report-only mode', () => {
       'Cross-Origin-Embedder-Policy': 'require-corp',
       'Cross-Origin-Embedder-Policy-Report-Only': null,
     });
+  });
+
+  it('reportOnlySecurityHeaders() alone: the same headers, CSP and COEP as -Report-Only, a route value kept', async () => {
+    const app = express();
+    app.use(reportOnlySecurityHeaders());
+    app.get('/v1/things', (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.get('/v1/embeddable', (_req, res) => {
+      res.setHeader('Cross-Origin-Embedder-Policy-Report-Only', 'credentialless');
+      res.json({ ok: true });
+    });
+    const res = await request(app).get('/v1/things');
+    expectHeaders(res, {
+      'Content-Security-Policy': null,
+      'Content-Security-Policy-Report-Only': "script-src 'self'",
+      'Cross-Origin-Embedder-Policy': null,
+      'Cross-Origin-Embedder-Policy-Report-Only': 'require-corp',
+      'X-Frame-Options': 'deny',
+      'Referrer-Policy': 'no-referrer',
+    });
+    const own = await request(app).get('/v1/embeddable');
+    expectHeaders(own, { 'Cross-Origin-Embedder-Policy-Report-Only': 'credentialless' });
   });
 
   it('refuses a reportOnly that is not true, false or an object, at start-up', () => {
