@@ -8,7 +8,17 @@ import { median } from './lib/stats.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 /** The servers, each its own process. */
-export const SERVERS = ['node-http', 'express', 'peer', 'fastify', 'control', 'ours'];
+export const SERVERS = [
+  'node-http',
+  'express',
+  'peer',
+  'fastify',
+  'control',
+  'ours',
+  'typical-express',
+  'typical-peer',
+  'typical-ours',
+];
 
 /** What is measured: a server and a route. */
 export const TARGETS = [
@@ -24,6 +34,25 @@ export const TARGETS = [
   { id: 'fastify+jwt', server: 'fastify', path: BEARER_PATH, bearer: true, label: 'Fastify set, jsonwebtoken string secret' },
   { id: 'control+jwt', server: 'control', path: BEARER_PATH, bearer: true, label: 'control, jsonwebtoken KeyObject' },
   { id: 'ours+jwt', server: 'ours', path: BEARER_PATH, bearer: true, label: 'ours: conventions() + bearerAuth()' },
+  // The typical-app set: each of the three behind morgan (to a null stream) and cookie-parser.
+  {
+    id: 'typical-express',
+    server: 'typical-express',
+    path: PUBLIC_PATH,
+    label: 'typical: bare Express 5 behind morgan + cookie-parser',
+  },
+  {
+    id: 'typical-peer',
+    server: 'typical-peer',
+    path: PUBLIC_PATH,
+    label: 'typical: the peer stack behind morgan + cookie-parser',
+  },
+  {
+    id: 'typical-ours',
+    server: 'typical-ours',
+    path: PUBLIC_PATH,
+    label: 'typical: conventions() behind morgan + cookie-parser',
+  },
 ];
 
 /** The comparisons reported, each a median of per-round throughput ratios. */
@@ -40,6 +69,8 @@ export const RATIOS = [
   { a: 'peer+jwt', b: 'express', what: 'peer bearer route vs bare Express (public route)' },
   { a: 'express+jwt', b: 'express', what: 'pre-built-key check vs bare Express (public route)' },
   { a: 'ours+jwt', b: 'control+jwt', what: 'bearerAuth() route vs the control with a pre-built-key check' },
+  { a: 'typical-ours', b: 'typical-peer', what: 'typical app: conventions() vs the peer stack' },
+  { a: 'typical-ours', b: 'typical-express', what: 'typical app: conventions() vs bare Express' },
 ];
 
 /**
@@ -49,6 +80,12 @@ export const RATIOS = [
  * is the preset's logic, what the control costs is the headers' own price.
  */
 export const OWN_COST = { target: 0.5, what: "conventions()' own CPU/request vs the peer stack's own (each minus bare Express)" };
+
+/** The same comparison in the typical-app set, each minus bare Express behind the same neighbours. */
+export const TYPICAL_OWN_COST = {
+  target: 0.5,
+  what: "typical app: conventions()' own CPU/request vs the peer stack's own (each minus bare Express with the same neighbours)",
+};
 
 export const EXPECTED_BODY = JSON.stringify(USER);
 
@@ -189,7 +226,19 @@ export function summarize({ targets, rounds }) {
         : Number.NaN,
     };
   }
-  return { perTarget, ratios, missing, ownCost };
+  let typicalOwnCost;
+  if (present.has('typical-ours') && present.has('typical-peer') && present.has('typical-express')) {
+    const own = (round, id) => round[id].cpuPerRequest - round['typical-express'].cpuPerRequest;
+    const perRound = rounds.map((round) => own(round, 'typical-ours') / own(round, 'typical-peer'));
+    typicalOwnCost = {
+      ...TYPICAL_OWN_COST,
+      perRound,
+      median: median(perRound),
+      ours: median(rounds.map((round) => own(round, 'typical-ours'))),
+      peer: median(rounds.map((round) => own(round, 'typical-peer'))),
+    };
+  }
+  return { perTarget, ratios, missing, ownCost, typicalOwnCost };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

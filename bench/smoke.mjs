@@ -12,6 +12,7 @@ try {
     status: withToken[target.id].status,
     sameBody: withToken[target.id].body === EXPECTED_BODY,
     statusWithBadToken: withoutToken[target.id].status,
+    contentSecurityPolicy: withToken[target.id].headers['content-security-policy'] ?? null,
   }));
   process.stdout.write(`${JSON.stringify({ expectedBody: EXPECTED_BODY, targets: report })}\n`);
 } finally {

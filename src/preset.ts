@@ -4,6 +4,7 @@ import { ConfigurationError } from './config/configuration-error.js';
 import { didYouMean, invalidOption, isProductionEnvironment, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
+import { holdRefusals } from './errors/refuse.js';
 import { type ReportOnlyOptions, readReportOnly } from './errors/report-only.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { setReportOnly } from './http/adoption.js';
@@ -17,6 +18,7 @@ import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
 import { type MethodOverrideOptions, methodOverride } from './request/method-override.js';
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
+import { type CrossSiteProtectionOptions, crossSiteProtection } from './security/cross-site.js';
 import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
 import { reportOnlySecurityHeaders } from './security/report-only-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
@@ -114,6 +116,13 @@ export const PRESET_STAGES = [
     'After the identification stage (`req.auth`, `req.verifiedClient`); before the body parsers, so a refused body is never parsed.',
   ),
   stage(
+    'crossSiteProtection',
+    (o: CrossSiteProtectionOptions | undefined) => crossSiteProtection(o),
+    'on',
+    ['corsPolicy', 'rateLimit'],
+    'Refuses state-changing requests a browser sends for a page of another site (Fetch Metadata, then `Origin`), sign-in doors included; after the rate limiter, which counts the refusal, and before the body parsers, so a refused body is never read. Trusts `corsPolicy`’s origins unless given `trustedOrigins`. Non-browser clients send neither header and pass.',
+  ),
+  stage(
     'parseBodies',
     (o: ParseBodiesOptions | undefined) => parseBodies(o),
     'on',
@@ -200,6 +209,8 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 };
 
 const FACTORY = 'conventions';
+/** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
+const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
 const OPTION_NAMES = [
   ...STAGE_NAMES,
   'before',
@@ -369,8 +380,16 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   // The token endpoint's error shape follows the token endpoint, at its path.
   const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
   if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = { path: token.path };
+  // The origins CORS lets call with credentials are the other sites whose
+  // state-changing requests are legitimate ('*' trusts none: it carries no cookies).
+  const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;
+  const crossSite = given.crossSiteProtection as CrossSiteProtectionOptions | false | undefined;
+  if (cors && Array.isArray(cors.origins) && crossSite !== false && crossSite?.trustedOrigins === undefined) {
+    given.crossSiteProtection = { ...crossSite, trustedOrigins: cors.origins };
+  }
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
+  const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
   const reportOnlyMode = readReportOnlyOption(given.reportOnly);
   const stack: RequestHandler[] = reportOnlyMode ? [markReportOnly(reportOnlyMode)] : [];
   const stages: StageName[] = [];
@@ -382,8 +401,12 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
         reportOnlyMode && entry.name === 'securityHeaders'
           ? securityHeadersStage(option as SecurityHeadersOptions | undefined, reportOnlyMode)
           : (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
-      if (typeof made === 'function') stack.push(made);
-      else stack.push(...made);
+      // What these stages refuse (a preflight of a refused origin, a bad
+      // bearer token) is answered once the rate limiter has counted it
+      // against the caller's address: refusals are not free.
+      const hold = rateLimitOn && COUNTED_BEFORE_REFUSAL.has(entry.name);
+      if (typeof made === 'function') stack.push(hold ? holdRefusals(made) : made);
+      else stack.push(...(hold ? made.map(holdRefusals) : made));
       stages.push(entry.name);
     }
     stack.push(...(after.get(entry.name) ?? []));

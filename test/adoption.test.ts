@@ -43,10 +43,12 @@ describe('a top-level array (rule 2.1)', () => {
           {
             message: 'The response body must be a JSON object.',
             code: 50001,
-            detail:
-              'res.json() received an array; a JSON body is an object at the top level (docs/conventions.md §2.1). ' +
-              "Wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext }); " +
-              "for a route that must keep an array for an old client, mount conventionExceptions({ topLevelArray: 'why' }) on it.",
+            detail: {
+              received: 'an array',
+              rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+              fix: "wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext })",
+              exception: "for an old client that reads an array: conventionExceptions({ topLevelArray: 'why' }) on the route",
+            },
           },
         ],
       });
@@ -61,10 +63,11 @@ describe('a top-level array (rule 2.1)', () => {
       app.use(errorHandler({ production: false, log: false }));
       const res = await request(app).get('/v1/count');
       expect(res.status).toBe(500);
-      expect(res.body.errors[0].detail).toBe(
-        'res.json() received a number; a JSON body is an object at the top level (docs/conventions.md §2.1). ' +
-          'Wrap the value in an object, e.g. res.json({ value }).',
-      );
+      expect(res.body.errors[0].detail).toEqual({
+        received: 'a number',
+        rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+        fix: 'wrap the value: res.json({ value })',
+      });
     });
   });
 

@@ -26,7 +26,7 @@ function transpileSources(from: string, to: string): void {
 
 interface SmokeReport {
   expectedBody: string;
-  targets: { id: string; status: number; sameBody: boolean; statusWithBadToken: number }[];
+  targets: { id: string; status: number; sameBody: boolean; statusWithBadToken: number; contentSecurityPolicy: string | null }[];
 }
 
 function runSmoke(): Promise<SmokeReport> {
@@ -60,21 +60,35 @@ describe('bench servers (npm run bench)', () => {
 
   describe('the public route', () => {
     it('answers 200 with the same body in every server', () => {
-      const publicTargets = report.targets.filter((t) => !t.id.endsWith('+jwt'));
+      const publicTargets = report.targets
+        .filter((t) => !t.id.endsWith('+jwt'))
+        .map(({ contentSecurityPolicy: _csp, ...answer }) => answer);
       expect(publicTargets).toEqual(
-        ['node', 'express', 'peer', 'fastify', 'control', 'ours'].map((id) => ({
-          id,
-          status: 200,
-          sameBody: true,
-          statusWithBadToken: 200,
-        })),
+        ['node', 'express', 'peer', 'fastify', 'control', 'ours', 'typical-express', 'typical-peer', 'typical-ours'].map(
+          (id) => ({
+            id,
+            status: 200,
+            sameBody: true,
+            statusWithBadToken: 200,
+          }),
+        ),
       );
+    });
+
+    it("sends the preset's headers behind morgan and cookie-parser too (the typical-app set)", () => {
+      const csp = Object.fromEntries(report.targets.map((t) => [t.id, t.contentSecurityPolicy]));
+      expect({ ours: csp.ours, typical: csp['typical-ours'] }).toEqual({
+        ours: "script-src 'self'",
+        typical: "script-src 'self'",
+      });
     });
   });
 
   describe('the bearer-protected route', () => {
     it('answers 200 with the same body given the token, and 401 given a bad one, in every server', () => {
-      const bearerTargets = report.targets.filter((t) => t.id.endsWith('+jwt'));
+      const bearerTargets = report.targets
+        .filter((t) => t.id.endsWith('+jwt'))
+        .map(({ contentSecurityPolicy: _csp, ...answer }) => answer);
       expect(bearerTargets).toEqual(
         ['node+jwt', 'express+jwt', 'peer+jwt', 'fastify+jwt', 'control+jwt', 'ours+jwt'].map((id) => ({
           id,

@@ -86,8 +86,6 @@ const fixtureArgs = [
   JSON.stringify(FIXTURE_OPTIONS.change),
   '--allow-writes',
 ];
-/** The report pads check ids to the longest one. */
-const ID_WIDTH = Math.max(...CONFORMANCE_CHECK_IDS.map((id) => id.length));
 
 const credentials = {
   EAC_CLIENT_ID: FIXTURE_OPTIONS.credentials.clientId,
@@ -185,7 +183,7 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.stderr).toBe('');
       expect(result.stdout).toContain(
         [
-          `  FAIL  ${'common.no-x-powered-by'.padEnd(ID_WIDTH)}  No \`X-Powered-By\`: the implementation technology is not revealed`,
+          '  FAIL  common.no-x-powered-by  [SHOULD]  No `X-Powered-By`: the implementation technology is not revealed',
           '        request:  GET /v1/express-api-conventions-no-such-route -> 404 (and 6 more of 7 responses)',
           '        expected: no X-Powered-By',
           '        seen:     X-Powered-By "Express"',
@@ -206,13 +204,24 @@ describe('express-api-conventions check <base-url>', () => {
         title: 'A method no route answers on an existing path gets 405',
         rule: 'docs/spec-coverage.md#errors "405"',
         status: 'fail',
+        severity: 'should',
+        cause: 'method-not-allowed',
         evidence: { request: 'TRACE /v1/users/1 -> 404', expected: 'status 405', seen: 'status 404' },
+        exchange: expect.objectContaining({ method: 'TRACE', path: '/v1/users/1', status: 404 }),
       });
       expect(report.summary.fail).toBe(report.failures.length);
     });
 
-    it('writes each failure as a JUnit <failure> with its evidence', async () => {
-      const result = await run(['check', url, '--resource', '/v1/users/1', '--format', 'junit']);
+    it('writes each failure that fails the run as a JUnit <failure> with its evidence', async () => {
+      const below = parseXml((await run(['check', url, '--resource', '/v1/users/1', '--format', 'junit'])).stdout);
+      const skippedBelow = below.children
+        .flatMap((suite) => suite.children)
+        .find((testcase) => testcase.attributes.name === 'errors.method-not-allowed.status');
+      // A SHOULD-level finding does not fail a run that fails on MUST: the XML agrees with the exit code.
+      expect(skippedBelow?.children.map((child) => [child.name, child.attributes.message])).toEqual([
+        ['skipped', 'SHOULD finding below --fail-on must: expected status 405; seen status 404'],
+      ]);
+      const result = await run(['check', url, '--resource', '/v1/users/1', '--format', 'junit', '--fail-on', 'should']);
       expect(result.code).toBe(1);
       const cases = parseXml(result.stdout).children.flatMap((suite) => suite.children);
       const failing = cases.find((testcase) => testcase.attributes.name === 'errors.method-not-allowed.status');
@@ -229,7 +238,7 @@ describe('express-api-conventions check <base-url>', () => {
           'rule:     docs/spec-coverage.md#errors "405"',
         ].join('\n'),
       );
-      const json = JSON.parse((await run(['check', url, '--resource', '/v1/users/1', '--json'])).stdout);
+      const json = JSON.parse((await run(['check', url, '--resource', '/v1/users/1', '--json', '--fail-on', 'should'])).stdout);
       expect(cases.filter((testcase) => testcase.children[0]?.name === 'failure')).toHaveLength(json.failures.length);
     });
 
@@ -288,10 +297,13 @@ describe('express-api-conventions check <base-url>', () => {
       ],
       [['check', 'http://127.0.0.1:9', '--resource', 'users/1'], '--resource must be a path starting with "/" or an http(s) URL'],
       [['check', 'http://127.0.0.1:9', '--path', 'http://other.example/v1/users'], "--path must be on the <base-url>'s origin"],
-      [['check', 'http://127.0.0.1:9', '--format', 'xml'], '--format must be one of text, json, junit; received "xml".'],
+      [
+        ['check', 'http://127.0.0.1:9', '--format', 'xml'],
+        '--format must be one of text, json, junit, sarif, html; received "xml".',
+      ],
       [
         ['check', 'http://127.0.0.1:9', '--path-exception', 'plurals:me'],
-        '--path-exception must be <rule>:<segment>, such as plural:me; received "plurals:me". Did you mean `plural`?',
+        '--path-exception must be <rule>:<segment>, such as plural:health; received "plurals:me". Did you mean `plural`?',
       ],
       [
         ['check', 'http://127.0.0.1:9', '--openapi', 'no-such-openapi.yaml'],

@@ -115,15 +115,33 @@ describe('checkConventions() given only a base URL', () => {
   });
 
   it('counts progress against the planned requests, and the plan is what was sent', async () => {
-    const calls: [number, number][] = [];
+    const calls: [number, number, string][] = [];
     const report = await checkConventions(linkingApp({ root: 'json-links', protectedLink: true }), {
-      onProgress: (sent, planned) => calls.push([sent, planned]),
+      onProgress: (sent, planned, _request, phase) => calls.push([sent, planned, phase]),
     });
     expect(calls.map(([sent]) => sent)).toEqual(Array.from({ length: report.requests }, (_, i) => i + 1));
     expect(calls.every(([sent, planned]) => sent <= planned && planned <= 60)).toBe(true);
-    // Once exploring is over, the plan is exact: every later line counts against the number finally sent.
-    const exploring = 3; // GET /, GET /v1/users (its first item is the resource) and GET /v1/accounts/current
-    expect(calls.slice(exploring).every(([, planned]) => planned === report.requests)).toBe(true);
+    // GET /, GET /v1/users (its first item is the resource) and GET /v1/accounts/current are exploring;
+    // from then on the plan is exact: every later line counts against the number finally sent.
+    expect(calls.map(([, , phase]) => phase)).toEqual([
+      ...Array(3).fill('exploring'),
+      ...Array(report.requests - 3).fill('checking'),
+    ]);
+    expect(calls.slice(3).every(([, planned]) => planned === report.requests)).toBe(true);
+  });
+
+  it('on an app that links nothing, says it is exploring, then counts against what it sends', async () => {
+    const calls: [number, number, string][] = [];
+    const app = express();
+    app.get('/', (_req, res) => res.json({ name: 'nothing linked' }));
+    const report = await checkConventions(app, {
+      onProgress: (sent, planned, _request, phase) => calls.push([sent, planned, phase]),
+    });
+    expect(calls).toEqual([
+      [1, expect.any(Number), 'exploring'],
+      [2, report.requests, 'checking'],
+    ]);
+    expect(report.requests).toBe(2);
   });
 
   it('stays within a small budget: exploring takes at most a quarter of it', async () => {

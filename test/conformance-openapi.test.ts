@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { runCli } from '../src/conformance/cli.js';
+import { runCli, USAGE } from '../src/conformance/cli.js';
 import { type ConformanceReport, checkConventions } from '../src/conformance/index.js';
 import { loadOpenApi, planFromOpenApi } from '../src/conformance/openapi-source.js';
 import { compliantApp } from './fixtures/compliant-app.js';
@@ -142,9 +142,6 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
         '--origin',
         'http://localhost:5173',
         '--allow-writes',
-        // The server's own route linter accepts /v1/me the same way (checkRoutes exceptions).
-        '--path-exception',
-        'plural:me',
         // What no document can say: which resource the run may change, and what a limited
         // token may not do (issue 16's write and 403 checks). The checker never picks data to
         // change by itself.
@@ -203,12 +200,30 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
     const again = await checkConventions(server.url, {
       openapi: REFERENCE_DOC,
       origin: 'http://localhost:5173',
-      pathExceptions: { plural: ['me'] },
       onProgress: (sent, planned, request) => calls.push([sent, planned, request]),
     });
     expect(calls[0]).toEqual([1, again.requests, 'GET /v1/users']);
     expect(calls.every(([sent, planned]) => sent <= planned && planned === again.requests)).toBe(true);
     expect(again.failures).toEqual([]);
+  });
+
+  it("passes with --help's own example, run as written, and does not tell it to give --openapi", async () => {
+    const example = /Example:\n {2}npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 \\\n(.*)\n/.exec(USAGE)?.[1];
+    expect(example).toBeDefined();
+    const args = (example as string).trim().split(/\s+/);
+    expect(args).toEqual(['--openapi', 'docs/openapi.yaml', '--origin', 'http://localhost:5173', '--allow-writes']);
+    let stdout = '';
+    const exit = await runCli(
+      ['check', server.url, ...args.map((arg) => (arg === 'docs/openapi.yaml' ? REFERENCE_DOC : arg)), '--quiet'],
+      {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: () => true },
+        env: {},
+      },
+    );
+    expect({ exit, failing: stdout.split('\n').filter((line) => line.startsWith('  FAIL')) }).toEqual({ exit: 0, failing: [] });
+    // Without credentials the token checks want EAC_* variables: the hint names those, not --openapi.
+    expect(stdout).toMatch(/\n\d+ checks were skipped for want of a path or an option: give the flag each reason names\.\n/);
   });
 
   it('ran the checks that need a resource, a protected path and the token endpoint', () => {
@@ -222,6 +237,57 @@ describe('express-api-conventions check <url> --openapi docs/openapi.yaml, again
       'paths.plural-nouns',
     ]) {
       expect([id, status(id)]).toEqual([id, 'pass']);
+    }
+  });
+});
+
+describe('the OAuth 2.0 metadata and endpoints beside SPEC.md token endpoint', () => {
+  /** The compliant fixture, with RFC 8414 metadata that links the RFC 7009 and RFC 7662 endpoints. */
+  function withMetadata() {
+    const app = compliantApp();
+    const server = createServer((req, res) => {
+      if (req.url === '/.well-known/oauth-authorization-server') {
+        const origin = `http://${req.headers.host}`;
+        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+        res.end(
+          JSON.stringify({
+            issuer: `${origin}/`,
+            token_endpoint: `${origin}/v1/oauth2/token`,
+            revocation_endpoint: `${origin}/v1/oauth2/revocations`,
+            introspection_endpoint: `${origin}/v1/oauth2/introspections`,
+            grant_types_supported: ['password', 'refresh_token'],
+          }),
+        );
+        return;
+      }
+      app(req, res);
+    });
+    return server;
+  }
+
+  it('passes the path rules: well-known metadata, the token endpoint, revocations and introspections', async () => {
+    const server = withMetadata();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'metadata', version: '1' },
+      paths: {
+        '/.well-known/oauth-authorization-server': { get: { responses: { 200: { description: 'RFC 8414' } } } },
+        '/v1/oauth2/token': { post: { responses: { 200: { description: 'tokens' } } } },
+        '/v1/oauth2/revocations': { post: { responses: { 200: { description: 'RFC 7009' } } } },
+        '/v1/oauth2/introspections': { post: { responses: { 200: { description: 'RFC 7662' } } } },
+        '/v1/users': { get: { responses: { 200: { description: 'users' } } } },
+      },
+    };
+    try {
+      const report = await checkConventions(url, { openapi: document, paths: ['/.well-known/oauth-authorization-server'] });
+      const paths = report.results.filter((result) => result.id.startsWith('paths.'));
+      expect(paths.filter((result) => result.status === 'fail')).toEqual([]);
+      expect(paths.find((result) => result.id === 'paths.plural-nouns')?.status).toBe('pass');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

@@ -3,7 +3,13 @@ import express from 'express';
 import { RULE_PAGE } from '../src/conformance/catalogue.js';
 import { lookAlikeOrigin } from '../src/conformance/cors-checks.js';
 import { isSpecCacheControl } from '../src/conformance/header-checks.js';
-import { CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS, checkConventions, formatReport } from '../src/conformance/index.js';
+import {
+  CHECK_TRIAGE,
+  CONFORMANCE_CHECK_IDS,
+  CONFORMANCE_CHECKS,
+  checkConventions,
+  formatReport,
+} from '../src/conformance/index.js';
 import { reflectionPath } from '../src/conformance/json-checks.js';
 import { pathFindings } from '../src/conformance/path-checks.js';
 import { largeIntegerFindings, readRawJson } from '../src/conformance/raw-json.js';
@@ -36,7 +42,7 @@ describe('path rules (SPEC.md "Path rules")', () => {
       ['/api/v1/users', 'paths.version-first'],
       ['/v1/Users', 'paths.lowercase'],
       ['/v1/user', 'paths.plural-nouns'],
-      ['/v1/me', 'paths.plural-nouns'],
+      ['/v1/self', 'paths.plural-nouns'],
       ['/v1/users/1/address', 'paths.plural-nouns'],
       ['/v1/get-users', 'paths.no-verbs'],
       ['/v1/users/1/delete', 'paths.no-verbs'],
@@ -136,8 +142,14 @@ describe('docs/conformance.md', () => {
         .map((cell) => cell.trim().replace(/\\\|/g, '|')),
     );
 
-  it.each(CONFORMANCE_CHECK_IDS)('documents %s with its title and rule', (id) => {
-    expect(rows).toContainEqual([`\`${id}\``, CONFORMANCE_CHECKS[id].title, CONFORMANCE_CHECKS[id].rule]);
+  it.each(CONFORMANCE_CHECK_IDS)('documents %s with its title, rule, severity and cause', (id) => {
+    expect(rows).toContainEqual([
+      `\`${id}\``,
+      CONFORMANCE_CHECKS[id].title,
+      CONFORMANCE_CHECKS[id].rule,
+      CHECK_TRIAGE[id].severity,
+      `\`${CHECK_TRIAGE[id].cause}\``,
+    ]);
   });
 
   it('documents no check that the catalogue does not have', () => {
@@ -147,7 +159,7 @@ describe('docs/conformance.md', () => {
 });
 
 describe('formatReport()', () => {
-  it('prints a table by section, with the evidence under each failure and the reason under each skip', () => {
+  it('prints a table by section, then the failures by cause with the fix and the evidence of each', () => {
     const report = buildReport('http://127.0.0.1:3000/', 3, [
       { id: 'security.hsts', ...CONFORMANCE_CHECKS['security.hsts'], status: 'pass' },
       {
@@ -163,11 +175,7 @@ describe('formatReport()', () => {
         'Conformance of http://127.0.0.1:3000/ to the API conventions (docs/conventions.md)',
         '',
         'Common response behaviour',
-        '  FAIL  common.date    `Date` in HTTP-date format (GMT) on every response except 5xx',
-        '        request:  GET /v1/users -> 200',
-        '        expected: Date: an HTTP-date in GMT',
-        '        seen:     Date (absent)',
-        '        rule:     docs/spec-coverage.md#common-response-behaviour "2"',
+        '  FAIL  common.date    `Date` in HTTP-date format (GMT) on every response except 5xx  [MUST]',
         '',
         'Security response headers',
         '  pass  security.hsts  `Strict-Transport-Security: max-age=63072000; includeSubDomains`',
@@ -176,6 +184,19 @@ describe('formatReport()', () => {
         '  skip  caching.etag   The resource carries an `ETag`',
         '        skipped:  needs a resource URL',
         '',
+        'What to fix: 1 failing check from 1 cause',
+        '',
+        'MUST  `Date` or `X-Powered-By` is wrong (1 check)',
+        '  fix:        Mount `commonHeaders()` (express-api-conventions/headers; in `conventions()`): it writes `Date` and removes `X-Powered-By`.',
+        '  elsewhere:  Send `Date` as an HTTP-date in GMT on every response but a 5xx; disable `X-Powered-By` (`app.disable("x-powered-by")`).',
+        '  docs:       docs/headers.md',
+        '  FAIL  common.date  [MUST]  `Date` in HTTP-date format (GMT) on every response except 5xx',
+        '        request:  GET /v1/users -> 200',
+        '        expected: Date: an HTTP-date in GMT',
+        '        seen:     Date (absent)',
+        '        rule:     docs/spec-coverage.md#common-response-behaviour "2"',
+        '',
+        'FAILS --fail-on must: 1 MUST finding',
         'checks: 1 pass, 1 fail, 1 skip; 3 requests sent',
         '',
       ].join('\n'),

@@ -57,7 +57,16 @@ describe('checkConventions()', () => {
       // 6 more for the token endpoint and 401/403, 6 writes.
       expect(report.requests).toBe(33);
       expect(report.results.map((result) => result.id)).toEqual(CONFORMANCE_CHECK_IDS);
-      expect(report.summary).toEqual({ pass: CONFORMANCE_CHECK_IDS.length - 4, fail: 0, skip: 4 });
+      expect(report.summary).toEqual({
+        pass: CONFORMANCE_CHECK_IDS.length - 4,
+        fail: 0,
+        skip: 4,
+        accepted: 0,
+        ignored: 0,
+        must: 0,
+        should: 0,
+        advice: 0,
+      });
       const sections = report.results.map((result) => result.section);
       expect([...new Set(sections)]).toEqual(CONFORMANCE_SECTIONS);
     });
@@ -483,13 +492,17 @@ describe('checkConventions()', () => {
       });
     });
 
-    it('reports an ignored check as skipped', async () => {
+    it('still runs an ignored check, and lists its failure as ignored rather than counting it', async () => {
       const report = await checkConventions(plainExpressApp(), { ignore: ['common.no-x-powered-by'] });
-      expect(verdict(report, 'common.no-x-powered-by')).toEqual({ status: 'skip', reason: 'ignored (--ignore)' });
+      expect(verdict(report, 'common.no-x-powered-by')).toMatchObject({ status: 'fail' });
+      expect(report.ignored.map((result) => [result.id, result.suppressed])).toEqual([
+        ['common.no-x-powered-by', { by: 'ignore', pattern: 'common.no-x-powered-by' }],
+      ]);
+      expect(report.failures.map((result) => result.id)).not.toContain('common.no-x-powered-by');
     });
 
     it.each([
-      [{ ignore: ['security.hstss'] }, /`ignore` must be check ids/],
+      [{ ignore: ['security.hstss'] }, /`ignore` must be a check id or a pattern that names at least one check/],
       [{ origin: 'http://localhost:5173/app' }, /`origin` must be an origin/],
       [{ resource: 'v1/users/1' }, /`resource` must be a path starting with "\/"/],
       [{ maxRequest: 5 }, /unsupported option `maxRequest`\. Did you mean `maxRequests`\?/],

@@ -237,12 +237,17 @@ describe('jsonResponses()', () => {
           {
             message: 'The response body must be a JSON object.',
             code: 50001,
-            detail:
-              `res.json() received ${what}; a JSON body is an object at the top level (docs/conventions.md §2.1). ` +
-              (what === 'an array'
-                ? "Wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext }); " +
-                  "for a route that must keep an array for an old client, mount conventionExceptions({ topLevelArray: 'why' }) on it."
-                : 'Wrap the value in an object, e.g. res.json({ value }).'),
+            detail: {
+              received: what,
+              rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+              ...(what === 'an array'
+                ? {
+                    fix: "wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext })",
+                    exception:
+                      "for an old client that reads an array: conventionExceptions({ topLevelArray: 'why' }) on the route",
+                  }
+                : { fix: 'wrap the value: res.json({ value })' }),
+            },
           },
         ],
       });

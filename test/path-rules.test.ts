@@ -38,7 +38,22 @@ const TABLE: readonly [string, readonly PathRule[]][] = [
   ['/v1/users/AB12', ['lowerCase']],
   ['/v1/orderItems', ['lowerCase', 'hyphen']],
   ['/v1/user', ['plural', 'consistent']],
-  ['/v1/me', ['plural']],
+  // The caller alias stands for a collection and an id: /v1/me is /v1/users/{caller}.
+  ['/v1/me', []],
+  ['/v1/me/exports', []],
+  ['/v1/me/exports/7/items', ['shape']],
+  ['/v1/users/me', []],
+  ['/v1/self', ['plural']],
+  // RFC 8615 well-known URIs are outside the versioned path space; SPEC.md's token endpoint and
+  // its RFC 7009 / RFC 7662 siblings follow the rules.
+  ['/.well-known/oauth-authorization-server', []],
+  ['/.well-known/openid-configuration', []],
+  ['/v1/oauth2/revocations', []],
+  ['/v1/oauth2/introspections', []],
+  // No version: one finding for it, not one per segment whose role it leaves unknown.
+  ['/api/users/1', ['version']],
+  ['/1/2/3', ['version']],
+  ['/v1/users/1/2', ['shape']],
   ['/v1/users/1/address', ['plural']],
   ['/v1/get-users', ['noVerb']],
   ['/v1/users/1/delete', ['noVerb']],
@@ -92,6 +107,27 @@ describe('one implementation of SPEC.md "Path rules"', () => {
       collections: ['status'],
     });
     expect(checkPath('/v1/me', { plural: ['me'] }).findings).toEqual([]);
+  });
+
+  it('reports a missing version once, and no segment of such a path as a singular collection', () => {
+    expect(checkPath('/api/users/1').findings).toEqual([
+      { rule: 'version', message: 'The path has no version; it must start with /v<major>, such as /v1.' },
+    ]);
+    expect(checkPath('/1/2/3').findings).toHaveLength(1);
+  });
+
+  it('knows the caller alias "me" without an exception, and only right after the version', () => {
+    expect(checkPath('/v1/me')).toEqual({ findings: [], suggestion: '/v1/me', collections: [] });
+    expect(checkPath('/v1/me/exports').collections).toEqual(['exports']);
+    expect(checkPath('/v1/orders/1/me').findings.map((f) => f.rule)).toEqual(['plural']);
+  });
+
+  it('leaves RFC 8615 well-known URIs alone, whatever their names', () => {
+    expect(checkPath('/.well-known/oauth-authorization-server')).toEqual({
+      findings: [],
+      suggestion: '/.well-known/oauth-authorization-server',
+      collections: [],
+    });
   });
 
   it('gives the same messages through both', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
+import { pendingDefault } from '../src/http/response-headers.js';
 import { conventions, PRESET_STAGES, STAGE_NAMES } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, testHasher } from './support/oauth2.js';
@@ -23,6 +24,7 @@ describe('PRESET_STAGES', () => {
       'maintenance',
       'bearerAuth',
       'rateLimit',
+      'crossSiteProtection',
       'parseBodies',
       'methodOverride',
       'csrfProtection',
@@ -101,14 +103,15 @@ describe('conventions() runs the table in order', () => {
 
   it('runs the stages and the insertion points around them in the table’s order', async () => {
     const seen: string[] = [];
-    // What a probe sees tells which stages ran before it.
+    // What a probe sees tells which stages ran before it (the header
+    // defaults are registered by their stage and written with the head).
     const probe =
       (point: string): RequestHandler =>
       (req, res, next) => {
         const facts = [
-          res.getHeader('x-content-type-options') === undefined ? '' : 'nosniff',
-          res.getHeader('x-frame-options') === undefined ? '' : 'helmet',
-          res.getHeader('cache-control') === undefined ? '' : 'cached',
+          pendingDefault(res, 'x-content-type-options') === undefined ? '' : 'nosniff',
+          pendingDefault(res, 'x-frame-options') === undefined ? '' : 'helmet',
+          pendingDefault(res, 'cache-control') === undefined ? '' : 'cached',
           res.getHeader('access-control-allow-origin') === undefined ? '' : 'cors',
           res.getHeader('ratelimit') === undefined ? '' : 'counted',
           req.body === undefined ? '' : 'parsed',
@@ -156,6 +159,8 @@ describe('conventions() runs the table in order', () => {
       'after bearerAuth [nosniff helmet cached cors]',
       'before rateLimit [nosniff helmet cached cors]',
       'after rateLimit [nosniff helmet cached cors counted]',
+      'before crossSiteProtection [nosniff helmet cached cors counted]',
+      'after crossSiteProtection [nosniff helmet cached cors counted]',
       'before parseBodies [nosniff helmet cached cors counted]',
       'after parseBodies [nosniff helmet cached cors counted parsed]',
       'before methodOverride [nosniff helmet cached cors counted parsed]',

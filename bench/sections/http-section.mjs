@@ -8,7 +8,7 @@ export async function httpSection({ log }) {
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const connections = 50;
   const run = await runHttp({ rounds, seconds, connections, log });
-  const { perTarget, ratios, missing, ownCost } = summarize(run);
+  const { perTarget, ratios, missing, ownCost, typicalOwnCost } = summarize(run);
   log('http: bytes allocated per request (in process)');
   const allocations = await measureAllocations();
 
@@ -58,6 +58,7 @@ CPU time per request (b's CPU µs/request over a's), which the neighbours' load 
 ${table(['comparison (a vs b)', 'target', 'median', 'per round', 'by CPU/request', 'verdict'], ratioRows)}
 ${missing.length ? `\nNot compared (a side was not measured): ${missing.map((m) => m.what).join('; ')}.\n` : ''}
 ${ownCost ? ownCostMarkdown(ownCost) : ''}
+${typicalOwnCost ? typicalOwnCostMarkdown(typicalOwnCost) : ''}
 ${allocationMarkdown(allocations)}
 ### What each server sends
 
@@ -80,6 +81,14 @@ ${allocationMarkdown(allocations)}
       verdict: verdict(ownCost.median, ownCost.target, false),
     });
   }
+  if (typicalOwnCost) {
+    targets.unshift({
+      what: typicalOwnCost.what,
+      target: `<= ${fixed(typicalOwnCost.target, 1)}x`,
+      measured: `${fixed(typicalOwnCost.median)}x (${fixed(typicalOwnCost.ours, 1)} vs ${fixed(typicalOwnCost.peer, 1)} µs)`,
+      verdict: verdict(typicalOwnCost.median, typicalOwnCost.target, false),
+    });
+  }
   const overHttp = Object.fromEntries(perTarget.map((t) => [t.id, t.bytesPerRequest]));
   targets.push({
     what: 'bytes allocated per request, over HTTP: ours / peer / bare Express / control',
@@ -97,6 +106,27 @@ ${allocationMarkdown(allocations)}
     targets.push({ what: m.what, target: `>= ${fixed(m.target, 1)}x`, measured: 'not measured', verdict: 'not measured' });
   }
   return { markdown, targets };
+}
+
+function typicalOwnCostMarkdown(own) {
+  return `### The typical app: the same three behind morgan and cookie-parser
+
+Bare Express, the peer stack and ours, each mounted behind morgan (\`combined\`, to a null stream)
+and cookie-parser (\`bench/lib/typical.mjs\`), answering the same bytes. Each one's own CPU per
+request is its app minus bare Express behind the same neighbours, in the same round. morgan wraps
+\`res.writeHead\` before the preset sees the response, so ours writes its headers through Node's
+header store here, not the one-\`writeHead()\` path of the bare set (docs/performance.md).
+
+${table(
+  ['', 'own CPU µs/request (median of rounds)'],
+  [
+    ['ours: conventions()', fixed(own.ours, 1)],
+    ['peer stack', fixed(own.peer, 1)],
+  ],
+)}
+
+Ours' own / the peer's own: **${fixed(own.median)}x** (per round: ${own.perRound.map((v) => fixed(v)).join(', ')}), target <= ${fixed(own.target, 1)}x: ${verdict(own.median, own.target, false)}.
+`;
 }
 
 function ownCostMarkdown(own) {

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
 import { setConditionalStep } from '../http/json-writer.js';
-import { removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import { removeResponseHeader, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';
 import { httpDate } from './entity-tag.js';
@@ -120,8 +120,9 @@ export interface CachingOptions {
 
 /**
  * Conditional GET and safe caching defaults (SPEC.md "Caching"):
- * - every response starts with `Cache-Control: no-store, max-age=0`, so
- *   nothing is stored unless a route says so;
+ * - every response gets `Cache-Control: no-store, max-age=0` by default, so
+ *   nothing is stored unless a route (or serve-static, or `res.sendFile`'s
+ *   `maxAge`) says otherwise by the time the head is written;
  * - JSON bodies of GET/HEAD 200 answers get a strong `ETag`, computed once
  *   from the bytes sent, unless the route set its own (setValidators());
  * - Express's freshness check (`req.fresh`, the `fresh` package) turns a
@@ -143,8 +144,11 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
     invalidOption('caching', 'defaultCacheControl', fallback, 'a Cache-Control value or false');
   }
   const step = conditionalGetStep(etag === false ? undefined : etag);
+  // A default: written with the head unless the app, a neighbour (serve-static,
+  // res.sendFile's maxAge) or a route set Cache-Control by then.
+  const defaults: readonly string[] | undefined = fallback === false ? undefined : ['Cache-Control', fallback];
   return function cachingMiddleware(_req, res, next) {
-    if (fallback !== false && !res.headersSent) setResponseHeader(res, 'Cache-Control', fallback);
+    if (defaults !== undefined && !res.headersSent) setDefaultHeaders(res, defaults);
     setConditionalStep(res, step);
     next();
   };

@@ -1,7 +1,9 @@
 import type { Request, Response } from 'express';
 import { answerNotModified, type JsonWriteStep } from '../http/json-writer.js';
-import { getResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import { addHeaderRule, getResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import type { HeaderRule, HeaderValue } from '../http/response-state.js';
 import { bodyEntityTag, type EntityTagMode } from './entity-tag.js';
+import { matchingEntry } from './preconditions.js';
 
 /**
  * Whether a GET or HEAD is fresh against the validators already on the
@@ -25,8 +27,41 @@ export function conditionalGetStep(mode: EntityTagMode | undefined): JsonWriteSt
   return function conditionalGet(res: Response, text: string): boolean {
     if (mode !== undefined && getResponseHeader(res, 'ETag') === undefined)
       setResponseHeader(res, 'ETag', bodyEntityTag(text, mode));
-    if (!isFresh(res.req)) return false;
-    answerNotModified(res);
-    return true;
+    const tag = getResponseHeader(res, 'ETag');
+    const strong = typeof tag === 'string' && tag.startsWith('"');
+    if (isFresh(res.req)) {
+      answerNotModified(res);
+      return true;
+    }
+    if (!strong) return false;
+    // A copy of the body under a content coding ("x-gzip") is fresh too; the
+    // 304 names the tag that copy was sent with (RFC 9110 §15.4.5).
+    const ifNoneMatch = res.req.headers['if-none-match'];
+    const variant = ifNoneMatch === undefined ? undefined : matchingEntry(ifNoneMatch, tag, false);
+    if (variant !== undefined && !variant.startsWith('W/')) {
+      setResponseHeader(res, 'ETag', variant);
+      answerNotModified(res);
+      return true;
+    }
+    addHeaderRule(res, CODED_TAG);
+    return false;
   };
 }
+
+/**
+ * RFC 9110 §8.8.3: a strong tag names one sequence of bytes, so the gzip and
+ * identity bodies of one resource cannot share it. When a neighbour
+ * (compression) gives the body a content coding, its strong tag takes the
+ * coding's name: `"x"` becomes `"x-gzip"`. Conditional requests and
+ * preconditions take either as the same representation (matchingEntry()).
+ */
+const CODED_TAG: HeaderRule = {
+  name: 'content-encoding',
+  apply(res: Response, value: HeaderValue): HeaderValue {
+    const coding = String(value).trim().toLowerCase();
+    const tag = getResponseHeader(res, 'ETag');
+    if (coding === '' || coding === 'identity' || typeof tag !== 'string' || !tag.startsWith('"')) return value;
+    if (!tag.endsWith(`-${coding}"`)) setResponseHeader(res, 'ETag', `${tag.slice(0, -1)}-${coding}"`);
+    return value;
+  },
+};

@@ -13,16 +13,29 @@ import { httpDate, type Validators } from './entity-tag.js';
  * resource changed since it read it, and a route can require one (428).
  */
 
+// The content codings a compressing neighbour (compression, a proxy) may
+// add to a body, whose name the body's strong tag then carries (`"x-gzip"`).
+const CONTENT_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'zstd', 'compress']);
+
+/** Whether `tag` is `"opaque-coding"` for `current` = `"opaque"`, with a known content coding. */
+function isCodingOf(tag: string, current: string): boolean {
+  const stem = current.slice(0, -1);
+  if (tag.length <= current.length + 1 || !tag.startsWith(stem) || tag.charCodeAt(stem.length) !== 0x2d) return false;
+  return CONTENT_CODINGS.has(tag.slice(stem.length + 1, -1));
+}
+
 /**
- * Whether an entity-tag list (`If-Match`, `If-None-Match`) names `current`.
- * Parsed by hand in one pass, because an entity tag may itself hold a comma
- * (RFC 9110 §8.8.3 `etagc` includes %x2C), so splitting on commas is wrong.
- * `strong`: RFC 9110 §8.8.3.2 strong comparison (neither tag weak); else weak
- * comparison (opaque parts equal).
+ * The entry of an entity-tag list (`If-Match`, `If-None-Match`) that names
+ * `current`, or `undefined`. Parsed by hand in one pass, because an entity
+ * tag may itself hold a comma (RFC 9110 §8.8.3 `etagc` includes %x2C), so
+ * splitting on commas is wrong. `strong`: RFC 9110 §8.8.3.2 strong
+ * comparison (neither tag weak); else weak comparison (opaque parts equal).
+ * The tag of the same body under a content coding (`"x-gzip"` for `"x"`)
+ * names it too: one representation, compressed on the way.
  */
-export function listMatches(field: string, current: string, strong: boolean): boolean {
+export function matchingEntry(field: string, current: string, strong: boolean): string | undefined {
   const currentWeak = current.startsWith('W/');
-  if (strong && currentWeak) return false;
+  if (strong && currentWeak) return undefined;
   const currentOpaque = currentWeak ? current.slice(2) : current;
   let i = 0;
   const n = field.length;
@@ -33,19 +46,24 @@ export function listMatches(field: string, current: string, strong: boolean): bo
       continue;
     }
     let weak = false;
+    const start = i;
     if (c === 0x57 && field.charCodeAt(i + 1) === 0x2f) {
       weak = true;
       i += 2;
     }
-    if (field.charCodeAt(i) !== 0x22) return false; // not an entity tag: the field is malformed, nothing matches
+    if (field.charCodeAt(i) !== 0x22) return undefined; // not an entity tag: the field is malformed, nothing matches
     const end = field.indexOf('"', i + 1);
-    if (end === -1) return false;
+    if (end === -1) return undefined;
     const opaque = field.slice(i, end + 1);
-    if (opaque === currentOpaque && !(strong && weak)) return true;
+    if ((opaque === currentOpaque || isCodingOf(opaque, currentOpaque)) && !(strong && weak)) return field.slice(start, end + 1);
     i = end + 1;
   }
-  return false;
+  return undefined;
 }
+
+/** Whether an entity-tag list names `current` (matchingEntry()). */
+export const listMatches = (field: string, current: string, strong: boolean): boolean =>
+  matchingEntry(field, current, strong) !== undefined;
 
 const parseDate = (value: string | undefined): number | undefined => {
   if (value === undefined) return undefined;

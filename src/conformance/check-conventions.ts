@@ -10,7 +10,7 @@ import { EXPLORE_LIMIT, explore, plannedRequests, underPrefix } from './explore.
 import { checkHeaders } from './header-checks.js';
 import { checkJsonEscaping } from './json-checks.js';
 import { checkLimits } from './limit-checks.js';
-import { type ConformanceOptions, readConformanceOptions } from './options.js';
+import { type ConformanceOptions, type ConformancePhase, readConformanceOptions } from './options.js';
 import { checkPaths } from './path-checks.js';
 import { Probe } from './probe.js';
 import { checkQueryParameters } from './query-checks.js';
@@ -98,8 +98,10 @@ export async function checkConventions(
     const under = (path: string) => underPrefix(prefix, path);
     let planned = Math.min(config.maxRequests, EXPLORE_LIMIT + plannedRequests(config, 0, () => false));
     const onProgress = config.onProgress;
+    // While exploring, what the run will send depends on what the answers link to: the phase says the count is an estimate.
+    let phase: ConformancePhase = 'exploring';
     const progress =
-      onProgress && ((sent: number, _cap: number, label: string) => onProgress(sent, Math.max(sent, planned), label));
+      onProgress && ((sent: number, _cap: number, label: string) => onProgress(sent, Math.max(sent, planned), label, phase));
     const probe = new Probe(base, config.maxRequests, config.timeoutMs, progress);
     const explored = await explore(probe, config, base, prefix, under, (expected, pending) => {
       const fetched = new Set(pending);
@@ -111,6 +113,7 @@ export async function checkConventions(
       return (path: string) => fetched.delete(under(path));
     };
     planned = plannedRequests(explored.config, probe.requestsSent, unsent());
+    phase = 'checking';
     const alreadySent = unsent();
     const ctx = new RunContext(probe, explored.config, prefix);
     for (const secret of Object.values(config.credentials)) if (secret !== undefined) ctx.secrets.add(secret);
@@ -135,7 +138,10 @@ export async function checkConventions(
     checkHeaders(ctx);
     checkLimits(ctx);
     checkPaths(ctx, base.origin);
-    return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list());
+    return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list(), {
+      gate: { ignore: config.ignore, failOn: config.failOn, baseline: config.baseline },
+      openapi: config.openapi !== undefined,
+    });
   } finally {
     if (started) await close(started.server);
   }

@@ -1,25 +1,42 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { didYouMean } from '../config/options.js';
 import { PATH_RULES, type PathExceptions, type PathRule } from '../lint/path-rules.js';
 import { CONFORMANCE_CHECK_IDS } from './catalogue.js';
+import type { Severity } from './causes.js';
 import { checkConventions } from './check-conventions.js';
+import { type ConformanceBaseline, gates, ignorePattern, readBaseline, updatedBaseline } from './gate.js';
+import { formatHtml } from './html.js';
 import type { ConformanceCredentials, ConformanceOptions } from './options.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
-import { type ConformanceReport, formatJunit, formatReport } from './report.js';
+import { buildReport, type ConformanceReport, formatJunit, formatReport } from './report.js';
+import { formatSarif } from './sarif.js';
 
 /** Exit codes of `express-api-conventions check`. */
 export const EXIT = {
-  /** Every check passed or was skipped. */
+  /** No finding at or above `--fail-on` counts (accepted and ignored ones do not). */
   pass: 0,
-  /** At least one check failed. */
+  /** A MUST-level finding fails the run. */
   fail: 1,
-  /** The command line or an option was wrong: nothing was sent. */
+  /** The command line, an option or the baseline file was wrong: nothing was sent. */
   usage: 2,
   /** The API could not be reached or a request failed (refused, timed out). */
   unreachable: 3,
+  /** A SHOULD-level finding fails the run (`--fail-on should` or `any`), and no MUST-level one. */
+  failShould: 4,
+  /** Only advice fails the run (`--fail-on any`). */
+  failAdvice: 5,
 } as const;
+
+/** The exit code of a finished run: which severity failed it. */
+export function exitCodeOf(report: ConformanceReport): number {
+  if (report.ok) return EXIT.pass;
+  const failing = report.failures.filter((failure) => gates(failure.severity, report.failOn));
+  if (failing.some((failure) => failure.severity === 'must')) return EXIT.fail;
+  if (failing.some((failure) => failure.severity === 'should')) return EXIT.failShould;
+  return EXIT.failAdvice;
+}
 
 /** Environment variables that carry the token-endpoint credentials; their values are never printed. */
 export const CREDENTIAL_VARIABLES = {
@@ -36,8 +53,10 @@ export const USAGE = `Usage: express-api-conventions check <base-url> [options]
 Probes a running API over HTTP and reports, check by check and grouped by
 section of the API conventions (docs/conventions.md), what holds and what does
 not, each rule cited by its row in
-docs/spec-coverage.md. Exits 0 when no check fails,
-1 when one does, 2 on a wrong command line, 3 when the API cannot be reached.
+docs/spec-coverage.md; failures are then grouped by cause, each with its fix.
+Exit codes: 0 nothing fails the run; 1 a MUST-level finding does; 4 a SHOULD-level
+one does (and no MUST); 5 only advice does; 2 a wrong command line or baseline
+file; 3 the API cannot be reached.
 
 Where to look (each names what the checker cannot guess; without them it
 follows what the API links, and a check that still lacks a path is skipped
@@ -55,7 +74,7 @@ and says which option it needs):
                              with {probe} where it goes:
                              "/v1/users/search?q={probe}"
   --path-exception <r>:<s>   a segment allowed to break one path rule, as
-                             checkRoutes()'s exceptions: plural:me (repeatable)
+                             checkRoutes()'s exceptions: plural:health (repeatable)
   --no-explore               do not follow the API's links
   --forbidden <path>         a GET path a limited token may not use (403)
   --limited-scope <scope>    the scope of that limited token, asked in the
@@ -70,13 +89,28 @@ How much to send:
                              OPTIONS and TRACE are sent
   --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
   --timeout <ms>             per-request timeout, 100 to 120000 (default 10000)
+  --wait <seconds>           wait up to this long for the API to answer at all
+                             before checking, 0 to 600 (default 0): for CI,
+                             right after starting the service
   --preflight-method <m>     method asked in the CORS preflight (default GET)
   --preflight-headers <list> headers asked in the preflight (default Authorization)
-  --ignore <id>              report a check as skipped (repeatable, or a comma list)
+Gate:
+  --fail-on <must|should|any>  the least severity that fails the run (default must)
+  --ignore <id|pattern>      a check whose failure does not count, by id or
+                             pattern (security.*); still run and listed
+                             (repeatable, or a comma list)
+  --baseline <file>          accepted findings (JSON: {"version":1,"accepted":
+                             [{"id","reason","expires"}]}): listed as accepted,
+                             not failed; a new finding still fails; an entry
+                             that passes now is reported as fixed
+  --update-baseline          write the --baseline file from this run (keeps the
+                             reasons and expiry dates already there)
 Output:
-  --format <text|json|junit> the report on stdout (default text)
+  --format <text|json|junit|sarif|html>  the report on stdout (default text)
   --json                     the same as --format json
   --junit <file>             also write the report as JUnit XML to <file>
+  --sarif <file>             also write the report as SARIF 2.1.0 to <file>
+  --html <file>              also write the report as an HTML page to <file>
   --quiet                    no progress line on stderr
   -v, --version              the package's version
   -h, --help                 this text
@@ -99,8 +133,37 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The package's version for `--version`: the bin reads it from package.json when asked. */
   readonly version?: () => string;
-  /** Writes the `--junit` file. Default: node:fs writeFileSync. */
+  /** Writes the `--junit`, `--sarif`, `--html` and `--update-baseline` files. Default: node:fs writeFileSync. */
   readonly writeFile?: (path: string, text: string) => void;
+  /** Reads the `--baseline` file; undefined when it does not exist. Default: node:fs readFileSync. */
+  readonly readFile?: (path: string) => string | undefined;
+}
+
+/**
+ * Waits until the API answers anything (any status), or the time is up;
+ * the run that follows then reports an unreachable API in its own words.
+ */
+async function waitForAnswer(target: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      const answer = await fetch(target, { redirect: 'manual', signal: AbortSignal.timeout(Math.min(2000, ms)) });
+      await answer.body?.cancel();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** A file's text, or undefined when there is no such file. */
+function readIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** A wrong command line, said in the command's own terms (flags, not API option names). */
@@ -123,12 +186,18 @@ const FLAGS = {
   'allow-writes': { type: 'boolean' },
   'max-requests': { type: 'string' },
   timeout: { type: 'string' },
+  wait: { type: 'string' },
   'preflight-method': { type: 'string' },
   'preflight-headers': { type: 'string' },
   ignore: { type: 'string', multiple: true },
+  'fail-on': { type: 'string' },
+  baseline: { type: 'string' },
+  'update-baseline': { type: 'boolean' },
   format: { type: 'string' },
   json: { type: 'boolean' },
   junit: { type: 'string' },
+  sarif: { type: 'string' },
+  html: { type: 'string' },
   quiet: { type: 'boolean' },
   version: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
@@ -157,6 +226,8 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   preflightMethod: '--preflight-method',
   preflightHeaders: '--preflight-headers',
   ignore: '--ignore',
+  failOn: '--fail-on',
+  baseline: '--baseline',
 };
 
 /**
@@ -172,6 +243,12 @@ export function inCliTerms(message: string): string {
   if (!match) return message.replace(/ \[EAC_[A-Z_]+: see [^\]]+\]$/, '');
   return `${FLAG_OF_OPTION[match[1] as string] ?? match[1]} ${match[2]}`;
 }
+
+/** A baseline ConfigurationError in the file's terms: "`baseline.accepted[0].id` must be ..." becomes "accepted[0].id must be ...". */
+const inFileTerms = (message: string): string =>
+  message
+    .replace(/^checkConventions\(options\): `baseline\.?([^`]*)`/, (_, path: string) => path || 'the file')
+    .replace(/ \[EAC_[A-Z_]+: see [^\]]+\]$/, '');
 
 const integer = (flag: string, value: string | undefined, min: number, max: number): number | undefined => {
   if (value === undefined) return undefined;
@@ -206,7 +283,8 @@ function parseProblem(error: Error & { code?: string }): string {
   return error.message;
 }
 
-const FORMATS = ['text', 'json', 'junit'] as const;
+const FORMATS = ['text', 'json', 'junit', 'sarif', 'html'] as const;
+const FAIL_ON = { must: 'must', should: 'should', any: 'advice' } as const satisfies Record<string, Severity>;
 
 function pathExceptions(values: readonly string[] | undefined): PathExceptions | undefined {
   if (values === undefined) return undefined;
@@ -215,7 +293,7 @@ function pathExceptions(values: readonly string[] | undefined): PathExceptions |
     const [rule, segment] = value.split(':', 2) as [string, string | undefined];
     if (!Object.hasOwn(PATH_RULES, rule) || !segment)
       throw new UsageError(
-        `--path-exception must be <rule>:<segment>, such as plural:me; received ${JSON.stringify(value)}.${Object.hasOwn(PATH_RULES, rule) ? '' : didYouMean(rule, Object.keys(PATH_RULES), 'Rules')}`,
+        `--path-exception must be <rule>:<segment>, such as plural:health; received ${JSON.stringify(value)}.${Object.hasOwn(PATH_RULES, rule) ? '' : didYouMean(rule, Object.keys(PATH_RULES), 'Rules')}`,
       );
     result[rule as PathRule] = [...(result[rule as PathRule] ?? []), segment];
   }
@@ -253,6 +331,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (value !== undefined && value !== '') credentials[key] = value;
   }
   let options: ConformanceOptions;
+  let baselineFile: string | undefined;
+  let waitSeconds = 0;
+  let baseline: ConformanceBaseline | undefined;
   let format: (typeof FORMATS)[number];
   const target = positionals[1] as string;
   try {
@@ -284,9 +365,45 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
     }
     const ignore = commaList(values.ignore) ?? [];
-    for (const id of ignore) {
-      if (!(CONFORMANCE_CHECK_IDS as readonly string[]).includes(id))
-        throw new UsageError(`--ignore names no check: ${JSON.stringify(id)}.${didYouMean(id, CONFORMANCE_CHECK_IDS, 'Checks')}`);
+    for (const pattern of ignore) {
+      const matcher = ignorePattern(pattern);
+      if (!CONFORMANCE_CHECK_IDS.some((id) => matcher.test(id)))
+        throw new UsageError(
+          `--ignore names no check: ${JSON.stringify(pattern)}.${pattern.includes('*') ? ' Patterns use * for any characters, such as security.*.' : didYouMean(pattern, CONFORMANCE_CHECK_IDS, 'Checks')}`,
+        );
+    }
+    waitSeconds = integer('--wait', values.wait, 0, 600) ?? 0;
+    const failOnFlag = values['fail-on'];
+    if (failOnFlag !== undefined && !Object.hasOwn(FAIL_ON, failOnFlag))
+      throw new UsageError(`--fail-on must be one of must, should, any; received ${JSON.stringify(failOnFlag)}.`);
+    if (values['update-baseline'] && values.baseline === undefined)
+      throw new UsageError('--update-baseline writes the --baseline file: give --baseline <file>.');
+    baselineFile = values.baseline;
+    if (baselineFile !== undefined) {
+      let text: string | undefined;
+      try {
+        text = (io.readFile ?? readIfPresent)(baselineFile);
+      } catch (error) {
+        throw new UsageError(`--baseline could not read ${JSON.stringify(baselineFile)}: ${(error as Error).message}`);
+      }
+      // A missing file is an empty baseline only when this run is to write it.
+      if (text === undefined && !values['update-baseline'])
+        throw new UsageError(`--baseline ${JSON.stringify(baselineFile)} does not exist; write it with --update-baseline.`);
+      if (text !== undefined) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch (error) {
+          throw new UsageError(`--baseline ${JSON.stringify(baselineFile)} is not JSON: ${(error as Error).message}`);
+        }
+        try {
+          baseline = readBaseline(parsed);
+        } catch (error) {
+          if (error instanceof ConfigurationError)
+            throw new UsageError(`--baseline ${JSON.stringify(baselineFile)}: ${inFileTerms(error.message)}`);
+          throw error;
+        }
+      }
     }
     if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined))
       throw new UsageError(
@@ -314,12 +431,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       preflightMethod: values['preflight-method'],
       preflightHeaders,
       ignore,
+      failOn: FAIL_ON[(failOnFlag ?? 'must') as keyof typeof FAIL_ON],
+      ...(baseline ? { baseline } : {}),
       openapi: values.openapi,
       explore: !values['no-explore'],
       ...(exceptions ? { pathExceptions: exceptions } : {}),
       onProgress: progress
-        ? (sent, planned, request) =>
-            io.stderr.write(`${tty ? '\r\x1b[2K' : ''}checking [${sent}/${planned}] ${request}${tty ? '' : '\n'}`)
+        ? (sent, planned, request, phase) =>
+            io.stderr.write(
+              `${tty ? '\r\x1b[2K' : ''}${phase === 'exploring' ? `exploring [${sent}]` : `checking [${sent}/${planned}]`} ${request}${tty ? '' : '\n'}`,
+            )
         : undefined,
     };
   } catch (error) {
@@ -327,19 +448,48 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   }
   const tty = io.stderr.isTTY === true && options.onProgress !== undefined;
+  if (waitSeconds > 0) await waitForAnswer(target, waitSeconds * 1000);
   try {
     const report = await checkConventions(target, options);
     if (tty) io.stderr.write('\r\x1b[2K');
-    const formats = { text: formatReport, json: (r: ConformanceReport) => `${JSON.stringify(r, null, 2)}\n`, junit: formatJunit };
+    const artifact = typeof values.openapi === 'string' && !/^https?:/.test(values.openapi) ? values.openapi : undefined;
+    const formats = {
+      text: formatReport,
+      json: (r: ConformanceReport) => `${JSON.stringify(r, null, 2)}\n`,
+      junit: formatJunit,
+      sarif: (r: ConformanceReport) => formatSarif(r, { version: io.version?.(), artifact }),
+      html: formatHtml,
+    };
     io.stdout.write(formats[format](report));
-    if (values.junit !== undefined) {
+    const write = io.writeFile ?? ((path, text) => writeFileSync(path, text));
+    for (const side of ['junit', 'sarif', 'html'] as const) {
+      const file = values[side];
+      if (file === undefined) continue;
       try {
-        (io.writeFile ?? ((path, text) => writeFileSync(path, text)))(values.junit, formatJunit(report));
+        write(file, formats[side](report));
       } catch (error) {
-        return usageError(`--junit could not write ${JSON.stringify(values.junit)}: ${(error as Error).message}`);
+        return usageError(`--${side} could not write ${JSON.stringify(file)}: ${(error as Error).message}`);
       }
     }
-    return report.ok ? EXIT.pass : EXIT.fail;
+    if (values['update-baseline'] && baselineFile !== undefined) {
+      const next = updatedBaseline(report.results, baseline);
+      try {
+        write(baselineFile, `${JSON.stringify(next, null, 2)}\n`);
+      } catch (error) {
+        return usageError(`--update-baseline could not write ${JSON.stringify(baselineFile)}: ${(error as Error).message}`);
+      }
+      io.stderr.write(
+        `express-api-conventions: wrote ${next.accepted.length} accepted ${next.accepted.length === 1 ? 'finding' : 'findings'} to ${baselineFile}; give each a reason.\n`,
+      );
+      // What the next run with this baseline will say: only expired entries still fail.
+      return exitCodeOf(
+        buildReport(report.target, report.requests, report.results, {
+          gate: { ignore: options.ignore ?? [], failOn: report.failOn, baseline: next },
+          openapi: report.openapi,
+        }),
+      );
+    }
+    return exitCodeOf(report);
   } catch (error) {
     if (tty) io.stderr.write('\n');
     if (error instanceof ConfigurationError) return usageError(inCliTerms(error.message));

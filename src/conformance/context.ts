@@ -1,12 +1,12 @@
 import { type CheckId, CONFORMANCE_CHECKS } from './catalogue.js';
 import type { ConformanceConfiguration } from './options.js';
 import { BudgetExhausted, type Exchange, type Probe, type ProbeRequest } from './probe.js';
-import type { CheckEvidence, CheckResult } from './report.js';
+import type { CheckEvidence, CheckOutcome, ExchangeRecord } from './report.js';
 import { JSON_MEDIA_TYPE } from './spec-values.js';
 
 /** What every group of checks works with: the probe, the options, and where results go. */
 export class RunContext {
-  private readonly results = new Map<CheckId, CheckResult>();
+  private readonly results = new Map<CheckId, CheckOutcome>();
   /** Paths the checker was given (by an option) or found (in `Location` or JSON bodies), for the path rules. */
   /** Values that must never appear in the report: credentials and tokens. */
   readonly secrets = new Set<string>();
@@ -21,14 +21,10 @@ export class RunContext {
     readonly prefix: string,
   ) {}
 
-  private record(id: CheckId, status: CheckResult['status'], extra: Partial<CheckResult>): void {
+  private record(id: CheckId, status: CheckOutcome['status'], extra: Partial<CheckOutcome>): void {
     if (this.results.has(id)) return;
-    const definition = CONFORMANCE_CHECKS[id];
-    if (this.config.ignore.has(id)) {
-      this.results.set(id, { id, ...definition, status: 'skip', reason: 'ignored (--ignore)' });
-      return;
-    }
-    this.results.set(id, { id, ...definition, status, ...extra });
+    // An ignored check still runs: its finding is listed as ignored (report.ts), never hidden.
+    this.results.set(id, { id, ...CONFORMANCE_CHECKS[id], status, ...extra });
   }
 
   pass(id: CheckId): void {
@@ -86,7 +82,7 @@ export class RunContext {
   }
 
   /** Every result, each check once, in catalogue order; evidence with any secret replaced by `[redacted]`. */
-  list(): CheckResult[] {
+  list(): CheckOutcome[] {
     for (const id of Object.keys(CONFORMANCE_CHECKS) as CheckId[]) {
       if (!this.results.has(id)) this.skip(id, 'not reached');
     }
@@ -94,19 +90,50 @@ export class RunContext {
     const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
     const order = Object.keys(CONFORMANCE_CHECKS);
     const ordered = [...this.results.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
-    return ordered.map((result) =>
-      result.evidence
-        ? {
-            ...result,
-            evidence: {
-              ...(result.evidence.request === undefined ? {} : { request: redact(result.evidence.request) }),
-              expected: redact(result.evidence.expected),
-              seen: redact(result.evidence.seen),
-            },
-          }
-        : result,
+    return ordered.map((result) => {
+      if (!result.evidence) return result;
+      const exchange = this.exchangeOf(result.evidence.request);
+      return {
+        ...result,
+        evidence: {
+          ...(result.evidence.request === undefined ? {} : { request: redact(result.evidence.request) }),
+          expected: redact(result.evidence.expected),
+          seen: redact(result.evidence.seen),
+        },
+        ...(exchange ? { exchange: recordOf(exchange, redact) } : {}),
+      };
+    });
+  }
+
+  /** The exchange a piece of evidence names (`GET /v1/users -> 200 ...`), for the reports that show it whole. */
+  private exchangeOf(request: string | undefined): Exchange | undefined {
+    const named = request === undefined ? null : /^(\S+) (\S+) -> (\d{3})\b/.exec(request);
+    if (!named) return undefined;
+    return this.probe.exchanges.find(
+      (exchange) => exchange.method === named[1] && exchange.path === named[2] && exchange.status === Number(named[3]),
     );
   }
+}
+
+/** Token members of OAuth 2.0 bodies, whatever the run's secrets are. */
+const TOKEN_MEMBER = /("(?:access_token|refresh_token|id_token)"\s*:\s*)"[^"]*"/g;
+const BODY_KEPT = 2000;
+
+/** An exchange as a report keeps it: no cookie values, tokens and secrets redacted, the body cut. */
+function recordOf(exchange: Exchange, redact: (text: string) => string): ExchangeRecord {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(exchange.headers)) {
+    headers[name] = name === 'set-cookie' ? '[not kept]' : redact(value);
+  }
+  const body = redact(exchange.body.replace(TOKEN_MEMBER, '$1"[redacted]"'));
+  return {
+    method: exchange.method,
+    path: redact(exchange.path),
+    requestHeaders: exchange.sentHeaders,
+    status: exchange.status,
+    headers,
+    body: body.length > BODY_KEPT ? `${body.slice(0, BODY_KEPT)}…` : body,
+  };
 }
 
 /** A header's value, or `(absent)` for evidence. */

@@ -1,6 +1,7 @@
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { PATH_RULES, type PathExceptions, type PathRule } from '../lint/path-rules.js';
-import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
+import type { Severity } from './causes.js';
+import { type ConformanceBaseline, readBaseline, readFailOn, readIgnore } from './gate.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 
 /** Credentials for the token-endpoint checks. The CLI reads them from `EAC_*` environment variables. */
@@ -24,6 +25,9 @@ export interface ConformanceCredentials {
 
 /** What a check may write: a resource the run may change (and a client delete), and how to change it. */
 export type ConformanceChange = Readonly<Record<string, string | number | boolean>>;
+
+/** The phase of a run: following the API's links to find paths, then checking. */
+export type ConformancePhase = 'exploring' | 'checking';
 
 /** Options of checkConventions(): what the checker cannot guess about the API. */
 export interface ConformanceOptions {
@@ -90,14 +94,32 @@ export interface ConformanceOptions {
   preflightMethod?: string;
   /** Headers named in the CORS preflight's `Access-Control-Request-Headers`. Default: `['Authorization']`. */
   preflightHeaders?: readonly string[];
-  /** Check ids reported as skipped instead of run. Default: `[]`. */
+  /**
+   * Check ids or patterns (`*` for any characters: `security.*`) whose
+   * failures do not count. They still run, and an ignored failure is listed
+   * in the report (`report.ignored`). Each must name at least one check.
+   * Default: `[]`.
+   */
   ignore?: readonly string[];
   /**
-   * Called before each request: the count so far, the planned count (what
-   * the run means to send, never more than `maxRequests`; it is refined
-   * once exploring ends) and `METHOD path`. Default: none.
+   * The least severity whose failure fails the run (`report.ok`): `'must'`,
+   * `'should'` (must and should) or `'advice'` (any). Default: `'must'`.
    */
-  onProgress?: (sent: number, planned: number, request: string) => void;
+  failOn?: Severity;
+  /**
+   * Accepted findings (the content of a `--baseline` file, see
+   * readBaseline()): a failing check listed there, and not past its
+   * `expires` date, is reported as accepted and does not count. Default: none.
+   */
+  baseline?: ConformanceBaseline;
+  /**
+   * Called before each request: the count so far, the planned count (what
+   * the run means to send, never more than `maxRequests`), `METHOD path`,
+   * and the phase. While `'exploring'` (following links when no option
+   * names a path) the planned count is an estimate; once `'checking'` it is
+   * fixed, and grows only if the run sends more than it planned. Default: none.
+   */
+  onProgress?: (sent: number, planned: number, request: string, phase: ConformancePhase) => void;
   /**
    * An OpenAPI 3 document to take the missing options from: a file path, an
    * http(s) URL (JSON or YAML), or the parsed document. The options given
@@ -111,7 +133,7 @@ export interface ConformanceOptions {
   explore?: boolean;
   /**
    * Segments allowed to break one path rule, as checkRoutes()'s `exceptions`:
-   * `{ plural: ['me'] }` accepts `/v1/me`. Default: `{}` (the conventions' own
+   * `{ plural: ['health'] }` accepts `/v1/health`. Default: `{}` (the conventions' own
    * `oauth2` is always accepted).
    */
   pathExceptions?: PathExceptions;
@@ -135,6 +157,8 @@ const OPTION_NAMES = [
   'preflightMethod',
   'preflightHeaders',
   'ignore',
+  'failOn',
+  'baseline',
   'onProgress',
   'openapi',
   'explore',
@@ -161,8 +185,10 @@ export interface ConformanceConfiguration {
   readonly timeoutMs: number;
   readonly preflightMethod: string;
   readonly preflightHeaders: readonly string[];
-  readonly ignore: ReadonlySet<CheckId>;
-  readonly onProgress: ((sent: number, planned: number, request: string) => void) | undefined;
+  readonly ignore: readonly string[];
+  readonly failOn: Severity;
+  readonly baseline: ConformanceBaseline | undefined;
+  readonly onProgress: ConformanceOptions['onProgress'];
   // Exploring (explore.ts, openapi-source.ts).
   readonly openapi: string | URL | Readonly<Record<string, unknown>> | undefined;
   readonly explore: boolean;
@@ -175,7 +201,7 @@ export interface ConformanceConfiguration {
 
 function checkPathExceptions(value: unknown): PathExceptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    invalidOption(FACTORY, 'pathExceptions', value, "an object of rule names to segment lists, such as { plural: ['me'] }");
+    invalidOption(FACTORY, 'pathExceptions', value, "an object of rule names to segment lists, such as { plural: ['health'] }");
   const result: Partial<Record<PathRule, readonly string[]>> = {};
   for (const [rule, segments] of Object.entries(value)) {
     if (!Object.hasOwn(PATH_RULES, rule))
@@ -259,12 +285,6 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
   for (const name of preflightHeaders) {
     if (!TOKEN.test(name)) invalidOption(FACTORY, 'preflightHeaders', name, 'header names');
   }
-  const ignore = new Set<CheckId>();
-  for (const id of given.ignore === undefined ? [] : checkStringList('ignore', given.ignore)) {
-    if (!(CONFORMANCE_CHECK_IDS as string[]).includes(id))
-      invalidOption(FACTORY, 'ignore', id, `check ids (known: ${CONFORMANCE_CHECK_IDS.join(', ')})`);
-    ignore.add(id as CheckId);
-  }
   return {
     origin,
     resource: given.resource === undefined ? undefined : checkPath('resource', given.resource),
@@ -287,11 +307,13 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
       given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
     preflightMethod: preflightMethod.toUpperCase(),
     preflightHeaders,
-    ignore,
+    ignore: readIgnore(given.ignore),
+    failOn: readFailOn(given.failOn),
+    baseline: readBaseline(given.baseline),
     onProgress:
       given.onProgress === undefined
         ? undefined
-        : checkFunction<(sent: number, planned: number, request: string) => void>(FACTORY, 'onProgress', given.onProgress),
+        : checkFunction<NonNullable<ConformanceOptions['onProgress']>>(FACTORY, 'onProgress', given.onProgress),
     openapi: given.openapi === undefined ? undefined : checkOpenApi(given.openapi),
     explore: given.explore === undefined ? true : checkBoolean(FACTORY, 'explore', given.explore),
     pathExceptions: given.pathExceptions === undefined ? {} : checkPathExceptions(given.pathExceptions),

@@ -99,8 +99,10 @@ export function checkPaths(ctx: RunContext, origin: string): void {
     linksIn(parseJson(exchange.body), origin, ctx.prefix, found);
   }
   const unknown = ctx.under(UNKNOWN_ROUTE);
-  const all = [...given, ...[...found].filter((path) => !given.has(path))].filter((path) => path !== unknown);
   const strip = (path: string) => (ctx.prefix && path.startsWith(ctx.prefix) ? path.slice(ctx.prefix.length) || '/' : path);
+  // A link to the API's root (an RFC 8414 `issuer`, a `Link: </>`) names the entry point, not a resource.
+  const discovered = [...found].filter((path) => !given.has(path) && strip(path) !== '/');
+  const all = [...given, ...discovered].filter((path) => path !== unknown);
   const findings = new Map<PathFinding['id'], string[]>();
   const across = consistencyFindings(all.map(strip), ctx.config.pathExceptions);
   for (const path of all) {

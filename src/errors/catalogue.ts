@@ -56,6 +56,12 @@ export const ERROR_CATALOGUE = {
   csrfTokenInvalid: { status: 403, code: 40302, message: 'The CSRF token is missing or not valid.' },
   corsOriginRefused: { status: 403, code: 40303, message: 'The origin is not allowed.' },
   insufficientScope: { status: 403, code: 40304, message: 'The access token lacks a required scope.' },
+  // Fetch Metadata (Sec-Fetch-Site) or Origin: a page of another site asked a browser to change state.
+  crossSiteRequestRefused: {
+    status: 403,
+    code: 40305,
+    message: 'A state-changing request from another site is not allowed.',
+  },
   // 404: SPEC.md Errors rule 4, a missing resource is told apart from a wrong URI.
   routeNotFound: { status: 404, code: 40401, message: 'No endpoint answers this URI.' },
   resourceNotFound: { status: 404, code: 40402, message: 'The resource does not exist.' },

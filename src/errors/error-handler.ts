@@ -7,6 +7,7 @@ import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
+import { boundedDetail, boundedItem, REFLECTED_INPUT_LIMITS } from './reflected-input.js';
 import { routerStackOf } from './refuse.js';
 import { toApiError } from './to-api-error.js';
 
@@ -62,7 +63,11 @@ const logToStderr = (entry: ErrorLogEntry): void => {
   process.stderr.write(`${JSON.stringify({ level: 'error', ...fields, stack })}\n`);
 };
 
-/** The JSON body of an error, in the conventions' shape unless the error brings its own. */
+/**
+ * The JSON body of an error, in the conventions' shape unless the error brings its
+ * own. What client input can add to it is bounded (REFLECTED_INPUT_LIMITS):
+ * messages, the number of items, and `detail`.
+ */
 export function errorBody(error: ApiError, production: boolean): Record<string, unknown> {
   if (error.body) return { ...error.body };
   if (production && error.status === 500) {
@@ -70,10 +75,12 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
     // log and the client reads only the generic message (SPEC.md Errors rule 5).
     return { errors: [{ message: ERROR_CATALOGUE.internal.message, code: error.code }] };
   }
-  const errors = error.items.map((item) => ({ ...item }));
-  if (!production && error.detail !== undefined && errors[0]) {
-    (errors[0] as Record<string, unknown>).detail = error.detail;
+  const max = REFLECTED_INPUT_LIMITS.items;
+  const errors: Record<string, unknown>[] = error.items.slice(0, max).map((item) => ({ ...boundedItem(item) }));
+  if (error.items.length > max) {
+    errors.push({ message: `${error.items.length - max} more problems of the same request are not listed.`, code: error.code });
   }
+  if (!production && error.detail !== undefined && errors[0]) errors[0].detail = boundedDetail(error.detail);
   return { errors };
 }
 

@@ -4,6 +4,8 @@ export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, 
 export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
 export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
+export { REFLECTED_INPUT_LIMITS } from './reflected-input.js';
+export { holdRefusals, takeHeldRefusal } from './refuse.js';
 export {
   type ConventionExceptions,
   type ConventionReport,

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
 import { reportInstead } from '../http/adoption.js';
 import { renderError } from './error-handler.js';
@@ -80,6 +80,12 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     next();
     return;
   }
+  if (HOLDING.has(req)) {
+    // The first refusal is the one answered, once the request is counted.
+    if (!HELD.has(req)) HELD.set(req, error);
+    next();
+    return;
+  }
   if (hasErrorMiddleware(req)) {
     next(error);
     return;
@@ -89,4 +95,42 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     return;
   }
   renderError(res, toApiError(error), isProductionEnvironment());
+}
+
+// Requests whose refusals are held while a wrapped middleware runs, and the refusal held for each.
+const HOLDING = new WeakSet<object>();
+const HELD = new WeakMap<object, unknown>();
+
+/**
+ * Runs `handler` with its refusals (refuse()) held instead of answered: the
+ * request goes on, and takeHeldRefusal() hands the refusal to whoever must
+ * see the request first. conventions() wraps the stages before the rate
+ * limiter with it (a refused preflight, a bad bearer token), so that a
+ * refused request is counted against its caller's address like any other,
+ * then answered: otherwise an attacker could make the service verify
+ * tokens without limit.
+ */
+export function holdRefusals(handler: RequestHandler): RequestHandler {
+  const held = function heldRefusalsMiddleware(req: Request, res: Response, next: NextFunction) {
+    HOLDING.add(req);
+    const done: NextFunction = (signal?: unknown) => {
+      HOLDING.delete(req);
+      next(signal);
+    };
+    try {
+      const result: unknown = handler(req, res, done);
+      if (result instanceof Promise) result.then(undefined, (error: unknown) => done(error || new Error('Rejected promise')));
+    } catch (error) {
+      done(error);
+    }
+  };
+  // Keeps the stage's own name in router dumps and stack traces.
+  return Object.defineProperty(held, 'name', { value: handler.name || held.name });
+}
+
+/** The refusal held for this request by holdRefusals(), if any; it is handed out once. */
+export function takeHeldRefusal(req: Request): unknown {
+  const error = HELD.get(req);
+  if (error !== undefined) HELD.delete(req);
+  return error;
 }

@@ -18,6 +18,18 @@ const BODY_PARSER_ERRORS: Readonly<Record<string, ErrorName>> = {
   'request.size.invalid': 'badRequest',
 };
 
+// multer's errors carry a `code` and no status: a limit on size or count is
+// the content being too large (413); anything else is a malformed form (400).
+// Its messages are fixed strings of its own ("File too large"), safe to show.
+const MULTER_TOO_LARGE = new Set([
+  'LIMIT_PART_COUNT',
+  'LIMIT_FILE_SIZE',
+  'LIMIT_FILE_COUNT',
+  'LIMIT_FIELD_KEY',
+  'LIMIT_FIELD_VALUE',
+  'LIMIT_FIELD_COUNT',
+]);
+
 const statusOf = (error: { status?: unknown; statusCode?: unknown }): number | undefined => {
   const status = error.status ?? error.statusCode;
   return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599 ? status : undefined;
@@ -50,6 +62,7 @@ function fromOtherBuild(error: ApiError): ApiError {
  *   42200); its own message is shown only when the error says it may be
  *   (`expose: true`, which http-errors sets on every 4xx), else it travels
  *   as development detail;
+ * - multer's errors: a size or count limit is 413, any other 400;
  * - anything else is a 500 whose message travels only as development detail.
  */
 export function toApiError(error: unknown): ApiError {
@@ -60,8 +73,24 @@ export function toApiError(error: unknown): ApiError {
   if (typeof error !== 'object' || error === null) {
     return apiError('internal', { detail: `a non-error value was thrown: ${String(error)}`, cause: error });
   }
-  const tagged = error as { type?: unknown; status?: unknown; statusCode?: unknown; message?: unknown; expose?: unknown };
+  const tagged = error as {
+    type?: unknown;
+    status?: unknown;
+    statusCode?: unknown;
+    message?: unknown;
+    expose?: unknown;
+    name?: unknown;
+    code?: unknown;
+  };
   const detail = typeof tagged.message === 'string' ? tagged.message : undefined;
+  if (tagged.name === 'MulterError' && typeof tagged.code === 'string' && statusOf(tagged) === undefined) {
+    const name = MULTER_TOO_LARGE.has(tagged.code) ? 'payloadTooLarge' : 'badRequest';
+    return apiError(name, {
+      ...(detail === undefined ? {} : { message: detail }),
+      detail: { multer: tagged.code },
+      cause: error,
+    });
+  }
   const bodyParserError = typeof tagged.type === 'string' ? BODY_PARSER_ERRORS[tagged.type] : undefined;
   if (bodyParserError) return apiError(bodyParserError, { detail, cause: error });
   // The router raises a URIError with status 400 for a path it cannot decode.

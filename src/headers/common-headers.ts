@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
-import { removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import { removeResponseHeader, setDefaultHeaders } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /** Options of commonHeaders(). It has none yet; the object is kept for growth. */
@@ -15,6 +15,9 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
  * - `Date` (rule 2): Node writes it unless `res.sendDate` was turned off, so
  *   this makes sure it stays on.
  */
+// A default (src/http/response-headers.ts): written with the head unless set by then.
+const DEFAULTS: readonly string[] = [NOSNIFF_HEADER, NOSNIFF_VALUE];
+
 export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
   readOptions<Record<string, never>>('commonHeaders', options, []);
   let appSeen: unknown;
@@ -28,7 +31,7 @@ export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
       appSeen = app;
       if (typeof app?.disable === 'function') app.disable('x-powered-by');
     }
-    setResponseHeader(res, NOSNIFF_HEADER, NOSNIFF_VALUE);
+    setDefaultHeaders(res, DEFAULTS);
     removeResponseHeader(res, 'X-Powered-By');
     res.sendDate = true;
     next();

@@ -1,40 +1,55 @@
 import type { Response } from 'express';
-import { type HeaderList, type HeaderValue, peekResponseState, type ResponseState, responseState } from './response-state.js';
+import {
+  type HeaderList,
+  type HeaderRule,
+  type HeaderValue,
+  peekResponseState,
+  type ResponseState,
+  responseState,
+} from './response-state.js';
 
 /**
- * The library's own header writes, held in one list per response and handed
- * to Node in a single `writeHead(status, list)` when the response goes out.
+ * How the library's headers reach the wire, and how they live beside the
+ * neighbours that wrap the same response (morgan, express-session,
+ * compression and everything else built on `on-headers`).
  *
- * Why: Node's `setHeader()` validates the name and the value, lower-cases
- * the name and stores a `[name, value]` array per header; then it
- * concatenates them all again when the head is written. The preset writes
- * some twenty headers on every answer; given to `writeHead()` as one flat
- * list on a response that has no header set yet, Node validates and writes
- * each once and stores none. Measured over HTTP on the control app
- * (bench/apps/control.mjs): 1.31x bare Express with the list, 1.09x with a
- * `setHeader()` per header (docs/performance.md, issue 15).
+ * Three kinds of header:
+ * - **Facts** of one answer (Content-Type, Content-Length, ETag, Vary, CORS,
+ *   RateLimit) are set when known, and read back at once.
+ * - **Defaults** (Cache-Control `no-store, max-age=0`, the security
+ *   headers, nosniff) are registered as fixed lists and applied when the
+ *   head is written, only for the names nobody set (or removed) by then:
+ *   serve-static's `Cache-Control`, a route's own CSP or a team's helmet
+ *   keep their values. Like `Date`, a default is not seen by a read before
+ *   the head.
+ * - **Rules** run on every write of one header, whoever writes it: every
+ *   `Set-Cookie` gets `Secure` and `HttpOnly`, a `Content-Encoding` gives
+ *   the body's strong ETag that coding.
  *
- * Nothing is given up: the methods every route and middleware uses
- * (`setHeader`, `getHeader`, `hasHeader`, `removeHeader`, `getHeaders`,
- * `getHeaderNames`, `appendHeader`, `writeHead`; Express's `res.set()`,
- * `res.get()`, `res.append()`, `res.vary()` call them) are put once on the
- * app's `app.response` and see the held list: a read answers from it, and
- * the first write of anyone else hands the list to Node's own header store
- * first, in order, then writes. From then on the response is an ordinary
- * one. After the response went out, reads answer from the list the head was
- * written from (a logger's `res.getHeader('content-length')` still works).
+ * Where the writes go. The cheap path holds the facts in one list per
+ * response and hands it, with the defaults, to Node in one
+ * `writeHead(status, list)`: Node then validates and writes each header once
+ * and stores none (1.31x bare Express on the control app against 1.09x
+ * with a `setHeader()` each; docs/performance.md). It is taken only when it
+ * is provably safe: the response's `writeHead` is the one this module put
+ * on the app's prototype, so the head cannot go out without it (a wrapper
+ * installed later captures it and calls it). When something wrapped
+ * `writeHead` before the preset saw the response, the writes go straight to
+ * Node's store, and a wrapper around that response's `writeHead` applies
+ * the defaults. Reads and writes by anyone else see Node's ordinary
+ * behaviour; after the head went out, reads answer what was sent, and no
+ * method of this module throws.
  *
  * Header names given here are compared without regard to case, as Node does.
- * The values are given as they would be to `setHeader()`.
  */
 
 /** Where a response's header writes go (`ResponseState.headerMode`). */
 const Mode = {
   /** No write through this module yet. */
   Unset: 0,
-  /** The library's writes are held in `state.headers`. */
+  /** The facts are held in `state.headers`. */
   Held: 1,
-  /** Writes go to Node's store at once (handed over, or no app prototype to hold them). */
+  /** Writes go to Node's store at once. */
   Direct: 2,
   /** The head went out through writeHead(status, list): `state.headers` is what was sent. */
   Sent: 3,
@@ -53,7 +68,16 @@ interface BaseMethods {
   writeHead(this: Response, ...args: unknown[]): Response;
 }
 
-const BASE = Symbol('express-api-conventions.headerBase');
+/** What install() left on an app's prototype. */
+interface Installed {
+  readonly base: BaseMethods;
+  /** The writeHead this module put there: the cheap path needs the response to resolve to it. */
+  readonly writeHead: unknown;
+}
+
+// A registry symbol: the package's CommonJS and ESM builds, both loaded in one
+// process, share one set of methods on a prototype (and the state they read).
+const INSTALLED = Symbol.for('express-api-conventions.headerMethods');
 
 type Prototype = Record<string | symbol, unknown>;
 
@@ -76,15 +100,39 @@ function sameName(a: string, b: string): boolean {
 }
 
 /** The position of `name` in a flat [name, value, …] list, or -1. */
-function indexIn(list: HeaderList, name: string): number {
+function indexIn(list: readonly (string | HeaderValue)[], name: string): number {
   for (let i = 0; i < list.length; i += 2) if (sameName(list[i] as string, name)) return i;
   return -1;
 }
 
 const stateIn = peekResponseState;
 
+let lostHeadWarned = false;
+
+/**
+ * The head went out without passing this module while the facts were held:
+ * only a wrapper that replaced `res.writeHead` and never called the one it
+ * found does that. Said once, outside production; the response is treated
+ * as an ordinary one from here, so nothing throws.
+ */
+function headWentAround(state: ResponseState): void {
+  state.headerMode = Mode.Direct;
+  state.headers = undefined;
+  state.defaults = undefined;
+  if (lostHeadWarned || process.env.NODE_ENV === 'production') return;
+  lostHeadWarned = true;
+  process.emitWarning(
+    "A response's head was written around express-api-conventions: a middleware replaced res.writeHead() without calling the one it found, and the preset's headers were not sent. Mount that middleware after the preset, or make it call the writeHead it replaced.",
+    { code: 'EAC_HEAD_WENT_AROUND' },
+  );
+}
+
 /** Hands a held list to Node's own store, in order; the response is ordinary from then on. */
 function handOver(res: Response, state: ResponseState): void {
+  if (res.headersSent) {
+    headWentAround(state);
+    return;
+  }
   const list = state.headers;
   const base = state.base as BaseMethods;
   state.headerMode = Mode.Direct;
@@ -93,24 +141,68 @@ function handOver(res: Response, state: ResponseState): void {
   for (let i = 0; i < list.length; i += 2) base.setHeader.call(res, list[i] as string, list[i + 1] as HeaderValue);
 }
 
-/** The list the head was written from, when Node stored none of it (its fast path). */
+/** Whether a default name was removed on purpose before the head. */
+const isSuppressed = (state: ResponseState, name: string): boolean =>
+  state.suppressed !== undefined && indexIn(state.suppressed, name) >= 0;
+
+/**
+ * The held facts with the defaults nobody set, as one list for writeHead():
+ * the defaults are appended to the held list itself (no copy per response),
+ * a later stage's default over an earlier one's.
+ */
+function withDefaults(res: Response, state: ResponseState): HeaderList {
+  const held = state.headers as HeaderList;
+  const lists = state.defaults;
+  if (lists === undefined) return held;
+  const base = state.base as BaseMethods;
+  for (let l = lists.length - 1; l >= 0; l--) {
+    const list = lists[l] as readonly string[];
+    for (let i = 0; i < list.length; i += 2) {
+      const name = list[i] as string;
+      // A fact, or a default already taken from a later list (names within one list differ).
+      if (indexIn(held, name) >= 0) continue;
+      if (isSuppressed(state, name) || (!state.storeEmpty && base.hasHeader.call(res, name))) continue;
+      held.push(name, list[i + 1] as string);
+    }
+  }
+  return held;
+}
+
+/** Applies the defaults nobody set to Node's store (the response's writes go there). */
+function applyDefaults(res: Response, state: ResponseState): void {
+  const lists = state.defaults;
+  if (lists === undefined) return;
+  state.defaults = undefined;
+  const base = state.base as BaseMethods | undefined;
+  for (let l = lists.length - 1; l >= 0; l--) {
+    const list = lists[l] as readonly string[];
+    for (let i = 0; i < list.length; i += 2) {
+      const name = list[i] as string;
+      if (isSuppressed(state, name)) continue;
+      if (base === undefined ? res.hasHeader(name) : base.hasHeader.call(res, name)) continue;
+      if (base === undefined) res.setHeader(name, list[i + 1] as string);
+      else base.setHeader.call(res, name, list[i + 1] as string);
+    }
+  }
+}
+
+/** The list the head was written from, when Node stored none of it (its cheap path). */
 function sentList(res: Response, state: ResponseState): HeaderList | undefined {
   const list = state.headers;
   if (list === undefined || list.length === 0) return undefined;
-  // Node's slow path (a header was already in its store) copied the list into the store.
+  // Node's other path (a header was already in its store) copied the list into the store.
   return (state.base as BaseMethods).getHeaderNames.call(res).length === 0 ? list : undefined;
 }
 
-// Two named parameters, not a rest array: these run for every header anyone sets.
-const writeMethod = (name: 'setHeader' | 'appendHeader' | 'removeHeader', base: BaseMethods) =>
-  function (this: Response, header: string, value: HeaderValue) {
-    const state = stateIn(this);
-    if (state !== undefined && state.headerMode === Mode.Held) handOver(this, state);
-    return (base[name] as (this: Response, header: string, value: HeaderValue) => unknown).call(this, header, value);
-  };
+/** A value after the rules on its header (Set-Cookie, Content-Encoding). */
+function ruled(res: Response, rules: readonly HeaderRule[], name: string, value: HeaderValue): HeaderValue {
+  let result = value;
+  for (const rule of rules) if (sameName(rule.name, name)) result = rule.apply(res, result);
+  return result;
+}
 
 /** The methods put on the app's prototype, around the ones found there. */
-function install(proto: Prototype): BaseMethods {
+function install(proto: Prototype): Installed {
   const found = (name: keyof BaseMethods) => {
     const method = proto[name];
     if (typeof method !== 'function') throw new TypeError(`express-api-conventions: the response has no ${name}()`);
@@ -128,15 +220,43 @@ function install(proto: Prototype): BaseMethods {
     writeHead: found('writeHead'),
   };
 
+  // Two named parameters, not a rest array: these run for every header anyone sets.
+  const writeMethod = (name: 'setHeader' | 'appendHeader') =>
+    function (this: Response, header: string, value: HeaderValue) {
+      const state = stateIn(this);
+      let stored = value;
+      if (state !== undefined) {
+        if (state.headerMode === Mode.Held) handOver(this, state);
+        if (state.headerRules !== undefined) stored = ruled(this, state.headerRules, header, value);
+      }
+      return base[name].call(this, header, stored);
+    };
+
+  function removeHeader(this: Response, name: string): void {
+    const state = stateIn(this);
+    if (state !== undefined) {
+      if (state.headerMode === Mode.Held) handOver(this, state);
+      if (state.defaults !== undefined && typeof name === 'string') {
+        // A flat [name, value, …] list, as indexIn() reads it.
+        if (state.suppressed === undefined) state.suppressed = [name, ''];
+        else state.suppressed.push(name, '');
+      }
+    }
+    base.removeHeader.call(this, name);
+  }
+
   function getHeader(this: Response, name: string): HeaderValue | undefined {
     const state = stateIn(this);
     if (state !== undefined && (state.headerMode === Mode.Held || state.headerMode === Mode.Sent)) {
-      const list = state.headerMode === Mode.Held ? state.headers : sentList(this, state);
-      if (list !== undefined) {
-        if (typeof name !== 'string') return base.getHeader.call(this, name); // Node's own error
-        const at = indexIn(list, name);
-        if (at >= 0) return list[at + 1] as HeaderValue;
-        if (state.headerMode === Mode.Sent) return undefined;
+      if (state.headerMode === Mode.Held && this.headersSent) headWentAround(state);
+      else {
+        const list = state.headerMode === Mode.Held ? state.headers : sentList(this, state);
+        if (list !== undefined) {
+          if (typeof name !== 'string') return base.getHeader.call(this, name); // Node's own error
+          const at = indexIn(list, name);
+          if (at >= 0) return list[at + 1] as HeaderValue;
+          if (state.headerMode === Mode.Sent || state.storeEmpty) return undefined;
+        }
       }
     }
     return base.getHeader.call(this, name);
@@ -146,7 +266,7 @@ function install(proto: Prototype): BaseMethods {
     return getHeader.call(this, name) !== undefined;
   }
 
-  // Whole-store reads: rare (loggers, finalhandler); the held list is handed over first.
+  // Whole-store reads: rare (loggers, finalhandler); held facts are handed over first.
   const wholeRead = <Name extends 'getHeaders' | 'getHeaderNames' | 'getRawHeaderNames'>(name: Name) =>
     function (this: Response): ReturnType<BaseMethods[Name]> {
       const state = stateIn(this);
@@ -162,26 +282,31 @@ function install(proto: Prototype): BaseMethods {
 
   function writeHead(this: Response, statusCode: number, reason?: unknown, headers?: unknown): Response {
     const state = stateIn(this);
-    if (state !== undefined && state.headerMode === Mode.Held) {
-      const given = typeof reason === 'string' ? headers : reason;
-      if (given === undefined) {
-        // Node's fast path when its store is empty; otherwise it sets each through setHeader().
-        state.headerMode = Mode.Sent;
-        const list = state.headers as HeaderList;
-        return typeof reason === 'string'
-          ? base.writeHead.call(this, statusCode, reason, list)
-          : base.writeHead.call(this, statusCode, list);
+    if (state !== undefined && !this.headersSent) {
+      if (state.headerMode === Mode.Held) {
+        const given = typeof reason === 'string' ? headers : reason;
+        if (given === undefined) {
+          // Node's cheap path when its store is empty; otherwise it sets each through setHeader().
+          const list = withDefaults(this, state);
+          state.headerMode = Mode.Sent;
+          state.headers = list;
+          state.defaults = undefined;
+          return typeof reason === 'string'
+            ? base.writeHead.call(this, statusCode, reason, list)
+            : base.writeHead.call(this, statusCode, list);
+        }
+        handOver(this, state);
       }
-      handOver(this, state);
+      if (state.headerMode === Mode.Direct) applyDefaults(this, state);
     }
     // Node reads an absent reason or headers as undefined: passing all three is the same call.
     return base.writeHead.call(this, statusCode, reason, headers);
   }
 
   const methods: Record<string, unknown> = {
-    setHeader: writeMethod('setHeader', base),
-    appendHeader: writeMethod('appendHeader', base),
-    removeHeader: writeMethod('removeHeader', base),
+    setHeader: writeMethod('setHeader'),
+    appendHeader: writeMethod('appendHeader'),
+    removeHeader,
     getHeader,
     hasHeader,
     getHeaders: wholeRead('getHeaders'),
@@ -192,8 +317,9 @@ function install(proto: Prototype): BaseMethods {
   for (const [name, value] of Object.entries(methods)) {
     Object.defineProperty(proto, name, { value, writable: true, configurable: true, enumerable: false });
   }
-  Object.defineProperty(proto, BASE, { value: base, enumerable: false });
-  return base;
+  const installed: Installed = { base, writeHead };
+  Object.defineProperty(proto, INSTALLED, { value: installed, enumerable: false });
+  return installed;
 }
 
 /** getHeaders(), getHeaderNames() or getRawHeaderNames() of a sent list. */
@@ -210,36 +336,70 @@ function readList(list: HeaderList, name: 'getHeaders' | 'getHeaderNames' | 'get
 }
 
 /**
- * The response's state when its headers are held; `undefined` when writes go
- * straight to Node (the headers went out, or the response was not made by
- * an Express app, whose `app.response` is where the methods above live).
+ * The outermost Express app prototype of `res`: a sub-app's `response`
+ * inherits its parent's, so methods put there serve the whole app tree,
+ * also when a response that passed the preset in a sub-app is finished by
+ * the parent (its 404, its error handler). Express's app.response has an
+ * own `app`; Node's shared ServerResponse.prototype never does.
  */
-function held(res: Response): ResponseState | undefined {
-  const state = responseState(res);
-  if (state.headerMode === Mode.Held) return state;
-  if (state.headerMode !== Mode.Unset) return undefined;
+function rootAppPrototype(res: Response): Prototype | undefined {
+  let root: Prototype | undefined;
+  let proto = Object.getPrototypeOf(res) as Prototype | null;
+  while (proto !== null && Object.hasOwn(proto, 'app')) {
+    root = proto;
+    proto = Object.getPrototypeOf(proto) as Prototype | null;
+  }
+  return root;
+}
+
+/**
+ * Applies the defaults when the head is written, around a `writeHead` this
+ * module does not own (a neighbour's wrapper, or a response no Express app
+ * made): the on-headers pattern, so it runs whatever wrapped writeHead
+ * before, and a wrapper put on after calls it.
+ */
+function applyDefaultsAtHead(res: Response, state: ResponseState): void {
+  const previous = res.writeHead;
+  res.writeHead = function writeHeadWithDefaults(this: Response, ...args: unknown[]) {
+    if (!this.headersSent) applyDefaults(this, state);
+    return (previous as (...a: unknown[]) => Response).apply(this, args);
+  } as Response['writeHead'];
+}
+
+/** Decides, once per response, where its writes go. */
+function begin(res: Response, state: ResponseState): void {
   const proto = Object.getPrototypeOf(res) as Prototype | null;
-  let base = proto?.[BASE] as BaseMethods | undefined;
-  // Express's app.response has an own `app`: never Node's shared ServerResponse.prototype.
-  if (base === undefined && proto !== null && Object.hasOwn(proto, 'app')) base = install(proto);
-  if (base === undefined || res.headersSent) {
-    state.headerMode = Mode.Direct;
-    return undefined;
+  let installed = proto?.[INSTALLED] as Installed | undefined;
+  if (installed === undefined) {
+    const root = rootAppPrototype(res);
+    if (root !== undefined) installed = install(root);
+  }
+  state.base = installed?.base;
+  state.headerMode = Mode.Direct;
+  if (res.headersSent) return;
+  if (installed === undefined || res.writeHead !== installed.writeHead) {
+    applyDefaultsAtHead(res, state);
+    return;
   }
   state.headerMode = Mode.Held;
-  state.base = base;
   state.headers = [];
   // Whether Node's store was empty when holding began (it then stays so:
   // anyone else's write hands the list over); spares removals a lookup there.
-  state.storeEmpty = base.getHeaderNames.call(res).length === 0;
-  return state;
+  state.storeEmpty = installed.base.getHeaderNames.call(res).length === 0;
 }
 
-/** res.setHeader(name, value), held while the response's headers are. */
+/** The response's state when its facts are held; `undefined` when writes go straight to Node. */
+function held(res: Response): ResponseState | undefined {
+  const state = responseState(res);
+  if (state.headerMode === Mode.Unset) begin(res, state);
+  return state.headerMode === Mode.Held ? state : undefined;
+}
+
+/** res.setHeader(name, value), held while the response's facts are. */
 export function setResponseHeader(res: Response, name: string, value: HeaderValue): void {
   const state = held(res);
   if (state === undefined) {
-    res.setHeader(name, value);
+    if (!res.headersSent) res.setHeader(name, value);
     return;
   }
   const list = state.headers as HeaderList;
@@ -258,7 +418,58 @@ export function setResponseHeaders(res: Response, fixed: readonly string[]): voi
   for (let i = 0; i < fixed.length; i += 2) setResponseHeader(res, fixed[i] as string, fixed[i + 1] as string);
 }
 
-/** res.getHeader(name), the held list first. */
+/**
+ * Registers fixed defaults, a flat [name, value, …] list computed once by
+ * the caller: each is written when the head is, unless the app, a neighbour
+ * or a route set (or removed) that header by then. A later list's value
+ * wins over an earlier one's. Nothing is registered once the head went out.
+ */
+export function setDefaultHeaders(res: Response, fixed: readonly string[]): void {
+  const state = responseState(res);
+  if (state.headerMode === Mode.Unset) begin(res, state);
+  if (res.headersSent || state.headerMode === Mode.Sent) return;
+  if (state.defaults === undefined) state.defaults = [fixed];
+  else if (!state.defaults.includes(fixed)) state.defaults.push(fixed);
+}
+
+/**
+ * Runs `rule` on every later write of its header to this response, whoever
+ * writes it, and on the value it has now. Rules are shared objects made
+ * once by their middleware.
+ */
+export function addHeaderRule(res: Response, rule: HeaderRule): void {
+  const state = responseState(res);
+  if (state.headerMode === Mode.Unset) begin(res, state);
+  const rules = state.headerRules;
+  if (rules === undefined) state.headerRules = [rule];
+  else if (!rules.includes(rule)) state.headerRules = [...rules, rule];
+  else return;
+  if (res.headersSent) return;
+  const current = getResponseHeader(res, rule.name);
+  if (current !== undefined) {
+    const next = rule.apply(res, current);
+    if (next !== current) setResponseHeader(res, rule.name, next);
+  }
+}
+
+/**
+ * The default registered for `name` that the head will carry unless someone
+ * sets or removes the header first, or `undefined`: for diagnostics and
+ * tests that ask which stages ran; routes read headers with getHeader().
+ */
+export function pendingDefault(res: Response, name: string): string | undefined {
+  const state = peekResponseState(res);
+  const lists = state?.defaults;
+  if (state === undefined || lists === undefined || isSuppressed(state, name)) return undefined;
+  for (let l = lists.length - 1; l >= 0; l--) {
+    const list = lists[l] as readonly string[];
+    const at = indexIn(list, name);
+    if (at >= 0) return list[at + 1];
+  }
+  return undefined;
+}
+
+/** res.getHeader(name), the held list first. Defaults are not seen before the head. */
 export function getResponseHeader(res: Response, name: string): HeaderValue | undefined {
   const state = held(res);
   if (state !== undefined) {
@@ -271,11 +482,18 @@ export function getResponseHeader(res: Response, name: string): HeaderValue | un
   return res.getHeader(name);
 }
 
-/** res.removeHeader(name), from the held list and from Node's store. */
+/**
+ * res.removeHeader(name), from the held list and from Node's store: the
+ * library's own clean-up (a 304 has no Content-Type), which leaves the
+ * defaults in place.
+ */
 export function removeResponseHeader(res: Response, name: string): void {
   const state = held(res);
   if (state === undefined) {
-    res.removeHeader(name);
+    if (res.headersSent) return;
+    const base = peekResponseState(res)?.base as BaseMethods | undefined;
+    if (base === undefined) res.removeHeader(name);
+    else base.removeHeader.call(res, name);
     return;
   }
   const list = state.headers as HeaderList;
@@ -290,7 +508,7 @@ export function removeResponseHeader(res: Response, name: string): void {
  */
 export function appendResponseHeader(res: Response, name: string, value: string): void {
   if (held(res) === undefined) {
-    res.append(name, value);
+    if (!res.headersSent) res.append(name, value);
     return;
   }
   const previous = getResponseHeader(res, name);

@@ -36,6 +36,23 @@ export interface ResponseState {
   base: object | undefined;
   /** Node's header store was empty when holding began. */
   storeEmpty: boolean;
+  /** Fixed [name, value, …] lists applied when the head is written, for names nobody set by then. */
+  defaults: (readonly string[])[] | undefined;
+  /** Default names someone removed on purpose before the head: they stay off. */
+  suppressed: string[] | undefined;
+  /** Rules run on every write of their header, whoever writes it (src/http/response-headers.ts). */
+  headerRules: readonly HeaderRule[] | undefined;
+}
+
+/**
+ * A rule on one header, run on every `setHeader()`/`appendHeader()` of it
+ * through the app's response, whoever calls it (a neighbour, a route, the
+ * library): it returns the value to store.
+ */
+export interface HeaderRule {
+  /** The header's name in lower case. */
+  readonly name: string;
+  readonly apply: (res: Response, value: HeaderValue) => HeaderValue;
 }
 
 const STATE = Symbol.for('express-api-conventions.responseState');
@@ -66,6 +83,9 @@ export function responseState(res: Response): ResponseState {
       headers: undefined,
       base: undefined,
       storeEmpty: false,
+      defaults: undefined,
+      suppressed: undefined,
+      headerRules: undefined,
     };
     holder[STATE] = state;
   }

@@ -30,7 +30,7 @@ const describe = (body: unknown): string => {
 export function sendJson(res: Response, body: unknown): Response {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     if (!(Array.isArray(body) && exceptionOf(res, 'topLevelArray') !== undefined) && !reportedNonObject(res, body)) {
-      throw apiError('nonObjectJsonBody', { detail: nonObjectFix(body) });
+      throw apiError('nonObjectJsonBody', { detail: nonObjectDetail(body) });
     }
   }
   return writeJson(res, stringifyJson(body));
@@ -43,6 +43,21 @@ const nonObjectFix = (body: unknown): string =>
     ? "Wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext }); " +
       "for a route that must keep an array for an old client, mount conventionExceptions({ topLevelArray: 'why' }) on it."
     : 'Wrap the value in an object, e.g. res.json({ value }).');
+
+/** The same, as the error's `detail`: each part short enough to be kept whole (REFLECTED_INPUT_LIMITS). */
+const nonObjectDetail = (body: unknown): Record<string, string> =>
+  Array.isArray(body)
+    ? {
+        received: 'an array',
+        rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+        fix: "wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext })",
+        exception: "for an old client that reads an array: conventionExceptions({ topLevelArray: 'why' }) on the route",
+      }
+    : {
+        received: describe(body),
+        rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+        fix: 'wrap the value: res.json({ value })',
+      };
 
 const reportedNonObject = (res: Response, body: unknown): boolean =>
   res.req !== undefined &&

@@ -1,4 +1,5 @@
 export {
+  CALLER_ALIASES,
   checkPath,
   DEFAULT_PATH_EXCEPTIONS,
   PATH_RULES,
@@ -6,6 +7,7 @@ export {
   type PathRule,
   type PathRuleFinding,
   type PathVerdict,
+  WELL_KNOWN_PREFIX,
 } from './path-rules.js';
 export {
   lintBody,

@@ -37,11 +37,27 @@ export const PATH_RULES = {
 
 export type PathRule = keyof typeof PATH_RULES;
 
-/** Segments allowed to break one rule: `{ plural: ['me'] }` accepts `/v1/me`. */
+/** Segments allowed to break one rule: `{ plural: ['health'] }` accepts `/v1/health`. */
 export type PathExceptions = Readonly<Partial<Record<PathRule, readonly string[]>>>;
 
 /** The conventions name `/v1/oauth2/token` itself: `oauth2` is not a plural noun, and is right. */
 export const DEFAULT_PATH_EXCEPTIONS: PathExceptions = { plural: ['oauth2'] };
+
+/**
+ * Names that stand for the caller's own resource right after the version:
+ * `/v1/me` is `/v1/users/{the caller's id}`, a collection and an id in one
+ * segment (`/v1/me/exports` is then a sub-collection). A widely used
+ * convention (the caller alias); `self` and `current` are not accepted
+ * there, since they read as names of resources of their own.
+ */
+export const CALLER_ALIASES: readonly string[] = ['me'];
+
+/**
+ * RFC 8615 well-known URIs (`/.well-known/oauth-authorization-server`) are
+ * named by their registry, not by the service: outside SPEC.md's versioned
+ * path space, so no path rule applies to them.
+ */
+export const WELL_KNOWN_PREFIX = '/.well-known/';
 
 /** One broken rule in one path. */
 export interface PathRuleFinding {
@@ -126,6 +142,9 @@ function segmentsOf(path: string): Segment[] {
 
 const hyphenate = (name: string): string => wordsOf(name).join('-');
 
+const isCallerAlias = (segment: Segment | undefined): boolean =>
+  segment !== undefined && !segment.dynamic && CALLER_ALIASES.includes(segment.text);
+
 /** Whether `words` (one name) is a verb or starts with one, by {@link VERBS} and {@link NOUNS_TOO}. */
 function isVerbName(words: readonly string[]): boolean {
   const first = words[0];
@@ -157,6 +176,8 @@ function mergeExceptions(...sources: readonly PathExceptions[]): ReadonlyMap<Pat
 export function checkPath(path: string, given: PathExceptions = {}): PathVerdict {
   const exceptions = mergeExceptions(DEFAULT_PATH_EXCEPTIONS, given);
   const findings: PathRuleFinding[] = [];
+  const bare = path.split('?')[0] ?? '';
+  if (bare.startsWith(WELL_KNOWN_PREFIX)) return { findings, suggestion: bare, collections: [] };
   const segments = segmentsOf(path);
   const fixes = segments.map((s) => s.text);
   const excepted = (rule: PathRule, text: string): boolean => exceptions.get(rule)?.has(text) === true;
@@ -190,14 +211,19 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
     }
   }
 
+  // Without a version, which segment is a collection and which an id is unknown: the positional
+  // rules (plural, shape) would only echo the missing version, segment by segment.
+  const positional = versionAt !== -1;
   const start = versionAt === -1 ? 0 : versionAt + 1;
+  const aliased = positional && isCallerAlias(segments[start]);
   const collections: string[] = [];
   segments.forEach((segment, index) => {
     if (index === versionAt) return;
     const { fixed, text } = segment;
-    const position = index - start; // 0, 2, 4: collections; 1, 3: ids.
+    // 0, 2, 4: collections; 1, 3: ids. A caller alias is a collection and an id at once.
+    const position = index - start + (aliased && index > start ? 1 : 0);
     const isName = index < start || position % 2 === 0;
-    const isCollection = index >= start && position % 2 === 0;
+    const isCollection = positional && index >= start && position % 2 === 0;
 
     // Rule 3 (percent-encoding) and rule 2 (lower case) hold for every segment, ids included.
     if (fixed.includes('%') || NOT_URL_SAFE.test(fixed)) {
@@ -249,9 +275,11 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
       renamed = false;
     }
 
-    if (!isCollection) return;
+    if (!isCollection || (aliased && index === start)) return;
     if (segment.dynamic && fixed === '') {
       add('shape', `"${text}" stands where a collection name belongs; collection names are fixed plural nouns.`);
+    } else if (/^[0-9]+$/.test(fixed)) {
+      add('shape', `"${text}" is a value where a collection name belongs; collection names are fixed plural nouns.`);
     } else if (fixed !== '') {
       collections.push(fixed.toLowerCase());
       const fixedWords = wordsOf(fixes[index] as string);
@@ -262,10 +290,11 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
       }
     }
   });
-  if (segments.length - start > 3) {
+  const depth = segments.length - start + (aliased ? 1 : 0);
+  if (positional && depth > 3) {
     add(
       'shape',
-      `The path is ${segments.length - start} segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.`,
+      `The path is ${depth} segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.`,
     );
   }
   // Segments a fix removed (a verb or a list segment on its own) are dropped.

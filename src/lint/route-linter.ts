@@ -38,8 +38,8 @@ export interface CheckRoutesOptions {
   /** Receives each finding when `report` is `'log'`; `false` logs nothing. Default: one JSON line on stderr. */
   log?: ((finding: RouteFinding) => void) | false;
   /**
-   * Segments allowed to break one rule: `{ plural: ['me'] }` accepts
-   * `/v1/me`. Default: `{ plural: ['oauth2'] }` (the conventions' own token
+   * Segments allowed to break one rule: `{ plural: ['health'] }` accepts
+   * `/v1/health`. Default: `{ plural: ['oauth2'] }` (the conventions' own token
    * endpoint, `/v1/oauth2/token`). Given exceptions are added to it.
    */
   exceptions?: Readonly<Partial<Record<RouteRule, readonly string[]>>>;
@@ -170,7 +170,7 @@ export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutes
       'checkRoutes',
       'exceptions',
       exceptions,
-      "an object of rule names to segment lists, such as { plural: ['me'] }",
+      "an object of rule names to segment lists, such as { plural: ['health'] }",
     );
   }
   for (const [rule, segments] of Object.entries(exceptions)) {

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { refuse } from '../errors/refuse.js';
+import { refuse, takeHeldRefusal } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
@@ -80,8 +80,13 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
       if (state !== undefined) stateHeader += (stateHeader === '' ? '' : ', ') + state.stateItem;
     }
     appendRateLimitHeaders(res, policyHeader, stateHeader);
-    if (outcome === 'passed') next();
-    else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
+    if (outcome === 'passed') {
+      // A refusal held until the request was counted (conventions():
+      // a bad bearer token, a refused preflight) is answered now.
+      const held = takeHeldRefusal(req);
+      if (held === undefined) next();
+      else refuse(req, res, next, held);
+    } else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
     else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
   }
 

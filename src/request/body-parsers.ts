@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
-import { invalidOption, readOptions } from '../config/options.js';
+import { checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 
 /** Options of parseBodies(). */
@@ -17,7 +18,25 @@ export interface ParseBodiesOptions {
   form?: boolean;
   /** Most form parameters accepted; more is refused with 413. Default: `100`. */
   parameterLimit?: number;
+  /**
+   * Path prefixes whose bodies are left unread, as the request stream, for
+   * what follows: a proxy (http-proxy-middleware) or a multipart parser that
+   * reads the body itself. Each starts with `/` and matches whole segments
+   * of the path under the preset's mount (`'/upstream'` matches
+   * `/upstream` and `/upstream/users`, not `/upstreams`). Default: none.
+   */
+  unparsedPaths?: readonly string[];
+  /**
+   * Longest time, in milliseconds, the whole body may take to arrive, from
+   * the moment the parser starts reading it. A body still incomplete then
+   * (trickled or stalled) is refused with 408 and the connection is closed.
+   * Default: `10000` (10 s: a 100 KB body at 10 KB/s).
+   */
+  bodyTimeoutMs?: number;
 }
+
+/** parseBodies()'s default `bodyTimeoutMs`: a slow client holds a connection at most this long. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
 
@@ -31,14 +50,25 @@ const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
  * Form bodies are parsed flat (`extended: false`): `a[b]=1` stays a key named
  * `a[b]`, so a form cannot build nested objects or reach `__proto__`.
  *
- * A UTF-8 body must be valid UTF-8 (RFC 8259 §8.1 for JSON, the WHATWG URL
- * standard's form encoding for forms): invalid bytes, a percent-escape in a
+ * A body must be UTF-8 (RFC 8259 §8.1 for JSON, the WHATWG URL standard's
+ * form encoding for forms): a `charset` other than `utf-8` (UTF-16, UTF-32,
+ * ISO-8859-1) is refused with 415 `unsupportedCharset` (code 41501); invalid bytes, a percent-escape in a
  * form that decodes to invalid UTF-8, or a JSON `\uD800`-style escape of an
  * unpaired surrogate are refused with 400 `invalidUtf8Body` (code 40012),
  * where the decoders would silently store U+FFFD or a lone surrogate.
+ *
+ * A body that has not fully arrived `bodyTimeoutMs` after its read began is
+ * refused with 408 `requestTimeout` (code 40800) and its connection closed.
  */
 export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHandler[] {
-  const given = readOptions<ParseBodiesOptions>('parseBodies', options, ['limit', 'json', 'form', 'parameterLimit']);
+  const given = readOptions<ParseBodiesOptions>('parseBodies', options, [
+    'limit',
+    'json',
+    'form',
+    'parameterLimit',
+    'unparsedPaths',
+    'bodyTimeoutMs',
+  ]);
   const limit = given.limit ?? '100kb';
   if (!(typeof limit === 'number' && Number.isInteger(limit) && limit > 0) && !(typeof limit === 'string' && SIZE.test(limit))) {
     invalidOption('parseBodies', 'limit', limit, "a positive whole number of bytes or a size such as '100kb'");
@@ -47,13 +77,40 @@ export function parseBodies(options?: Readonly<ParseBodiesOptions>): RequestHand
   if (!Number.isInteger(parameterLimit) || parameterLimit < 1) {
     invalidOption('parseBodies', 'parameterLimit', parameterLimit, 'a positive whole number');
   }
+  const unparsed = unparsedPathsOf(given.unparsedPaths);
+  const deadline = checkInteger('parseBodies', 'bodyTimeoutMs', given.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, {
+    min: 1,
+    max: 2_147_483_647,
+  });
   const parsers: RequestHandler[] = [];
-  if (given.json ?? true) parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText })));
+  if (given.json ?? true) {
+    parsers.push(whenBodied(express.json({ limit, strict: true, verify: verifyJsonText }), unparsed, deadline));
+  }
   if (given.form ?? true) {
-    parsers.push(whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText })));
+    parsers.push(
+      whenBodied(express.urlencoded({ limit, extended: false, parameterLimit, verify: verifyFormText }), unparsed, deadline),
+    );
   }
   return parsers;
 }
+
+function unparsedPathsOf(paths: unknown): readonly string[] {
+  if (paths === undefined) return [];
+  if (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
+    return invalidOption(
+      'parseBodies',
+      'unparsedPaths',
+      paths,
+      "a list of path prefixes, each starting with '/', such as ['/upstream']",
+    );
+  }
+  // '/upstream/' and '/upstream' name the same prefix.
+  return paths.map((path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path));
+}
+
+/** Whether `path` is `prefix` or lies under it, segment by segment. */
+const isUnder = (path: string, prefix: string): boolean =>
+  prefix === '/' || (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 0x2f));
 
 /**
  * `req.body` is `undefined` and `'body' in req` holds, as body-parser leaves
@@ -79,16 +136,36 @@ function declareBody(req: object): void {
  * type-is `hasBody`, which body-parser asks first). A GET then costs two
  * property reads instead of the parser's own checks; `req.body` is left
  * `undefined`, as body-parser leaves it.
+ *
+ * body-parser waits for the body as long as the socket stays open (Node's
+ * own `requestTimeout` is checked every 30 s at best): the deadline is
+ * kept here, over the whole read, since a client trickling one byte a
+ * second never lets an idle timeout fire.
  */
-function whenBodied(parser: RequestHandler): RequestHandler {
+function whenBodied(parser: RequestHandler, unparsed: readonly string[], deadlineMs: number): RequestHandler {
   return function parseBodyMiddleware(req, res, next) {
     const headers = req.headers;
-    if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+    if (
+      (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) ||
+      (unparsed.length > 0 && unparsed.some((prefix) => isUnder(req.path, prefix)))
+    ) {
       if (!('body' in (req as object))) declareBody(req);
       next();
       return;
     }
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      // The rest of the body will not be read: the connection cannot carry
+      // another request, so it closes once the 408 is written.
+      res.setHeader('Connection', 'close');
+      res.once('finish', () => req.socket?.destroy());
+      refuse(req, res, next, apiError('requestTimeout', { detail: { bodyTimeoutMs: deadlineMs } }));
+    }, deadlineMs);
     parser(req, res, (error?: unknown) => {
+      clearTimeout(timer);
+      // After a 408 the parser still reports the read it gave up on.
+      if (late) return;
       // A body the parser refuses (400, 413, 415) is answered in JSON even
       // when no errorHandler() follows (refuse()).
       if (error === undefined || error === null) next();
@@ -106,10 +183,21 @@ export const INVALID_UTF8_TYPE = 'entity.utf8.invalid' as const;
 
 const invalidUtf8 = (detail: string): Error => Object.assign(new Error(detail), { type: INVALID_UTF8_TYPE, status: 400 });
 
-/** body-parser's `verify` hook for JSON: valid UTF-8, no unpaired surrogate escape. */
+/**
+ * RFC 8259 §8.1: JSON exchanged between systems MUST be UTF-8; SPEC.md's
+ * forms are UTF-8 too. body-parser would decode UTF-16, UTF-32 (JSON) or
+ * ISO-8859-1 (forms) itself, out of reach of the checks below: refused
+ * with 415, so every accepted body has passed the same validation.
+ */
+const notUtf8Charset = (encoding: string): Error =>
+  Object.assign(new Error(`unsupported charset "${encoding.slice(0, 40)}": only UTF-8 is accepted`), {
+    type: 'charset.unsupported',
+    status: 415,
+  });
+
+/** body-parser's `verify` hook for JSON: UTF-8 only, valid, no unpaired surrogate escape. */
 function verifyJsonText(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
-  // Other charsets (UTF-16, UTF-32) are decoded by body-parser itself.
-  if (encoding !== 'utf-8') return;
+  if (encoding !== 'utf-8') throw notUtf8Charset(encoding);
   if (!isUtf8(body)) throw invalidUtf8('the JSON body holds bytes that are not UTF-8');
   // Most bodies hold no \u escape at all: one indexOf, no decoding.
   if (body.indexOf('\\u') !== -1 && hasUnpairedSurrogateEscape(body.toString('utf8'))) {
@@ -117,9 +205,9 @@ function verifyJsonText(_req: IncomingMessage, _res: unknown, body: Buffer, enco
   }
 }
 
-/** body-parser's `verify` hook for forms: the bytes and the percent-decoded bytes are valid UTF-8. */
+/** body-parser's `verify` hook for forms: UTF-8 only; the bytes and the percent-decoded bytes are valid UTF-8. */
 function verifyFormText(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
-  if (encoding !== 'utf-8') return;
+  if (encoding !== 'utf-8') throw notUtf8Charset(encoding);
   if (!isUtf8(body)) throw invalidUtf8('the form body holds bytes that are not UTF-8');
   if (body.indexOf(0x25) !== -1 && !isUtf8(percentDecoded(body))) {
     throw invalidUtf8('a percent-escape of the form body decodes to bytes that are not UTF-8');

@@ -1,4 +1,4 @@
-export { type ParseBodiesOptions, parseBodies } from './body-parsers.js';
+export { DEFAULT_BODY_TIMEOUT_MS, type ParseBodiesOptions, parseBodies } from './body-parsers.js';
 export {
   ALL_FIELDS,
   applySelection,

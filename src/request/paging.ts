@@ -13,6 +13,18 @@ export interface PagingOptions {
   defaultLimit?: number;
   /** Largest `limit` a client may ask for; a larger one is refused with 400. Default: `100`. */
   maxLimit?: number;
+  /**
+   * Query parameters of the route, besides SPEC.md's common ones (`limit`,
+   * `q`, `fields`; `offset` is moved on), that the next-page link carries
+   * over, such as a filter (`['gender']`). Any other parameter is left out
+   * of the link. Default: `[]`.
+   */
+  linkParameters?: readonly string[];
+  /**
+   * Longest `Link` value sendList() adds, in bytes: beyond it no link is
+   * sent (`hasNext` still tells that more follow). Default: `2048`.
+   */
+  maxLinkLength?: number;
 }
 
 /** The page a client asked for, parsed once by paging(). */
@@ -41,7 +53,27 @@ export const HAS_NEXT_KEY = 'hasNext' as const;
 const DEFAULT_LIMIT = 20;
 const DEFAULT_MAX_LIMIT = 100;
 
+/** SPEC.md's common query parameters a next-page link keeps (`offset` is moved on): the route knows them. */
+export const LINK_PARAMETERS = ['limit', 'q', 'fields'] as const;
+/**
+ * paging()'s default `maxLinkLength`: a `Link` value of at most 2 KB keeps
+ * the response head well inside the 4 KB proxy buffers (nginx's default)
+ * and Node's 16 KB header limit, whatever the query.
+ */
+export const DEFAULT_MAX_LINK_LENGTH = 2048;
+
+interface LinkRules {
+  readonly kept: ReadonlySet<string>;
+  readonly maxLength: number;
+}
+const DEFAULT_LINK_RULES: LinkRules = { kept: new Set(LINK_PARAMETERS), maxLength: DEFAULT_MAX_LINK_LENGTH };
+// The link rules of the paging() that parsed a page.
+const LINK_RULES = new WeakMap<Page, LinkRules>();
+
 const DIGITS = /^[0-9]+$/;
+const PARAMETER_NAME = /^[A-Za-z0-9_.~-]+$/;
+const LEADING_SLASHES = /^\/{2,}/;
+const SCHEME_AND_HOST = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 // Characters that cannot stand between the angle brackets of a Link header
 // (RFC 8288 §3: a URI-Reference): they are percent-encoded.
 const NOT_IN_LINK = /[^\x21-\x7e]|[<>"\\^`{|}]/g;
@@ -74,7 +106,7 @@ function readNonNegative(name: string, raw: unknown, max: number): number | unde
  * Anything else is refused with 400 (code 40003) naming the parameter.
  */
 export function paging(options?: Readonly<PagingOptions>): RequestHandler {
-  const given = readOptions<PagingOptions>('paging', options, ['defaultLimit', 'maxLimit']);
+  const given = readOptions<PagingOptions>('paging', options, ['defaultLimit', 'maxLimit', 'linkParameters', 'maxLinkLength']);
   const maxLimit = checkInteger('paging', 'maxLimit', given.maxLimit ?? DEFAULT_MAX_LIMIT, { min: 1 });
   const defaultLimit = checkInteger('paging', 'defaultLimit', given.defaultLimit ?? Math.min(DEFAULT_LIMIT, maxLimit), {
     min: 1,
@@ -82,35 +114,60 @@ export function paging(options?: Readonly<PagingOptions>): RequestHandler {
   if (defaultLimit > maxLimit) {
     invalidOption('paging', 'defaultLimit', defaultLimit, `at most maxLimit (${maxLimit})`);
   }
+  const linkParameters = given.linkParameters ?? [];
+  if (!Array.isArray(linkParameters) || !linkParameters.every((name) => typeof name === 'string' && PARAMETER_NAME.test(name))) {
+    invalidOption('paging', 'linkParameters', linkParameters, 'an array of query parameter names (letters, digits, _ . ~ -)');
+  }
+  const rules: LinkRules = {
+    kept: new Set([...LINK_PARAMETERS, ...linkParameters.filter((name) => name !== OFFSET_PARAMETER)]),
+    maxLength: checkInteger('paging', 'maxLinkLength', given.maxLinkLength ?? DEFAULT_MAX_LINK_LENGTH, { min: 64 }),
+  };
 
   return function pagingMiddleware(req, _res, next) {
     const query = parsedQuery(req);
     const offset = readNonNegative(OFFSET_PARAMETER, query[OFFSET_PARAMETER], Number.MAX_SAFE_INTEGER) ?? 0;
     const limit = readNonNegative(LIMIT_PARAMETER, query[LIMIT_PARAMETER], maxLimit) ?? defaultLimit;
-    req.page = { offset, limit };
+    const page = { offset, limit };
+    LINK_RULES.set(page, rules);
+    req.page = page;
     next();
   };
 }
 
 /**
- * The address of the next page: the request's own path and query, with
- * `offset` moved on by `limit`. Every other parameter is kept as the client
- * wrote it. A relative reference (RFC 8288 §3.2 resolves it against the
- * request URI).
+ * The path of the route that answers, from Express's routing (`baseUrl` and
+ * `path`), never from the request target as written: an absolute-form target
+ * (`GET http://evil.example/v1/users`) names a scheme and host the client
+ * chose. Leading slashes are collapsed, so the reference cannot read as
+ * `//host/...` (a network-path reference, RFC 3986 §4.2).
+ */
+function routePath(req: Request): string {
+  const path =
+    typeof req.path === 'string' ? `${req.baseUrl ?? ''}${req.path}` : pathAndQuery(req)[0].replace(SCHEME_AND_HOST, '');
+  return path.replace(LEADING_SLASHES, '/');
+}
+
+/**
+ * The address of the next page: the route's own path, with `offset` moved
+ * on by `limit` and the query parameters the route knows (`limit`, `q`,
+ * `fields`, and paging()'s `linkParameters`) kept as the client wrote them;
+ * any other parameter is left out. A relative reference (RFC 8288 §3.2
+ * resolves it against the request URI).
  */
 export function nextPageAddress(req: Request, page: Page): string {
-  const [path, query] = pathAndQuery(req);
+  const rules = LINK_RULES.get(page) ?? DEFAULT_LINK_RULES;
+  const query = pathAndQuery(req)[1];
   const kept: string[] = [];
   if (query !== undefined) {
     for (const pair of query.split('&')) {
       if (pair === '') continue;
       const equals = pair.indexOf('=');
       const name = equals === -1 ? pair : pair.slice(0, equals);
-      if (name !== OFFSET_PARAMETER) kept.push(pair);
+      if (rules.kept.has(name)) kept.push(pair);
     }
   }
   kept.push(`${OFFSET_PARAMETER}=${page.offset + page.limit}`);
-  return `${path}?${kept.join('&')}`.replace(NOT_IN_LINK, (c) => encodeURIComponent(c));
+  return `${routePath(req)}?${kept.join('&')}`.replace(NOT_IN_LINK, (c) => encodeURIComponent(c));
 }
 
 /** One page of a list: its items and whether more follow. */
@@ -125,13 +182,17 @@ export interface ListPage<T = unknown> {
  * (selectFields()) is applied to every item. When `hasNext` is true and the
  * route uses paging(), the next page's address goes in a
  * `Link: <...>; rel="next"` header (the conventions' "Envelope": meta information goes
- * in headers), appended to any Link value already set.
+ * in headers), appended to any Link value already set, unless it would be
+ * longer than paging()'s `maxLinkLength`: then no link, and `hasNext` alone
+ * tells that more follow.
  */
 export function sendList(res: Response, collection: string, list: ListPage): Response {
   const req = res.req;
   const page = req.page;
   if (list.hasNext && page && page.limit > 0) {
-    res.append('Link', `<${nextPageAddress(req, page)}>; rel="next"`);
+    const link = `<${nextPageAddress(req, page)}>; rel="next"`;
+    // Every character is ASCII here (NOT_IN_LINK): its length is its size in bytes.
+    if (link.length <= (LINK_RULES.get(page) ?? DEFAULT_LINK_RULES).maxLength) res.append('Link', link);
   }
   const selection = req.fieldSelection;
   const items = selection ? list.items.map((item) => applySelection(item, selection)) : list.items;

@@ -1,6 +1,13 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
-import { checkOneOf, readOptions } from '../config/options.js';
-import { installOnPrototype, peekResponseState, responseState } from '../http/response-state.js';
+import { checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import { addHeaderRule } from '../http/response-headers.js';
+import {
+  type HeaderRule,
+  type HeaderValue,
+  installOnPrototype,
+  peekResponseState,
+  responseState,
+} from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -23,6 +30,13 @@ export interface SecureCookiesOptions {
    * navigations too. Default: `'lax'`.
    */
   sameSite?: 'strict' | 'lax';
+  /**
+   * Cookies written by another middleware (not `res.cookie()`) that may go
+   * without `Secure` or `HttpOnly`, each name with the reason, as
+   * `optOutReason` does for `res.cookie()`. Every other `Set-Cookie` that
+   * leaves through the response gets the attributes it lacks. Default: none.
+   */
+  exemptCookies?: Readonly<Record<string, string>>;
 }
 
 const ORIGINAL_COOKIE: unique symbol = Symbol('express-api-conventions.originalCookie');
@@ -60,7 +74,50 @@ function secureCookie(
     );
   }
   const merged: CookieOptions = { ...COOKIE_DEFAULTS, sameSite, ...given };
-  return setCookie.call(res, name, value, merged);
+  // res.cookie() already applied the defaults, or a stated reason not to.
+  insideCookieSetter = true;
+  try {
+    return setCookie.call(res, name, value, merged);
+  } finally {
+    insideCookieSetter = false;
+  }
+}
+
+let insideCookieSetter = false;
+
+const hasAttribute = (cookie: string, attribute: string): boolean => {
+  for (const part of cookie.split(';').slice(1)) {
+    const name = part.split('=', 1)[0]?.trim().toLowerCase();
+    if (name === attribute) return true;
+  }
+  return false;
+};
+
+/** One Set-Cookie line with `Secure` and `HttpOnly`, unless its cookie is exempt. */
+function secureLine(line: string, exempt: ReadonlySet<string>): string {
+  const cookieName = line.slice(0, Math.max(0, line.indexOf('='))).trim();
+  if (exempt.has(cookieName)) return line;
+  let secured = line;
+  if (!hasAttribute(line, 'secure')) secured += '; Secure';
+  if (!hasAttribute(line, 'httponly')) secured += '; HttpOnly';
+  return secured;
+}
+
+/**
+ * The rule on `Set-Cookie` (src/http/response-headers.ts): whoever writes the
+ * header (express-session, a route's `res.setHeader`, `res.append`), every
+ * cookie leaves with `Secure` and `HttpOnly`.
+ */
+function setCookieRule(exempt: ReadonlySet<string>): HeaderRule {
+  return {
+    name: 'set-cookie',
+    apply(_res: Response, value: HeaderValue): HeaderValue {
+      if (insideCookieSetter) return value;
+      if (typeof value === 'string') return secureLine(value, exempt);
+      if (Array.isArray(value)) return value.map((line) => (typeof line === 'string' ? secureLine(line, exempt) : line));
+      return value;
+    },
+  };
 }
 
 // The per-response method, for a response not made by an Express app: `this` is the response.
@@ -79,18 +136,43 @@ const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
       : secureCookie(this, replaced, sameSite, name, value, options);
   };
 
+/** The names of `exemptCookies`, each with a stated reason. */
+function exemptNames(exempt: unknown): ReadonlySet<string> {
+  if (exempt === undefined) return new Set();
+  if (typeof exempt !== 'object' || exempt === null || Array.isArray(exempt)) {
+    return invalidOption(
+      'secureCookies',
+      'exemptCookies',
+      exempt,
+      "an object of cookie names and reasons, e.g. { 'XSRF-TOKEN': 'read by the page script' }",
+    );
+  }
+  for (const [name, reason] of Object.entries(exempt)) {
+    if (typeof reason !== 'string' || reason.trim() === '') {
+      invalidOption('secureCookies', `exemptCookies.${name}`, reason, 'the reason this cookie goes without Secure or HttpOnly');
+    }
+  }
+  return new Set(Object.keys(exempt));
+}
+
 /**
- * Every cookie set through `res.cookie()` (and `res.clearCookie()`, which
- * goes through it) carries `Secure`, `HttpOnly` and a `SameSite` default.
+ * Every cookie that leaves through the response carries `Secure` and
+ * `HttpOnly`, whoever wrote it: `res.cookie()` (and `res.clearCookie()`),
+ * and any other writer of `Set-Cookie` (express-session, cookie-session, a
+ * route's `res.setHeader`), whose lines get the attributes they lack when
+ * they are written; `exemptCookies` names the exceptions. Cookies set
+ * through `res.cookie()` also get a `SameSite` default.
  * A route may turn one off only by naming its reason in `optOutReason`.
  * Under Express the setter is put once on the app's response prototype and
  * chooses per response (src/http/response-state.ts): no property is added
  * to the response.
  */
 export function secureCookies(options?: Readonly<SecureCookiesOptions>): RequestHandler {
-  const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite']);
+  const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite', 'exemptCookies']);
   const sameSite = checkOneOf('secureCookies', 'sameSite', given.sameSite ?? 'lax', ['strict', 'lax'] as const);
+  const rule = setCookieRule(exemptNames(given.exemptCookies));
   return function secureCookiesMiddleware(_req, res, next) {
+    addHeaderRule(res, rule);
     if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
       // As before: the first secureCookies() a response passes sets its default.
       responseState(res).sameSite ??= sameSite;

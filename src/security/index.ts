@@ -1,5 +1,6 @@
 export { CLEAR_SITE_DATA_TYPES, type ClearSiteDataOptions, clearSiteData } from './clear-site-data.js';
 export { COOKIE_DEFAULTS, cookieValue, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
+export { type CrossSiteProtectionOptions, crossSiteProtection, SEC_FETCH_SITE } from './cross-site.js';
 export {
   CSRF_FIELD,
   CSRF_HEADER,
@@ -19,3 +20,4 @@ export {
   securityHeaderValues,
   UNUSED_SECURITY_HEADERS,
 } from './security-headers.js';
+export { SERVER_TIMEOUTS, type ServerTimeoutsOptions, serverTimeouts } from './server-timeouts.js';

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
-import { removeResponseHeader, setResponseHeaders } from '../http/response-headers.js';
+import { removeResponseHeader, setDefaultHeaders } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
@@ -154,7 +154,7 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     return function securityHeadersMiddleware(_req, res, next) {
       if (!res.headersSent) {
         for (const name of removed) removeResponseHeader(res, name);
-        setResponseHeaders(res, written);
+        setDefaultHeaders(res, written);
       }
       next();
     };

@@ -31,6 +31,7 @@ describe('settings', () => {
       partitionSecret: undefined,
       exportDelay: 2,
       exportLimit: 1000,
+      exportCallerLimit: 10,
       exportKept: 3600,
       passwordCost: 12,
     });

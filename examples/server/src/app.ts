@@ -60,7 +60,8 @@ export function createApp(settings: Settings, services: Services): Express {
   // response-shape linter outside production), the maintenance stop, bearer
   // callers identified (a bad token is a 401), the rate limit (SPEC.md Limits
   // rule 4: per user and per application, RateLimit headers on every answer),
-  // bounded bodies, method override, CSRF for whatever the session cookie
+  // state-changing requests from pages of other sites refused on every door,
+  // sign-in included (Fetch Metadata; CORS_ORIGINS are trusted), bounded bodies, method override, CSRF for whatever the session cookie
   // authenticates, and POST /v1/oauth2/token (password and refresh_token
   // grants, rotation, the sign-in guard shared with browser sign-in).
   app.use(
@@ -118,6 +119,7 @@ export function createApp(settings: Settings, services: Services): Express {
       delaySeconds: settings.exportDelay,
       keptSeconds: settings.exportKept,
       limit: settings.exportLimit,
+      callerLimit: settings.exportCallerLimit,
     }),
   );
   app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));

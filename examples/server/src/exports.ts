@@ -14,6 +14,8 @@ export interface ExportsRouterOptions {
   readonly keptSeconds?: number;
   /** Exports being prepared or kept at once, for the whole service. Default: EXPORT_LIMIT. */
   readonly limit?: number;
+  /** Exports being prepared or kept at once for one caller (a user), under `limit`. Default: EXPORT_CALLER_LIMIT. */
+  readonly callerLimit?: number;
 }
 
 interface StoredExport {
@@ -28,9 +30,16 @@ interface StoredExport {
 export const KEPT_SECONDS = 60 * 60;
 /** Exports being prepared or kept at once, at most: each holds a snapshot of every user. */
 export const EXPORT_LIMIT = 1000;
-const EXPORTS_INDEX = 'exports:index';
+/** Exports one caller may have prepared or kept at once: no caller can take the whole service's room. */
+export const EXPORT_CALLER_LIMIT = 10;
 
-const keyOf = (id: string): string => `exports:${id}`;
+// Three key spaces that client input cannot reach across: an export's record
+// is `exports:record:<uuid>` (only ever a UUID, checked before any lookup);
+// the bounds are `exports:bound:…`, which no record key can spell.
+const SERVICE_BOUND = 'exports:bound:service';
+const callerBound = (subject: string): string => `exports:bound:caller:${subject}`;
+const recordKey = (id: string): string => `exports:record:${id}`;
+const EXPORT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Whole seconds until `readyAt`, at least 1: a client that waits that long finds it ready. */
 const retryAfter = (readyAt: number): string => String(Math.max(1, Math.ceil((readyAt - Date.now()) / 1000)));
@@ -41,7 +50,14 @@ const retryAfter = (readyAt: number): string => String(Math.max(1, Math.ceil((re
  * latter carries Retry-After".
  */
 export function exportsRouter(options: ExportsRouterOptions): Router {
-  const { state, users, delaySeconds, keptSeconds = KEPT_SECONDS, limit = EXPORT_LIMIT } = options;
+  const {
+    state,
+    users,
+    delaySeconds,
+    keptSeconds = KEPT_SECONDS,
+    limit = EXPORT_LIMIT,
+    callerLimit = EXPORT_CALLER_LIMIT,
+  } = options;
   const router = Router();
   // A bearer token with the `exports` scope, or a browser session.
   const mayExport = requireScope('exports');
@@ -49,26 +65,45 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
   router.post('/v1/exports', mayExport, async (req, res) => {
     const now = Date.now();
     const id = randomUUID();
+    const owner = req.auth?.subject ?? '';
     // Each export holds a snapshot of all users: past the limit, memory (or Redis)
-    // would grow with every request. Full is the service's own capacity, not the
-    // caller's rate: 503 with Retry-After (SPEC.md keeps 429 for the rate limit,
-    // whose RateLimit headers must agree with its Retry-After; Limits rule 2).
-    const freeAt = await state.admit(EXPORTS_INDEX, id, now + keptSeconds * 1000, limit);
-    if (freeAt !== undefined) {
+    // would grow with every request. The caller's own bound is checked with the
+    // service's, in one step: one caller cannot take the whole service's room.
+    const refusal = await state.admitAll(
+      [
+        { key: callerBound(owner), limit: callerLimit },
+        { key: SERVICE_BOUND, limit },
+      ],
+      id,
+      now + keptSeconds * 1000,
+    );
+    if (refusal?.refusedBy === 0) {
+      // The caller's own excess: 429 with Retry-After. Its instant is not the
+      // rate limiter's, so the RateLimit headers, which would name another
+      // (SPEC.md Limits rule 2), are left off this answer.
+      res.removeHeader('RateLimit');
+      res.removeHeader('RateLimit-Policy');
+      throw apiError('tooManyRequests', {
+        message: 'You have too many exports being prepared or kept; retry after the time in Retry-After.',
+        headers: { 'Retry-After': retryAfter(refusal.freeAt) },
+      });
+    }
+    if (refusal !== undefined) {
+      // Full is the service's own capacity, not the caller's rate: 503 with Retry-After.
       throw apiError('serviceUnavailable', {
         message: 'Too many exports are being prepared or kept; retry after the time in Retry-After.',
-        headers: { 'Retry-After': retryAfter(freeAt) },
+        headers: { 'Retry-After': retryAfter(refusal.freeAt) },
       });
     }
     const stored: StoredExport = {
       id,
-      owner: req.auth?.subject ?? '',
+      owner,
       createdAt: new Date(now).toISOString(),
       readyAt: now + delaySeconds * 1000,
       // The snapshot is taken now; it is handed out once the delay has passed.
       users: (await users.all()).map(storedUser),
     };
-    await state.set(keyOf(stored.id), JSON.stringify(stored), keptSeconds);
+    await state.set(recordKey(stored.id), JSON.stringify(stored), keptSeconds);
     res
       .status(202)
       .location(`/v1/exports/${stored.id}`)
@@ -77,7 +112,9 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
   });
 
   router.get('/v1/exports/:id', mayExport, async (req, res) => {
-    const text = await state.get(keyOf(String(req.params.id)));
+    const id = String(req.params.id);
+    // Only an id this router made can name a record: anything else is missing, without a lookup.
+    const text = EXPORT_ID.test(id) ? await state.get(recordKey(id)) : undefined;
     const stored = text === undefined ? undefined : (JSON.parse(text) as StoredExport);
     // Another user's export is as missing as one that never was.
     if (!stored || stored.owner !== req.auth?.subject) {

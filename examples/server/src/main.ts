@@ -13,6 +13,7 @@ import {
   RedisRefreshTokenStore,
   RedisRevokedFamilies,
   RedisUserStore,
+  serverTimeouts,
 } from 'express-api-conventions';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
@@ -144,6 +145,9 @@ async function start(settings: Settings): Promise<void> {
   // What Node's HTTP parser refuses before Express sees it (431, 400, 408) is
   // answered in the JSON error shape with the security headers too.
   answerParserErrors(server, { production: settings.production });
+  // A client that trickles or stalls its request line and headers is cut
+  // (10 s, 30 s for the whole request); a slow body gets 408 from parseBodies().
+  serverTimeouts(server);
   await listen(server, settings);
   const { port } = server.address() as AddressInfo;
   console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);

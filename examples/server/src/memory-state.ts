@@ -1,4 +1,4 @@
-import type { RecordWrite, RecordWriteOutcome, SharedState } from './state.js';
+import type { AdmitRefusal, Bound, RecordWrite, RecordWriteOutcome, SharedState } from './state.js';
 
 interface Entry {
   value: string;
@@ -36,13 +36,15 @@ export class MemoryState implements SharedState {
         removed++;
       }
     }
-    for (const members of this.bounded.values()) {
+    for (const [key, members] of this.bounded) {
       for (const [member, expiresAt] of members) {
         if (expiresAt <= now) {
           members.delete(member);
           removed++;
         }
       }
+      // A caller's set goes with its last member: callers come and go.
+      if (members.size === 0) this.bounded.delete(key);
     }
     return removed;
   }
@@ -90,19 +92,29 @@ export class MemoryState implements SharedState {
   }
 
   async admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined> {
-    let members = this.bounded.get(key);
-    if (!members) {
-      members = new Map();
-      this.bounded.set(key, members);
-    }
+    return (await this.admitAll([{ key, limit }], member, expiresAt))?.freeAt;
+  }
+
+  // Every set is checked before any is written, with no await in between:
+  // nothing else runs on the event loop meanwhile (as the Redis script).
+  async admitAll(bounds: readonly Bound[], member: string, expiresAt: number): Promise<AdmitRefusal | undefined> {
     const now = Date.now();
-    let first = Number.POSITIVE_INFINITY;
-    for (const [name, at] of members) {
-      if (at <= now) members.delete(name);
-      else first = Math.min(first, at);
+    const sets: Map<string, number>[] = [];
+    for (const [index, bound] of bounds.entries()) {
+      let members = this.bounded.get(bound.key);
+      if (!members) {
+        members = new Map();
+        this.bounded.set(bound.key, members);
+      }
+      let first = Number.POSITIVE_INFINITY;
+      for (const [name, at] of members) {
+        if (at <= now) members.delete(name);
+        else first = Math.min(first, at);
+      }
+      if (members.size >= bound.limit) return { refusedBy: index, freeAt: first };
+      sets.push(members);
     }
-    if (members.size >= limit) return first;
-    members.set(member, expiresAt);
+    for (const members of sets) members.set(member, expiresAt);
     return undefined;
   }
 

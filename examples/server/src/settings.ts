@@ -37,6 +37,8 @@ export interface Settings {
   readonly partitionSecret: string | undefined;
   /** Exports being prepared or kept at once, at most (EXPORT_LIMIT, not in the contract). */
   readonly exportLimit: number;
+  /** Exports one caller may have prepared or kept at once (EXPORT_CALLER_LIMIT, not in the contract). */
+  readonly exportCallerLimit: number;
   /** Seconds an export is kept once asked for (EXPORT_KEPT, not in the contract). */
   readonly exportKept: number;
   /** Seconds an export takes to prepare (not in the contract). */
@@ -152,6 +154,7 @@ export function readSettings(env: Environment = process.env): Settings {
     csrfSecret: secret(env, 'CSRF_SECRET'),
     partitionSecret: secret(env, 'RATE_LIMIT_PARTITION_SECRET'),
     exportLimit: integer(env, 'EXPORT_LIMIT', 1000, 1, 1_000_000),
+    exportCallerLimit: integer(env, 'EXPORT_CALLER_LIMIT', 10, 1, 1_000_000),
     exportKept: integer(env, 'EXPORT_KEPT', 3600, 1, 86_400),
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),

@@ -64,6 +64,25 @@ export interface SharedState {
    * member expires (a place frees up).
    */
   admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined>;
+  /**
+   * admit() over several bounded sets at once (a caller's own and the
+   * service's): `member` is added to all of them, or to none when one is
+   * full. Returns `undefined` when added, else which bound refused (its
+   * index in `bounds`, the first full one) and when a place frees up there.
+   */
+  admitAll(bounds: readonly Bound[], member: string, expiresAt: number): Promise<AdmitRefusal | undefined>;
+}
+
+/** One bounded set of admitAll(): its key and how many members it holds at most. */
+export interface Bound {
+  readonly key: string;
+  readonly limit: number;
+}
+
+/** Why admitAll() refused: the index of the full bound, and when its first member expires. */
+export interface AdmitRefusal {
+  readonly refusedBy: number;
+  readonly freeAt: number;
 }
 
 /** The longest a Redis command may wait for its answer before the request gets 503. */
@@ -146,8 +165,11 @@ export function withDeadline<T>(command: Promise<T>): Promise<T> {
   return Promise.race([command, late]).finally(() => clearTimeout(timer));
 }
 
+// Every failure of the store, an error reply included (WRONGTYPE, OOM,
+// READONLY during a fail-over), is the 503 of an unavailable store: the
+// driver's message goes to the log with the cause, never to the client.
 const unavailable = (error: unknown): never => {
-  throw error instanceof ErrorReply ? error : stateUnavailable(error);
+  throw stateUnavailable(error);
 };
 
 // KEYS: records, claims. ARGV: id, expected ('' = must be absent, else '=' .. text),
@@ -182,14 +204,19 @@ return 'written'
 `;
 const WRITE_RECORD_SHA = createHash('sha1').update(WRITE_RECORD).digest('hex');
 
-// KEYS: the set (a sorted set scored by expiry). ARGV: now, expiresAt, limit, member.
+// KEYS: the sets (sorted sets scored by expiry). ARGV: now, expiresAt,
+// member, then one limit per key. Checks every set first, then adds to all.
 const ADMIT = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[1])
+  if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[3 + i]) then
+    return {i, redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')[2]}
+  end
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], ARGV[2], ARGV[3])
+  redis.call('PEXPIREAT', KEYS[i], ARGV[2])
+end
 return false
 `;
 const ADMIT_SHA = createHash('sha1').update(ADMIT).digest('hex');
@@ -200,7 +227,7 @@ export class RedisState implements SharedState {
     private readonly prefix = 'reference-server:',
   ) {}
 
-  // Every command goes through here: an outage is a 503, a wrong command stays a fault.
+  // Every command goes through here: any failure, a time-out or an error reply, is a 503.
   private command<T>(run: () => Promise<T>): Promise<T> {
     return withDeadline(run()).catch(unavailable);
   }
@@ -246,11 +273,17 @@ export class RedisState implements SharedState {
     }
   }
 
-  admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined> {
-    const args = [String(Date.now()), String(expiresAt), String(limit), member];
+  async admit(key: string, member: string, expiresAt: number, limit: number): Promise<number | undefined> {
+    return (await this.admitAll([{ key, limit }], member, expiresAt))?.freeAt;
+  }
+
+  admitAll(bounds: readonly Bound[], member: string, expiresAt: number): Promise<AdmitRefusal | undefined> {
+    const keys = bounds.map((bound) => this.prefix + bound.key);
+    const args = [String(Date.now()), String(expiresAt), member, ...bounds.map((bound) => String(bound.limit))];
     return this.command(async () => {
-      const reply = await this.script(ADMIT_SHA, ADMIT, [this.prefix + key], args);
-      return reply === null || reply === undefined ? undefined : Number(reply);
+      const reply = await this.script(ADMIT_SHA, ADMIT, keys, args);
+      if (!Array.isArray(reply)) return undefined;
+      return { refusedBy: Number(reply[0]) - 1, freeAt: Number(reply[1]) };
     });
   }
 

@@ -35,9 +35,18 @@ const USER_FIELDS = {
   sets: { summary: 'id,name' },
 } as const;
 
+/**
+ * An address as docs/openapi.yaml's `Email` documents it: ajv-formats' `email` (a dot-atom local
+ * part, a host name of two labels or more) and a top-level label of letters, or an ASCII-encoded
+ * international one (`xn--`): RFC 3696 §2 rules out an all-numeric top-level domain, and other
+ * readers of `format: email` refuse `user@b.0`.
+ */
+const EMAIL_PATTERN =
+  "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\\.)+([A-Za-z]{2,63}|xn--[A-Za-z0-9]+(-[A-Za-z0-9]+)*)$";
+
 const PROPERTIES = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
-  email: { type: 'string', format: 'email', maxLength: 254 },
+  email: { type: 'string', format: 'email', maxLength: 254, pattern: EMAIL_PATTERN },
   gender: { enum: ['male', 'female'] },
 } as const;
 

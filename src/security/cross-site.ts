@@ -1,0 +1,121 @@
+import type { Request, RequestHandler } from 'express';
+import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+import { apiError } from '../errors/api-error.js';
+import { refuse } from '../errors/refuse.js';
+import { isSafeMethod } from '../http/spec.js';
+
+/** Options of crossSiteProtection(). */
+export interface CrossSiteProtectionOptions {
+  /**
+   * Origins of other sites whose state-changing requests are legitimate:
+   * the origins CORS allows with credentials (a page on another site that
+   * signs in through the token endpoint). Exact origins
+   * (`'https://app.example.com'`) or anchored RegExps. In conventions(), the
+   * origins of `corsPolicy` when this is not given. Default: `[]`.
+   */
+  trustedOrigins?: readonly (string | RegExp)[];
+  /**
+   * Accept `Sec-Fetch-Site: same-site`: a page on another subdomain or port
+   * of the same registrable domain (`app.example.com` calling
+   * `api.example.com`). Default: `true`.
+   */
+  allowSameSite?: boolean;
+}
+
+/** The request header of Fetch Metadata this check reads first (W3C Fetch Metadata Request Headers). */
+export const SEC_FETCH_SITE = 'sec-fetch-site' as const;
+
+const FACTORY = 'crossSiteProtection';
+const ORIGIN_PARTS = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]+)$/i;
+
+function readOrigins(value: unknown): { exact: Set<string>; patterns: RegExp[] } {
+  const exact = new Set<string>();
+  const patterns: RegExp[] = [];
+  if (!Array.isArray(value)) invalidOption(FACTORY, 'trustedOrigins', value, 'an array of origins or anchored RegExps');
+  for (const origin of value as unknown[]) {
+    if (origin instanceof RegExp) {
+      if (!origin.source.startsWith('^') || !origin.source.endsWith('$') || origin.global || origin.sticky) {
+        invalidOption(FACTORY, 'trustedOrigins', String(origin), 'anchored patterns (^...$) without the g or y flag');
+      }
+      patterns.push(origin);
+      continue;
+    }
+    let parsed: URL | undefined;
+    try {
+      parsed = typeof origin === 'string' && origin !== 'null' ? new URL(origin) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin) {
+      invalidOption(
+        FACTORY,
+        'trustedOrigins',
+        origin,
+        'exact origins such as "https://app.example.com" (scheme, lower-case host, optional port; never "null")',
+      );
+    }
+    exact.add(origin as string);
+  }
+  return { exact, patterns };
+}
+
+/** Whether the `Origin` names this very host: the same origin, told by a browser that sends no Fetch Metadata. */
+function isOwnHost(req: Request, origin: string): boolean {
+  const host = req.headers.host;
+  const match = ORIGIN_PARTS.exec(origin);
+  return host !== undefined && match !== null && (match[1] as string).toLowerCase() === host.toLowerCase();
+}
+
+/**
+ * Refuses state-changing requests (any method but GET, HEAD, OPTIONS, TRACE)
+ * that a browser sends on behalf of a page of another site, with 403
+ * `crossSiteRequestRefused` (40305): the first CSRF layer OWASP recommends,
+ * which also covers doors that have no session yet (a cross-site sign-in
+ * form signing the visitor into the attacker's account: login CSRF).
+ *
+ * - `Sec-Fetch-Site: same-origin` or `none` (typed by the user) passes;
+ *   `same-site` passes unless `allowSameSite: false`; `cross-site` passes
+ *   only from a trusted origin.
+ * - Without Fetch Metadata (older browsers), `Origin` decides: `null`
+ *   (a sandboxed frame, a redirect across sites) is refused, this host or
+ *   a trusted origin passes, any other is refused.
+ * - Neither header: not a browser (curl, a server, a mobile app), nothing
+ *   to forge; it passes. Such clients need to do nothing.
+ *
+ * It is a first layer, not a replacement: SPEC.md's CSRF token stays.
+ */
+export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOptions>): RequestHandler {
+  const given = readOptions<CrossSiteProtectionOptions>(FACTORY, options, ['trustedOrigins', 'allowSameSite']);
+  const { exact, patterns } = readOrigins(given.trustedOrigins ?? []);
+  const allowSameSite = checkBoolean(FACTORY, 'allowSameSite', given.allowSameSite ?? true);
+
+  const isTrusted = (origin: string | undefined): boolean => {
+    if (origin === undefined || origin === 'null') return false;
+    if (exact.has(origin)) return true;
+    for (const pattern of patterns) if (pattern.test(origin)) return true;
+    return false;
+  };
+
+  return function crossSiteProtectionMiddleware(req, res, next) {
+    if (isSafeMethod(req.method)) {
+      next();
+      return;
+    }
+    const site = req.headers[SEC_FETCH_SITE];
+    const origin = req.headers.origin;
+    let allowed: boolean;
+    if (site !== undefined) {
+      allowed = site === 'same-origin' || site === 'none' || (site === 'same-site' && allowSameSite) || isTrusted(origin);
+    } else {
+      allowed = origin === undefined || (origin !== 'null' && (isOwnHost(req, origin) || isTrusted(origin)));
+    }
+    if (allowed) next();
+    else
+      refuse(
+        req,
+        res,
+        next,
+        apiError('crossSiteRequestRefused', { detail: { secFetchSite: site ?? null, origin: origin ?? null } }),
+      );
+  };
+}
