@@ -109,7 +109,9 @@ describe('findings of a plain Express app, grouped by cause', () => {
   it('prints the causes with their fix, each failing check beneath with its evidence', () => {
     const text = formatReport(report);
     const block = text.slice(text.indexOf('What to fix:'));
-    expect(block).toMatch(/^What to fix: \d+ failing checks from \d+ causes\n\nMUST {2}The security response headers of the conventions/);
+    expect(block).toMatch(
+      /^What to fix: \d+ failing checks from \d+ causes\n\nMUST {2}The security response headers of the conventions/,
+    );
     expect(block).toContain('  fix:        Mount `securityHeaders()`');
     expect(block).toContain('  elsewhere:  Send on every response:');
     expect(block).toContain(
