@@ -84,6 +84,70 @@ async function freePort() {
   });
 }
 
+/**
+ * Builds one app of the docs in a folder of its own (ESM, `nodenext`), starts
+ * it on a free 127.0.0.1 port and runs the installed `express-api-conventions
+ * check` on it; fails on any failure. `source(port)` gives the file with the
+ * port the app listens on; `express` picks Express 5 (the project's) or 4.
+ */
+async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5, base = '', probe }) {
+  const dir = join(scratch, name);
+  const modules = join(dir, 'node_modules');
+  // The package unpacked here, not linked: it must import this folder's `express`.
+  mkdirSync(join(modules, pkg.name), { recursive: true });
+  run('tar', ['-xzf', tarball, '-C', join(modules, pkg.name), '--strip-components=1']);
+  for (const entry of readdirSync(join(root, 'node_modules'))) {
+    if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+    const target = express === 4 && entry === 'express' ? 'express4' : entry;
+    symlinkSync(join(root, 'node_modules', target), join(modules, entry));
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  const port = await freePort();
+  mkdirSync(join(dir, 'src'));
+  writeFileSync(join(dir, 'src/app.ts'), source(port));
+  const config = { target: 'ES2022', lib: ['ES2022'], strict: true, module: 'nodenext', moduleResolution: 'nodenext' };
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { ...config, types: ['node'], outDir: 'dist', rootDir: 'src' }, include: ['src'] }),
+  );
+  run(tsc, ['-p', dir], { cwd: dir });
+  const child = spawn(process.execPath, ['dist/app.js'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const exited = new Promise((done) => child.once('exit', (code) => done(code)));
+    await new Promise((done, fail) => {
+      let seen = '';
+      const timer = setTimeout(() => fail(new Error(`${name} did not start:\n${seen}`)), 15_000);
+      child.stdout.on('data', (chunk) => {
+        seen += chunk;
+        if (seen.includes(String(port))) {
+          clearTimeout(timer);
+          done();
+        }
+      });
+      exited.then((code) => fail(new Error(`${name} exited with ${code}:\n${seen}`)));
+    });
+    const version = JSON.parse(readFileSync(join(modules, 'express/package.json'), 'utf8')).version;
+    if (probe) {
+      // Instead of the checker: what this run must show, asserted by `probe`.
+      await probe(`http://127.0.0.1:${port}`);
+      console.log(`check:docs: ${name} on Express ${version}: ${probe.name}`);
+      return;
+    }
+    const bin = join(modules, pkg.name, pkg.bin[pkg.name]);
+    const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}${base}`, ...args, '--quiet'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    if (result.status !== 0)
+      throw new Error(`express-api-conventions check exited ${result.status} on ${name} (Express ${version})`);
+    console.log(`check:docs: ${name} on Express ${version} passes the checker (${args.join(' ')})`);
+  } finally {
+    child.kill();
+  }
+}
+
 async function main() {
   if (!existsSync('dist/esm/index.js')) {
     console.error('check:docs: dist/ is missing; run `npm run build` first');
@@ -201,6 +265,80 @@ async function main() {
       throw new Error(`express-api-conventions check exited ${result.status} on the getting-started app`);
     }
     console.log('check:docs: the getting-started app, assembled from the guide, passes the checker');
+
+    // The README's first app, as a user copies it (only its port is this run's),
+    // checked with the options the README tells a user to give.
+    const readmeApp = files['readme/app.ts'];
+    if (readmeApp === undefined) throw new Error('README.md has no `// readme/app.ts` block');
+    for (const express of [5, 4]) {
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `readme-app-express${express}`,
+        source: (port) => readmeApp.replaceAll('3000', String(port)),
+        args: ['--resource', '/v1/users/1'],
+        tsc,
+        env,
+      });
+    }
+
+    // The existing-app guide's app, from its blocks, enforcing (its step 5),
+    // on both Express majors: the check command of the guide, no failure.
+    const existingApp = files['existing-app/app.ts'];
+    if (existingApp === undefined) throw new Error('docs/guides/existing-app.md has no `// existing-app/app.ts` block');
+    const existingPage = readFileSync('docs/guides/existing-app.md', 'utf8');
+    const existingCommand = /^npx express-api-conventions check http:\/\/127\.0\.0\.1:3000(\S*) (.*)$/m.exec(existingPage);
+    if (!existingCommand) throw new Error('docs/guides/existing-app.md shows no `npx express-api-conventions check` line');
+    for (const express of [5, 4]) {
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `existing-app-express${express}`,
+        source: (port) => existingApp.replaceAll('3000', String(port)),
+        base: existingCommand[1],
+        args: existingCommand[2].trim().split(/\s+/),
+        tsc,
+        env: { ...env, API_CONVENTIONS: 'enforce' },
+      });
+      // Its step 2, report-only: CSP and COEP only report, the excepted array still answers.
+      await serveAndCheck({
+        scratch,
+        tarball,
+        express,
+        name: `existing-app-report-only-express${express}`,
+        source: (port) => existingApp.replaceAll('3000', String(port)),
+        tsc,
+        env: { ...env, API_CONVENTIONS: 'report' },
+        probe: async function reportsInsteadOfEnforcing(origin) {
+          const user = await fetch(`${origin}/api/v1/users/1`);
+          const tags = await fetch(`${origin}/api/v1/tags`);
+          const page = await fetch(`${origin}/`);
+          const seen = {
+            user: user.status,
+            csp: user.headers.get('content-security-policy'),
+            cspReportOnly: user.headers.get('content-security-policy-report-only'),
+            coep: user.headers.get('cross-origin-embedder-policy'),
+            coepReportOnly: user.headers.get('cross-origin-embedder-policy-report-only'),
+            tags: `${tags.status} ${await tags.text()}`,
+            pageCsp: page.headers.get('content-security-policy'),
+          };
+          const want = {
+            user: 200,
+            csp: null,
+            cspReportOnly: "script-src 'self'",
+            coep: null,
+            coepReportOnly: 'require-corp',
+            tags: '200 ["new","sale"]',
+            pageCsp: "default-src 'self'; style-src 'self' 'unsafe-inline'",
+          };
+          if (JSON.stringify(seen) !== JSON.stringify(want)) {
+            throw new Error(`report-only: expected ${JSON.stringify(want)}, saw ${JSON.stringify(seen)}`);
+          }
+        },
+      });
+    }
 
     // The guide's own test file, as its step 6 runs it.
     console.log('check:docs: node --test dist/app.test.js');

@@ -1,7 +1,7 @@
 /**
  * Who a request acts for, once authenticated. The oauth2 module's
  * bearerAuth() fills `req.auth`; other modules only read it (the rate limiter
- * counts per user and per application from it, SPEC.md "Limits" rule 4).
+ * counts per user and per application from it, the conventions' "Limits" rule 4).
  */
 export interface AuthContext {
   /** The user: the access token's `sub`. */

@@ -1,6 +1,7 @@
 /**
  * express-api-conventions: Express middlewares that make a service follow
- * SPEC.md. Each module is also published on its own subpath
+ * the API conventions written out in docs/conventions.md (every rule
+ * numbered, shipped in the package). Each module is also published on its own subpath
  * (`express-api-conventions/errors`, `/json`, ...).
  */
 

@@ -5,7 +5,9 @@ import { didYouMean, invalidOption, isProductionEnvironment, readOptions } from 
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { holdRefusals } from './errors/refuse.js';
+import { type ReportOnlyOptions, readReportOnly } from './errors/report-only.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
+import { setReportOnly } from './http/adoption.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
@@ -18,6 +20,7 @@ import { type MethodOverrideOptions, methodOverride } from './request/method-ove
 import { type SecureCookiesOptions, secureCookies } from './security/cookies.js';
 import { type CrossSiteProtectionOptions, crossSiteProtection } from './security/cross-site.js';
 import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
+import { reportOnlySecurityHeaders } from './security/report-only-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 
 /**
@@ -170,7 +173,7 @@ export type Insertion = RequestHandler | readonly RequestHandler[];
 /** Insertion points by stage name; the point exists whether that stage is on or off. */
 export type Insertions = { readonly [Name in StageName]?: Insertion };
 
-/** Old option keys (before they were named after their factory), accepted for one version with a warning. */
+/** Pre-release option keys (before they were named after their factory), accepted in 0.1 with a warning. */
 export const DEPRECATED_STAGE_KEYS = {
   cors: 'corsPolicy',
   cookies: 'secureCookies',
@@ -192,16 +195,29 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
   before?: Insertions;
   /** Middleware to run just after a stage. Default: none. */
   after?: Insertions;
+  /**
+   * Report-only mode (docs/preset.md#report-only): what the stages would
+   * refuse or change for breaking a convention is reported instead, and the
+   * request goes on; CSP and COEP are sent as their `-Report-Only` variants.
+   * `true` for every request, or `{ log, when }` (a reporter; which
+   * requests). Default: `false` (enforced).
+   */
+  reportOnly?: boolean | ReportOnlyOptions;
 } & {
-  /** @deprecated Since 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
+  /** @deprecated A pre-release key, removed in 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
   [Key in DeprecatedKey]?: OptionsOf<(typeof DEPRECATED_STAGE_KEYS)[Key]> | false;
 };
 
 const FACTORY = 'conventions';
 /** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
 const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
-const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', ...Object.keys(DEPRECATED_STAGE_KEYS)] as (keyof ConventionsOptions &
-  string)[];
+const OPTION_NAMES = [
+  ...STAGE_NAMES,
+  'before',
+  'after',
+  'reportOnly',
+  ...Object.keys(DEPRECATED_STAGE_KEYS),
+] as (keyof ConventionsOptions & string)[];
 
 // Each `runsAfter` names a stage earlier in the table: the order is checked
 // where it is written, when the module loads.
@@ -316,6 +332,42 @@ function isOn(entry: Stages, option: unknown): boolean {
   return entry.default === 'on' || (entry.default === 'outside production' && !isProductionEnvironment());
 }
 
+type ReportOnlyMode = ReturnType<typeof readReportOnly>;
+
+/** Reads `reportOnly`: off, or the reporter and the request filter. */
+function readReportOnlyOption(value: unknown): ReportOnlyMode | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return readReportOnly(FACTORY, undefined);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    invalidOption(FACTORY, 'reportOnly', value, 'true, false, or an object { log, when }');
+  }
+  return readReportOnly(`${FACTORY}({ reportOnly })`, value as ReportOnlyOptions);
+}
+
+/** The first module in report-only mode: marks the responses it applies to. */
+function markReportOnly({ reporter, when }: ReportOnlyMode): RequestHandler {
+  return function reportOnlyMiddleware(req, res, next) {
+    if (when === undefined || when(req)) setReportOnly(res, reporter);
+    next();
+  };
+}
+
+/**
+ * Security headers in report-only mode: the `-Report-Only` variants of CSP
+ * and COEP for the requests report-only applies to, the enforced headers
+ * for the others. Both are configured once, here.
+ */
+function securityHeadersStage(options: SecurityHeadersOptions | undefined, mode: ReportOnlyMode): RequestHandler {
+  const softened = reportOnlySecurityHeaders(options);
+  const { when } = mode;
+  if (when === undefined) return softened;
+  const enforced = securityHeaders(options);
+  return function securityHeadersStageMiddleware(req, res, next) {
+    if (when(req)) softened(req, res, next);
+    else enforced(req, res, next);
+  };
+}
+
 /**
  * The whole preset, in the order of PRESET_STAGES. Use it as
  * `app.use(conventions())`, then the routes, then
@@ -341,13 +393,17 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
   const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
-  const stack: RequestHandler[] = [];
+  const reportOnlyMode = readReportOnlyOption(given.reportOnly);
+  const stack: RequestHandler[] = reportOnlyMode ? [markReportOnly(reportOnlyMode)] : [];
   const stages: StageName[] = [];
   for (const entry of PRESET_STAGES) {
     stack.push(...(before.get(entry.name) ?? []));
     const option = given[entry.name];
     if (isOn(entry, option)) {
-      const made = (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
+      const made =
+        reportOnlyMode && entry.name === 'securityHeaders'
+          ? securityHeadersStage(option as SecurityHeadersOptions | undefined, reportOnlyMode)
+          : (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
       // What these stages refuse (a preflight of a refused origin, a bad
       // bearer token) is answered once the rate limiter has counted it
       // against the caller's address: refusals are not free.

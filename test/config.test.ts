@@ -107,7 +107,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
     ['rateLimit message', () => rateLimit({ message: 'slow down' } as never), 'There is no `message`'],
     ['rateLimit handler', () => rateLimit({ handler: () => undefined } as never), 'There is no `handler`'],
     ['rateLimit standardHeaders', () => rateLimit({ standardHeaders: 'draft-8' } as never), 'are always sent'],
-    ['rateLimit legacyHeaders', () => rateLimit({ legacyHeaders: false } as never), 'are never sent (SPEC.md Limits rule 3)'],
+    ['rateLimit legacyHeaders', () => rateLimit({ legacyHeaders: false } as never), 'are never sent (docs/conventions.md §12.5)'],
     ['rateLimit passOnStoreError', () => rateLimit({ passOnStoreError: true } as never), "`storeFailure: 'open'`"],
     // cors
     ['corsPolicy origin', () => corsPolicy({ origin: 'https://a.example' } as never), "cors's `origin` is `origins` here"],

@@ -127,7 +127,7 @@ describe('express-api-conventions check <base-url>', () => {
     it('exits 0 and prints the table grouped by section', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(
-        /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to SPEC\.md\n\nCommon response behaviour\n {2}pass {2}common\.date /,
+        /^Conformance of http:\/\/127\.0\.0\.1:\d+\/ to the API conventions \(docs\/conventions\.md\)\n\nCommon response behaviour\n {2}pass {2}common\.date /,
       );
       expect(result.stdout).toContain('\nSecurity response headers\n  pass  security.hsts ');
       expect(result.stdout.trimEnd().split('\n').pop()).toBe('checks: 92 pass, 0 fail, 4 skip; 33 requests sent');
@@ -225,7 +225,7 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.code).toBe(1);
       const cases = parseXml(result.stdout).children.flatMap((suite) => suite.children);
       const failing = cases.find((testcase) => testcase.attributes.name === 'errors.method-not-allowed.status');
-      expect(failing?.attributes.classname).toBe('SPEC.md.Errors');
+      expect(failing?.attributes.classname).toBe('conventions.Errors');
       expect(failing?.children.map((child) => [child.name, child.attributes.message])).toEqual([
         ['failure', 'expected status 405; seen status 404'],
       ]);

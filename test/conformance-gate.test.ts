@@ -109,7 +109,9 @@ describe('findings of a plain Express app, grouped by cause', () => {
   it('prints the causes with their fix, each failing check beneath with its evidence', () => {
     const text = formatReport(report);
     const block = text.slice(text.indexOf('What to fix:'));
-    expect(block).toMatch(/^What to fix: \d+ failing checks from \d+ causes\n\nMUST {2}SPEC\.md's security response headers/);
+    expect(block).toMatch(
+      /^What to fix: \d+ failing checks from \d+ causes\n\nMUST {2}The security response headers of the conventions/,
+    );
     expect(block).toContain('  fix:        Mount `securityHeaders()`');
     expect(block).toContain('  elsewhere:  Send on every response:');
     expect(block).toContain(
@@ -394,7 +396,7 @@ describeWith(CHROMIUM, 'the HTML report, as a person opens it', () => {
     // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what a person reads
     expect(await page.locator('.verdict').innerText()).toBe('The run fails (fails on must).');
     const causes = await page.locator('section.cause h3').allInnerTexts();
-    expect(causes[0]).toBe("MUST SPEC.md's security response headers are missing or differ (11)");
+    expect(causes[0]).toBe('MUST The security response headers of the conventions are missing or differ (11)');
     await page.locator('section.cause').filter({ hasText: 'errors' }).first().locator('details summary').first().click();
     // biome-ignore lint/performance/useDomNodeTextContent: shown only once the details are opened, as a person opens them
     const exchange = await page.locator('section.cause details[open] pre').first().innerText();

@@ -172,7 +172,7 @@ describe('formatReport()', () => {
     ]);
     expect(formatReport(report)).toBe(
       [
-        'Conformance of http://127.0.0.1:3000/ to SPEC.md',
+        'Conformance of http://127.0.0.1:3000/ to the API conventions (docs/conventions.md)',
         '',
         'Common response behaviour',
         '  FAIL  common.date    `Date` in HTTP-date format (GMT) on every response except 5xx  [MUST]',
@@ -304,7 +304,7 @@ describe('docs/conformance.md, coverage of SPEC.md', () => {
     }
   }
   const page = readFileSync('docs/conformance.md', 'utf8');
-  const table = page.slice(page.indexOf('## Coverage of SPEC.md'));
+  const table = page.slice(page.indexOf('## Coverage of the conventions'));
   const coverage = new Map(
     table
       .split('\n')

@@ -228,7 +228,7 @@ describe('checkConventions()', () => {
       );
       expect(verdict(report, 'paths.no-x-prefix')).toEqual(
         fails(
-          'no X- response header other than those SPEC.md names',
+          'no X- response header other than those the conventions name',
           'x-download-options',
           'GET /v1/express-api-conventions-no-such-route -> 404 (and 8 more of 9 responses)',
         ),
@@ -261,7 +261,7 @@ describe('checkConventions()', () => {
       expect(verdict(report, 'cors.preflight.allow-origin')).toEqual({ status: 'pass' });
       expect(verdict(report, 'cors.look-alike-refused')).toEqual({
         status: 'skip',
-        reason: 'the API allows every origin ("*"), as SPEC.md permits',
+        reason: 'the API allows every origin ("*"), as docs/conventions.md §8.1 permits',
       });
     });
 

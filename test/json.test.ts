@@ -237,7 +237,17 @@ describe('jsonResponses()', () => {
           {
             message: 'The response body must be a JSON object.',
             code: 50001,
-            detail: `res.json() received ${what}; SPEC.md allows only an object at the top level`,
+            detail: {
+              received: what,
+              rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+              ...(what === 'an array'
+                ? {
+                    fix: "wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext })",
+                    exception:
+                      "for an old client that reads an array: conventionExceptions({ topLevelArray: 'why' }) on the route",
+                  }
+                : { fix: 'wrap the value: res.json({ value })' }),
+            },
           },
         ],
       });

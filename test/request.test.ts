@@ -21,7 +21,15 @@ const echoApp = (override = methodOverride()) => {
   return app;
 };
 
-const refused = (message: string) => ({ errors: [{ message: `The method override is not allowed: ${message}`, code: 40002 }] });
+/** The refusal, with the fix it names. */
+const refused = (message: string) => ({
+  errors: [
+    {
+      message: `The method override is not allowed: ${message} Send the method itself, or POST with X-HTTP-Method-Override (methodOverride({ methods }) lists the ones allowed).`,
+      code: 40002,
+    },
+  ],
+});
 
 describe('methodOverride()', () => {
   const app = echoApp();

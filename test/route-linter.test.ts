@@ -241,7 +241,7 @@ describe.each([
         finding(
           '/v1/users/:id/orders/:orderId',
           'shape',
-          "The path is 4 segments deep after the version; SPEC.md's shape stops at a sub-collection.",
+          'The path is 4 segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.',
           '/v1/users/:id/orders/:orderId',
         ),
       ]);
@@ -307,7 +307,7 @@ describe.each([
     it('throws every finding at once by default, for start-up', () => {
       expect(() => checkRoutes(bad())).toThrow(RouteConventionError);
       expect(() => checkRoutes(bad())).toThrow(
-        '1 finding against SPEC.md\'s path rules:\n  GET /v1/user: "user" is singular; resource names are plural nouns, such as "users". Suggestion: /v1/users (Path rule 3: resource names are plural nouns.)',
+        '1 finding against the path rules (docs/conventions.md §3):\n  GET /v1/user: "user" is singular; resource names are plural nouns, such as "users". Suggestion: /v1/users (Path rule 3: resource names are plural nouns.)',
       );
     });
 

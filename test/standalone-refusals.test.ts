@@ -85,7 +85,9 @@ const CASES: Readonly<Record<string, Case>> = {
     send: (app) => request(app).get('/v1/users/1').set('X-HTTP-Method-Override', 'DELETE'),
     status: 400,
     error: {
-      message: 'The method override is not allowed: only a POST can be overridden, this request is a GET.',
+      message:
+        'The method override is not allowed: only a POST can be overridden, this request is a GET.' +
+        ' Send the method itself, or POST with X-HTTP-Method-Override (methodOverride({ methods }) lists the ones allowed).',
       code: 40002,
     },
   },

@@ -17,7 +17,7 @@ export function isFresh(req: Request): boolean {
 }
 
 /**
- * The conditional-GET step of a JSON representation (SPEC.md "Caching",
+ * The conditional-GET step of a JSON representation (the conventions' "Caching",
  * "Conditional request"), made once per caching(): the writer calls it for
  * a GET or HEAD 200. When the route set no `ETag`, the body gets one hashed
  * once from the text (`mode`; none when `undefined`); then a fresh request

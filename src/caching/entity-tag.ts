@@ -4,7 +4,7 @@ import { answerNotModified } from '../http/json-writer.js';
 
 /**
  * Entity tags (RFC 9110 §8.8.3): `"opaque"` (strong) or `W/"opaque"` (weak).
- * SPEC.md "Caching": "`ETag` — Entity tag of the current representation."
+ * the conventions' "Caching": "`ETag` — Entity tag of the current representation."
  */
 
 /** How caching() tags JSON bodies. */
@@ -66,7 +66,7 @@ export interface Validators {
   readonly lastModified?: Date | number | string;
 }
 
-/** A Last-Modified value as an HTTP-date (SPEC.md "Caching": "Time of last update, HTTP-date"). */
+/** A Last-Modified value as an HTTP-date (the conventions' "Caching": "Time of last update, HTTP-date"). */
 export function httpDate(value: Date | number | string): string {
   const date = value instanceof Date ? value : new Date(value);
   const time = date.getTime();

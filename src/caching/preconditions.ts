@@ -7,7 +7,7 @@ import { httpDate, type Validators } from './entity-tag.js';
 
 /**
  * Preconditions on writes (RFC 9110 §13.1 and §13.2.2, RFC 6585 §3). Beyond
- * SPEC.md, which only shows conditional GET: a PUT, PATCH or DELETE made from
+ * the conventions, which only shows conditional GET: a PUT, PATCH or DELETE made from
  * a stale read would silently overwrite someone else's change ("lost update"),
  * so a client that sends `If-Match` or `If-Unmodified-Since` gets 412 when the
  * resource changed since it read it, and a route can require one (428).

@@ -169,5 +169,5 @@ export function checkOneOf<V extends string>(factory: string, name: string, valu
   return value as V;
 }
 
-/** Whether the process runs in production: SPEC.md Errors rule 5 lets detail be less precise there. */
+/** Whether the process runs in production: the conventions' Errors rule 5 lets detail be less precise there. */
 export const isProductionEnvironment = (): boolean => process.env.NODE_ENV === 'production';

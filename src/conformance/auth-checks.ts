@@ -66,7 +66,7 @@ function usableToken(exchange: Exchange): string | undefined {
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /**
- * SPEC.md "Authentication": the token endpoint's response and error shape
+ * the conventions' "Authentication": the token endpoint's response and error shape
  * (POST: only with allowWrites), client authentication being optional, the
  * 403 of a token without the right, and the 401s of a protected path.
  */

@@ -24,7 +24,7 @@ function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], ans
   );
 }
 
-/** SPEC.md "Caching": validators on a resource, and conditional GET answered with 304 and no body. */
+/** The conventions' "Caching": validators on a resource, and conditional GET answered with 304 and no body. */
 export async function checkCaching(ctx: RunContext): Promise<void> {
   const resource = ctx.config.resource;
   if (resource === undefined) {
@@ -98,7 +98,7 @@ export async function checkCaching(ctx: RunContext): Promise<void> {
 
 const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
 
-/** SPEC.md status 304: "empty body; only when the client sent cache information", on every 304 the run saw. */
+/** Status 304 in the conventions: "empty body; only when the client sent cache information", on every 304 the run saw. */
 export function checkNotModifiedAnswers(ctx: RunContext): void {
   const id = 'caching.not-modified-only-conditional';
   const answers = ctx.probe.exchanges.filter((exchange) => exchange.status === 304);

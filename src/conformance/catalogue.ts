@@ -1,13 +1,13 @@
 import type { ConformanceSection } from './report.js';
 
-/** One check the conformance run can report: its section, what holds when it passes, and where SPEC.md says so. */
+/** One check the conformance run can report: its section, what holds when it passes, and where the conventions say so. */
 export interface CheckDefinition {
   readonly section: ConformanceSection;
   readonly title: string;
   readonly rule: string;
 }
 
-/** The page every rule is cited from: shipped with the repository, one row per SPEC.md sentence. */
+/** The page every rule is cited from: shipped with the repository, one row per sentence of the conventions. */
 export const RULE_PAGE = 'docs/spec-coverage.md';
 
 /**
@@ -62,7 +62,7 @@ export const CONFORMANCE_CHECKS = {
   ]),
   'common.location-on-3xx': common('A 3xx response carries `Location`', ['common-response-behaviour', '5']),
 
-  'resource.key-case': resource("JSON keys are camelCase (SPEC.md's own `id_str` siblings and OAuth 2.0 fields aside)", [
+  'resource.key-case': resource("JSON keys are camelCase (the conventions' own `id_str` siblings and OAuth 2.0 fields aside)", [
     'conventions-for-every-resource',
     'Key naming / case',
   ]),
@@ -177,7 +177,7 @@ export const CONFORMANCE_CHECKS = {
   'security.no-feature-policy': security('No `Feature-Policy` (replaced by `Permissions-Policy`)', 'not used'),
   'security.pragma': security('`Pragma` only on token error responses', 'not used'),
   'security.cache-control': security(
-    '`Cache-Control: no-store, max-age=0` unless another SPEC.md value (`no-cache`, `public, max-age=N`, `no-store`) is set',
+    '`Cache-Control: no-store, max-age=0` unless another value of the conventions (`no-cache`, `public, max-age=N`, `no-store`) is set',
     'Cache exposure',
   ),
   'security.clear-site-data': security('`Clear-Site-Data`, where sent, is `"cache", "cookies", "storage"`', 'Clear-Site-Data'),
@@ -320,7 +320,7 @@ export const CONFORMANCE_CHECKS = {
     ['endpoints-path-rules', '8'],
   ),
   'paths.consistent': paths('No resource named singular in one path and plural in another', ['endpoints-path-rules', '9']),
-  'paths.no-x-prefix': paths('No new response header with an `X-` prefix (the ones SPEC.md names keep theirs)', [
+  'paths.no-x-prefix': paths('No new response header with an `X-` prefix (the ones the conventions name keep theirs)', [
     'endpoints-path-rules',
     '10',
   ]),

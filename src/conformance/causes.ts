@@ -30,14 +30,14 @@ export interface Cause {
 /** Every cause a failing check is grouped under, by stable id (the `cause` of a result). */
 export const CONFORMANCE_CAUSES = {
   'security-headers': {
-    title: "SPEC.md's security response headers are missing or differ",
-    fix: "Mount `securityHeaders()` (express-api-conventions/security; `conventions()` mounts it first) and keep its defaults, which are SPEC.md's values.",
+    title: 'The security response headers of the conventions are missing or differ',
+    fix: "Mount `securityHeaders()` (express-api-conventions/security; `conventions()` mounts it first) and keep its defaults, which are the conventions' values.",
     elsewhere:
-      "Send on every response: `Strict-Transport-Security: max-age=63072000; includeSubDomains`, `Content-Security-Policy: script-src 'self'`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: deny`, `Referrer-Policy: no-referrer`, `X-Permitted-Cross-Domain-Policies: none`, `X-DNS-Prefetch-Control: off`, `Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Resource-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`, and `Cache-Control: no-store, max-age=0` unless another SPEC.md cache value applies.",
+      "Send on every response: `Strict-Transport-Security: max-age=63072000; includeSubDomains`, `Content-Security-Policy: script-src 'self'`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: deny`, `Referrer-Policy: no-referrer`, `X-Permitted-Cross-Domain-Policies: none`, `X-DNS-Prefetch-Control: off`, `Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Resource-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`, and `Cache-Control: no-store, max-age=0` unless another the conventions cache value applies.",
     docs: 'docs/security.md',
   },
   'retired-headers': {
-    title: 'Headers SPEC.md does not use are sent',
+    title: 'Headers the conventions do not use are sent',
     fix: '`securityHeaders()` sends none of them and `X-XSS-Protection: 0` only; remove the middleware or proxy rule that adds them.',
     elsewhere:
       'Stop sending `Public-Key-Pins`, `Expect-CT` and `Feature-Policy` (use `Permissions-Policy`); send `X-XSS-Protection` as `0` or not at all; send `Pragma` only on the token error response.',
@@ -51,7 +51,7 @@ export const CONFORMANCE_CAUSES = {
     docs: 'docs/headers.md',
   },
   'json-writer': {
-    title: 'JSON is not written as SPEC.md asks',
+    title: 'JSON is not written as the conventions ask',
     fix: 'Answer through `jsonResponses()` (`res.json()`) or `sendJson()` (express-api-conventions/json; in `conventions()`): `application/json; charset=utf-8`, `<` and `>` as `\\u003C`/`\\u003E`, exact 64-bit ids with `idPair()`.',
     elsewhere:
       'Serve JSON as `application/json; charset=utf-8`; write `<` and `>` as `\\u003C` and `\\u003E`; give an `id` above 2^53 as an exact integer with its digits in `id_str`.',
@@ -105,7 +105,7 @@ export const CONFORMANCE_CAUSES = {
     docs: 'docs/spec-coverage.md',
   },
   'method-override': {
-    title: 'Method override is not honoured as SPEC.md says',
+    title: 'Method override is not honoured as the conventions say',
     fix: 'Mount `methodOverride()` (express-api-conventions/request; in `conventions()`): `X-HTTP-Method-Override` and `_method` on POST only.',
     elsewhere:
       'Treat a POST with `X-HTTP-Method-Override: PATCH` or a form field `_method=PATCH` as the PATCH; never honour it on GET.',
@@ -119,28 +119,28 @@ export const CONFORMANCE_CAUSES = {
     docs: 'docs/caching.md',
   },
   cors: {
-    title: 'Cross-origin answers are not as SPEC.md asks',
+    title: 'Cross-origin answers are not as the conventions ask',
     fix: "Mount `corsPolicy({ origins: ['https://app.example.com'] })` (express-api-conventions/cors; `conventions({ corsPolicy })`).",
     elsewhere:
       'Answer a preflight with 200, `Content-Length: 0`, `Content-Type: text/plain`, the origin echoed, comma lists of methods and headers and an integer `Access-Control-Max-Age`; echo only exact allowed origins.',
     docs: 'docs/cors.md',
   },
   'rate-limit': {
-    title: 'Rate-limit signalling differs from SPEC.md',
+    title: 'Rate-limit signalling differs from the conventions',
     fix: 'Mount `rateLimit()` (express-api-conventions/rate-limit; in `conventions()`): `RateLimit-Policy`, `RateLimit`, 429 with `Retry-After`.',
     elsewhere:
       "Send `RateLimit-Policy` and `RateLimit` as structured lists, no `X-RateLimit-*`; answer 429 with `Retry-After` in seconds, the same instant as `RateLimit`'s `t`.",
     docs: 'docs/rate-limit.md',
   },
   'token-endpoint': {
-    title: 'The token endpoint does not answer as SPEC.md asks',
+    title: 'The token endpoint does not answer as the conventions ask',
     fix: 'Mount `tokenRouter()` (express-api-conventions/oauth2; `conventions({ tokenRouter })`) at `/v1/oauth2/token`.',
     elsewhere:
       'Answer the password and refresh grants with 200 `{ access_token, token_type: "bearer", expires_in, refresh_token }` and no `Pragma`; accept client credentials in Basic or in the body, or none; refuse with 400/401 `{ error }`.',
     docs: 'docs/oauth2-token.md',
   },
   'bearer-auth': {
-    title: 'Protected paths do not refuse as SPEC.md asks',
+    title: 'Protected paths do not refuse as the conventions ask',
     fix: 'Protect routes with `bearerAuth()` and `requireScope()` (express-api-conventions/oauth2).',
     elsewhere:
       'Answer a missing or invalid bearer token with 401, `Content-Type: application/json`, `Cache-Control: no-store`, `Pragma: no-cache` and `{ "error": "invalid_token" }`; a valid token without the right with 403.',
@@ -159,7 +159,7 @@ export const CONFORMANCE_CAUSES = {
     docs: 'docs/security.md',
   },
   'path-names': {
-    title: "Paths break SPEC.md's path rules",
+    title: 'Paths break the path rules of the conventions',
     fix: 'Rename the routes; `checkRoutes(app)` (express-api-conventions/lint) names each at start-up with a suggestion, and accepts a deliberate exception per rule.',
     elsewhere:
       'Use `/v<major>/<plural-collection>[/<id>][/<sub-collection>]`, lower case, hyphens, no verbs, no `list`, no extensions.',
@@ -167,7 +167,7 @@ export const CONFORMANCE_CAUSES = {
   },
   'custom-headers': {
     title: 'New headers carry an `X-` prefix',
-    fix: 'Rename the header where the app sets it (RFC 6648); the headers SPEC.md names keep their names.',
+    fix: 'Rename the header where the app sets it (RFC 6648); the headers the conventions name keep their names.',
     elsewhere: 'Name new response headers without `X-`.',
     docs: 'docs/spec-coverage.md',
   },

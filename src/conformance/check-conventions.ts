@@ -54,7 +54,7 @@ async function close(server: Server): Promise<void> {
 
 /**
  * Probes an API over HTTP and reports, check by check, whether it follows
- * SPEC.md. Given an app instead of a URL, it serves the app on an ephemeral
+ * the conventions. Given an app instead of a URL, it serves the app on an ephemeral
  * 127.0.0.1 port for the length of the run (nothing else to start or stop),
  * so one jest test can hold a whole suite:
  *

@@ -51,7 +51,8 @@ export const CREDENTIAL_VARIABLES = {
 export const USAGE = `Usage: express-api-conventions check <base-url> [options]
 
 Probes a running API over HTTP and reports, check by check and grouped by
-SPEC.md section, what holds and what does not, each rule cited by its row in
+section of the API conventions (docs/conventions.md), what holds and what does
+not, each rule cited by its row in
 docs/spec-coverage.md; failures are then grouped by cause, each with its fix.
 Exit codes: 0 nothing fails the run; 1 a MUST-level finding does; 4 a SHOULD-level
 one does (and no MUST); 5 only advice does; 2 a wrong command line or baseline

@@ -149,7 +149,7 @@ export function parseJson(body: string): unknown {
   }
 }
 
-/** Whether a Content-Type is SPEC.md's JSON type: `application/json` with `charset=utf-8` (case and spaces aside). */
+/** Whether a Content-Type is the conventions' JSON type: `application/json` with `charset=utf-8` (case and spaces aside). */
 export function isSpecJsonType(value: string | undefined): boolean {
   if (value === undefined) return false;
   const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());

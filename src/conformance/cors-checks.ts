@@ -40,7 +40,7 @@ function allowOriginProblem(exchange: Exchange, origin: string): string | undefi
   return undefined;
 }
 
-/** SPEC.md "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
+/** The conventions' "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
 export async function checkCors(ctx: RunContext): Promise<void> {
   const { origin, preflightMethod, preflightHeaders } = ctx.config;
   if (origin === undefined) {
@@ -151,7 +151,7 @@ export async function checkCors(ctx: RunContext): Promise<void> {
   }
 
   if (h['access-control-allow-origin'] === '*') {
-    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as SPEC.md permits');
+    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as docs/conventions.md §8.1 permits');
     return;
   }
   const lookAlike = lookAlikeOrigin(origin);

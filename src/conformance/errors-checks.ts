@@ -30,7 +30,7 @@ function checkErrorAnswer(
 const METHOD_LIST = /^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*\s*$/;
 
 /**
- * SPEC.md "Errors": a wrong URI gets 404 JSON; a method the path does not
+ * the conventions' "Errors": a wrong URI gets 404 JSON; a method the path does not
  * answer gets 405 with `Allow`. The wrong method is TRACE: a safe method
  * (RFC 9110 §9.2.1) that APIs do not route, so the probe changes nothing.
  */
@@ -67,7 +67,7 @@ export async function checkErrors(ctx: RunContext): Promise<void> {
   );
 }
 
-/** SPEC.md "Errors" rules 1 and 2, on every error answer the run saw (HEAD answers have no body). */
+/** The conventions' "Errors" rules 1 and 2, on every error answer the run saw (HEAD answers have no body). */
 export function checkErrorBodies(ctx: RunContext): void {
   const errors = ctx.probe.exchanges.filter((exchange) => exchange.status >= 400 && exchange.method !== 'HEAD');
   if (errors.length === 0) {
@@ -116,7 +116,7 @@ export function checkErrorBodies(ctx: RunContext): void {
 }
 
 /**
- * The answers SPEC.md gives the OAuth 2.0 shape instead ("Token error body":
+ * The answers the conventions gives the OAuth 2.0 shape instead ("Token error body":
  * `error`): the token endpoint's errors, and a bearer challenge that names
  * an error (`WWW-Authenticate: Bearer ... error="invalid_token"`, RFC 6750 §3.1).
  * A 401 without any credential names no error, and has the API's error body.
@@ -138,7 +138,7 @@ function oauthBodyProblem(body: string): string | undefined {
 export const MISSING_ID = 'express-api-conventions-no-such-id';
 
 /**
- * SPEC.md "Errors" rule 4: "a 404 carries enough detail to tell a missing
+ * the conventions' "Errors" rule 4: "a 404 carries enough detail to tell a missing
  * resource from a wrong URI". The resource's last segment replaced by an id
  * no API has must answer 404 with a body other than the wrong URI's.
  */

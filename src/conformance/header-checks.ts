@@ -35,7 +35,7 @@ const directives = (value: string): string[] =>
     .map((part) => (/^max-age=\d+$/.test(part) && part !== 'max-age=0' ? 'max-age=<seconds>' : part))
     .sort();
 
-/** Whether a Cache-Control value is one SPEC.md names, as a set of directives. */
+/** Whether a Cache-Control value is one the conventions name, as a set of directives. */
 export function isSpecCacheControl(value: string): boolean {
   const seen = directives(value);
   return CACHE_CONTROL_VALUES.some((allowed) => {
@@ -157,7 +157,7 @@ export function checkHeaders(ctx: RunContext): void {
     'security.cache-control',
     firstOffender(
       all,
-      `cache-control: ${DEFAULT_CACHE_CONTROL} (or another SPEC.md value: no-cache; public, max-age=N; no-store)`,
+      `cache-control: ${DEFAULT_CACHE_CONTROL} (or another value of docs/conventions.md §7.2: no-cache; public, max-age=N; no-store)`,
       (exchange) => {
         const value = exchange.headers['cache-control'];
         return value !== undefined && isSpecCacheControl(value) ? undefined : `cache-control ${shown(value)}`;
@@ -200,7 +200,7 @@ export function checkHeaders(ctx: RunContext): void {
   // Path rules rule 10: no new X- header.
   ctx.verdict(
     'paths.no-x-prefix',
-    firstOffender(all, 'no X- response header other than those SPEC.md names', (exchange) => {
+    firstOffender(all, 'no X- response header other than those the conventions name', (exchange) => {
       const extra = Object.keys(exchange.headers).filter(
         (name) => name.startsWith('x-') && !(NAMED_X_HEADERS as readonly string[]).includes(name),
       );

@@ -66,7 +66,7 @@ export function formatHtml(report: ConformanceReport): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Conformance of ${html(report.target)} to SPEC.md</title>
+<title>Conformance of ${html(report.target)} to the API conventions</title>
 <style>
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;color:#1b1b1b}
 code,pre{font:13px ui-monospace,monospace}pre{background:#f4f4f4;padding:.6rem;overflow:auto;white-space:pre-wrap}
@@ -78,7 +78,7 @@ table{border-collapse:collapse}th{text-align:left;padding-right:1rem;vertical-al
 </style>
 </head>
 <body>
-<h1>Conformance of <code>${html(report.target)}</code> to SPEC.md</h1>
+<h1>Conformance of <code>${html(report.target)}</code> to the API conventions (docs/conventions.md)</h1>
 <p class="verdict ${verdict}">The run ${verdict} (fails on ${html(report.failOn)}).</p>
 <p>${summary.pass} pass, ${summary.fail} fail (${summary.must} MUST, ${summary.should} SHOULD, ${summary.advice} ADVICE), ${summary.skip} skip, ${summary.accepted} accepted, ${summary.ignored} ignored; ${report.requests} requests sent.</p>
 ${report.causes.length > 0 ? `<h2>What to fix, by cause</h2>${causes}` : '<h2>Nothing to fix</h2>'}

@@ -2,7 +2,7 @@ import { firstOffender, mediaType, type RunContext } from './context.js';
 import { describeExchange } from './probe.js';
 import { ESCAPED_GT, ESCAPED_LT } from './spec-values.js';
 
-/** The value written into the reflecting endpoint: both characters SPEC.md wants escaped. */
+/** The value written into the reflecting endpoint: both characters the conventions want escaped. */
 export const REFLECTION_PROBE = '<eac-probe>';
 
 /** Where the probe goes in the `reflect` option. */
@@ -15,7 +15,7 @@ export function reflectionPath(reflect: string): string {
 }
 
 /**
- * SPEC.md "JSON output escaping" rule 2: a named endpoint that writes a
+ * the conventions' "JSON output escaping" rule 2: a named endpoint that writes a
  * request value back must write `<` and `>` as `\u003C` and `\u003E`. Raw
  * `<` or `>` in any JSON body seen also fails the check.
  */
@@ -36,7 +36,11 @@ export async function checkJsonEscaping(ctx: RunContext): Promise<void> {
       else if (answer.body.includes(escaped)) ctx.pass(id);
       else if (answer.body.includes(REFLECTION_PROBE)) ctx.fail(id, { request, expected, seen: `${REFLECTION_PROBE} unescaped` });
       else if (answer.body.toLowerCase().includes(escaped.toLowerCase())) {
-        ctx.fail(id, { request, expected, seen: '\\u003c...\\u003e (lower-case hex; SPEC.md writes \\u003C and \\u003E)' });
+        ctx.fail(id, {
+          request,
+          expected,
+          seen: '\\u003c...\\u003e (lower-case hex; docs/conventions.md §9.2 writes \\u003C and \\u003E)',
+        });
       } else
         ctx.fail(id, {
           request,

@@ -4,7 +4,7 @@ import type { Exchange } from './probe.js';
 import { LEGACY_RATE_LIMIT_HEADERS } from './spec-values.js';
 
 /**
- * SPEC.md "Limits": `RateLimit-Policy` and `RateLimit` are Structured Field
+ * the conventions' "Limits": `RateLimit-Policy` and `RateLimit` are Structured Field
  * lists (RFC 9651), parsed with `structured-headers`; each item is a quoted
  * policy name with parameters.
  */
@@ -85,7 +85,7 @@ export function checkLimits(ctx: RunContext): void {
 
   const withPolicy = all.filter((exchange) => exchange.headers['ratelimit-policy'] !== undefined);
   if (withPolicy.length === 0) {
-    ctx.skip('limits.policy-syntax', 'no RateLimit-Policy was seen (SPEC.md: the service "may" send it)');
+    ctx.skip('limits.policy-syntax', 'no RateLimit-Policy was seen (docs/conventions.md §12.2: the service may send it)');
     ctx.skip('limits.policy-constant', 'no RateLimit-Policy was seen');
   } else {
     ctx.verdict(
@@ -113,7 +113,8 @@ export function checkLimits(ctx: RunContext): void {
   }
 
   const withState = all.filter((exchange) => exchange.headers.ratelimit !== undefined);
-  if (withState.length === 0) ctx.skip('limits.state-syntax', 'no RateLimit was seen (SPEC.md: the service "may" send it)');
+  if (withState.length === 0)
+    ctx.skip('limits.state-syntax', 'no RateLimit was seen (docs/conventions.md §12.3: the service may send it)');
   else {
     ctx.verdict(
       'limits.state-syntax',
@@ -149,7 +150,7 @@ export function checkLimits(ctx: RunContext): void {
   );
 }
 
-/** SPEC.md Limits rule 2: "the server makes both point to the same instant" (1 s of rounding allowed). */
+/** The conventions' Limits rule 2: "the server makes both point to the same instant" (1 s of rounding allowed). */
 function retryAfterProblem(exchange: Exchange): string | undefined {
   const retryAfter = exchange.headers['retry-after'];
   if (retryAfter === undefined || !/^\d+$/.test(retryAfter)) return `Retry-After ${shown(retryAfter)}`;

@@ -133,7 +133,7 @@ export interface ConformanceOptions {
   explore?: boolean;
   /**
    * Segments allowed to break one path rule, as checkRoutes()'s `exceptions`:
-   * `{ plural: ['health'] }` accepts `/v1/health`. Default: `{}` (SPEC.md's own
+   * `{ plural: ['health'] }` accepts `/v1/health`. Default: `{}` (the conventions' own
    * `oauth2` is always accepted).
    */
   pathExceptions?: PathExceptions;

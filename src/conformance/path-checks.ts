@@ -30,9 +30,9 @@ export interface PathFinding {
 }
 
 /**
- * SPEC.md's path rules applied to one path (the part after the base URL's
+ * the conventions' path rules applied to one path (the part after the base URL's
  * own path), by lint/path-rules.ts's checkPath() with its default
- * exceptions (SPEC.md's own `/v1/oauth2/token`). `--ignore` turns a check off.
+ * exceptions (the conventions' own `/v1/oauth2/token`). `--ignore` turns a check off.
  */
 export function pathFindings(path: string, exceptions: PathExceptions = {}): PathFinding[] {
   return checkPath(path, exceptions).findings.map((finding) => ({ id: PATH_CHECK_IDS[finding.rule], why: finding.message }));
@@ -70,7 +70,7 @@ function linksIn(value: unknown, origin: string, prefix: string, into: Set<strin
 }
 
 /**
- * SPEC.md "Path rules" on the paths named by options and on those found in
+ * the conventions' "Path rules" on the paths named by options and on those found in
  * `Location` headers and in JSON bodies of the answers seen.
  */
 export function checkPaths(ctx: RunContext, origin: string): void {

@@ -36,7 +36,7 @@ function refusalProblem(exchange: Exchange): string | undefined {
 }
 
 /**
- * SPEC.md "Common query parameters" and "Field selection", on the first
+ * the conventions' "Common query parameters" and "Field selection", on the first
  * list result the run read (a `--path` naming a collection): `limit`
  * honoured, `hasNext` true while more follows, malformed paging refused,
  * `fields` selecting and refusing. All GET.

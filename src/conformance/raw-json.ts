@@ -2,7 +2,7 @@
  * A JSON reader that keeps every number as the text it was written in.
  * JSON.parse turns `7530173704672641025` into 7530173704672641024 (the
  * nearest double) and prints it back as `7530173704672641000`: a check of
- * SPEC.md's large integers must compare the digits the server wrote, so it
+ * the conventions' large integers must compare the digits the server wrote, so it
  * reads the body text itself.
  */
 
@@ -121,7 +121,7 @@ export function readRawJson(text: string): RawValue | undefined {
   }
 }
 
-/** A `<key>` number whose digits break SPEC.md's large-integer pair, described for evidence. */
+/** A `<key>` number whose digits break the conventions' large-integer pair, described for evidence. */
 export interface LargeIntegerFinding {
   readonly path: string;
   readonly seen: string;
@@ -133,7 +133,7 @@ const INTEGER = /^-?(?:0|[1-9]\d*)$/;
 const STRING_SIBLING = /^(.+)_str$/;
 
 /**
- * SPEC.md "Large integers": an integer beyond 2^53 has a `<key>_str` sibling
+ * the conventions' "Large integers": an integer beyond 2^53 has a `<key>_str` sibling
  * (for `id`: `id_str`), and every `<key>_str` holds exactly the digits of
  * its `<key>`, as the body text writes them. Also reports whether any pair
  * or large integer was seen at all.

@@ -4,11 +4,11 @@ import { type BaselineEntry, type Gate, gates, isExpired, type Suppression, supp
 
 /**
  * The report of a conformance run: one result per check, grouped by the
- * SPEC.md section the check comes from. The same object is returned by
+ * the conventions section the check comes from. The same object is returned by
  * checkConventions(), printed as a table by the CLI and written by `--json`.
  */
 
-/** The SPEC.md sections the checks are grouped by, in the order they are reported. */
+/** The the conventions sections the checks are grouped by, in the order they are reported. */
 export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
   'Conventions for every resource',
@@ -239,7 +239,7 @@ const evidenceLines = (result: CheckResult, indent: string): string[] => [
  * accepted, ignored, fixed or expired; then the counts and the verdict.
  */
 export function formatReport(report: ConformanceReport): string {
-  const lines: string[] = [`Conformance of ${report.target} to SPEC.md`, ''];
+  const lines: string[] = [`Conformance of ${report.target} to the API conventions (docs/conventions.md)`, ''];
   const idWidth = Math.max(...report.results.map((result) => result.id.length), 2);
   for (const section of CONFORMANCE_SECTIONS) {
     const rows = report.results.filter((result) => result.section === section);
@@ -330,7 +330,7 @@ const xml = (text: string): string =>
 
 /**
  * The report as JUnit XML, for CI systems that show test results: one
- * `<testsuite>` per SPEC.md section, one `<testcase>` per check (its id as
+ * `<testsuite>` per section of the conventions, one `<testcase>` per check (its id as
  * the name), a failure with the evidence for each finding that fails the
  * run, a skip with its reason for the rest (a skipped check, an accepted or
  * ignored finding, one below `failOn`), so the XML agrees with the exit code.
@@ -350,7 +350,7 @@ export function formatJunit(report: ConformanceReport): string {
       `  <testsuite name="${xml(section)}" tests="${rows.length}" failures="${failed}" skipped="${skipped}" errors="0">`,
     );
     for (const row of rows) {
-      const open = `    <testcase classname="${xml(`SPEC.md.${section}`)}" name="${xml(row.id)}"`;
+      const open = `    <testcase classname="${xml(`conventions.${section}`)}" name="${xml(row.id)}"`;
       if (row.status === 'pass') {
         lines.push(`${open}/>`);
         continue;

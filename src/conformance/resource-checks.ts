@@ -4,7 +4,7 @@ import { describeExchange, type Exchange } from './probe.js';
 import { largeIntegerFindings, readRawJson } from './raw-json.js';
 
 /**
- * SPEC.md "Conventions for every resource", on the JSON bodies the run has
+ * the conventions' "Conventions for every resource", on the JSON bodies the run has
  * already read: no request of its own. The key rules are the response-shape
  * linter's (src/lint/body-rules.ts, `lintBody()`), so a body gets the
  * same verdict from the linter in development and from the checker outside;

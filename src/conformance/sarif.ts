@@ -36,14 +36,14 @@ export function formatSarif(report: ConformanceReport, options: SarifOptions = {
       id,
       name: id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase()),
       shortDescription: { text: plain(check.title) },
-      fullDescription: { text: `${plain(check.title)} (SPEC.md, ${check.section}; ${check.rule}).` },
+      fullDescription: { text: `${plain(check.title)} (docs/conventions.md, ${check.section}; ${check.rule}).` },
       help: {
         text: `${plain(fix.title)}. Fix: ${plain(fix.fix)} Without this package: ${plain(fix.elsewhere)}`,
         markdown: `**${fix.title}**\n\n- Fix: ${fix.fix}\n- Without this package: ${fix.elsewhere}\n- Rule: ${check.rule}`,
       },
       helpUri: `${DOCS_BASE}${fix.docs}`,
       defaultConfiguration: { level: LEVEL[severity] },
-      properties: { tags: ['SPEC.md', check.section, severity], severity, cause },
+      properties: { tags: ['conventions', check.section, severity], severity, cause },
     };
   });
   const index = new Map(CONFORMANCE_CHECK_IDS.map((id, at) => [id as string, at]));

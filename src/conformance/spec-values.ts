@@ -1,12 +1,12 @@
 /**
- * The values SPEC.md fixes, as the checker compares them. Each one quotes
- * the SPEC.md sentence it comes from.
+ * The values the conventions fixes, as the checker compares them. Each one quotes
+ * the sentence of the conventions it comes from.
  */
 
 /** "`Content-Type` is always correct: `application/json; charset=utf-8` for JSON." */
 export const JSON_MEDIA_TYPE = 'application/json; charset=utf-8' as const;
 
-/** SPEC.md "Security response headers": every row with a fixed value (nosniff included). */
+/** The conventions' "Security response headers": every row with a fixed value (nosniff included). */
 export const SECURITY_HEADERS = [
   { id: 'security.hsts', name: 'strict-transport-security', value: 'max-age=63072000; includeSubDomains' },
   { id: 'security.csp', name: 'content-security-policy', value: "script-src 'self'" },
@@ -48,7 +48,7 @@ export const LEGACY_RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-rema
 
 /**
  * "Existing headers named in this document keep their names" (Path rules
- * rule 10): the X- headers SPEC.md names. `X-Powered-By` and `X-RateLimit-*`
+ * rule 10): the X- headers the conventions name. `X-Powered-By` and `X-RateLimit-*`
  * have checks of their own.
  */
 export const NAMED_X_HEADERS = [

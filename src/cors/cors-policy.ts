@@ -6,12 +6,12 @@ import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { getResponseHeader, setResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 
-/** SPEC.md "Methods" table: every method the API answers. */
+/** The conventions' "Methods" table: every method the API answers. */
 export const CORS_DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * Request headers a browser script may send cross-origin by default: the
- * ones SPEC.md and this library read (`Authorization` for bearer tokens,
+ * ones the conventions and this library read (`Authorization` for bearer tokens,
  * `X-Requested-With` for browser-script-only endpoints, `X-HTTP-Method-Override`,
  * the CSRF header, and the conditional-request headers).
  */
@@ -31,7 +31,7 @@ export const CORS_DEFAULT_ALLOWED_HEADERS = [
 export const CORS_DEFAULT_EXPOSED_HEADERS = ['ETag', 'Location', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] as const;
 
 /**
- * SPEC.md "Cross-origin (CORS)", Preflight: "Response 200, `Content-Length: 0`,
+ * the conventions' "Cross-origin (CORS)", Preflight: "Response 200, `Content-Length: 0`,
  * `Content-Type: text/plain`".
  */
 export const PREFLIGHT_STATUS = 200 as const;
@@ -49,7 +49,7 @@ export interface CorsPolicyOptions {
   origins: readonly (string | RegExp)[] | '*';
   /**
    * Send `Access-Control-Allow-Credentials: true`, so cookies and
-   * `Authorization` may be used (SPEC.md "Credentials"). Default: `true`.
+   * `Authorization` may be used (the conventions' "Credentials"). Default: `true`.
    */
   credentials?: boolean;
   /** `Access-Control-Allow-Methods` of a preflight. Default: GET, HEAD, POST, PUT, PATCH, DELETE. */
@@ -74,7 +74,7 @@ export const CORS_POLICY_HINTS: OptionHints = {
   origin:
     "cors's `origin` is `origins` here: an array of exact origins or anchored RegExps, or '*' (without credentials); no function and no `true` that reflects every origin.",
   optionsSuccessStatus:
-    'There is no `optionsSuccessStatus`: a preflight is always answered 200 with `Content-Length: 0` and `Content-Type: text/plain` (SPEC.md CORS), where cors answers 204.',
+    'There is no `optionsSuccessStatus`: a preflight is always answered 200 with `Content-Length: 0` and `Content-Type: text/plain` (docs/conventions.md §8.3), where cors answers 204.',
   preflightContinue:
     'There is no `preflightContinue`: corsPolicy() answers every preflight itself; it never reaches your routes.',
   headers: "cors's `headers` is `allowedHeaders` here.",
@@ -129,12 +129,12 @@ const checkPattern = (pattern: RegExp): RegExp => {
 };
 
 /**
- * CORS (SPEC.md "Cross-origin (CORS)"), built on the `cors` package, which
+ * CORS (the conventions' "Cross-origin (CORS)"), built on the `cors` package, which
  * writes the `Access-Control-*` headers and `Vary`. What this adds:
  * - the origin check: exact origins from an allow-list (a Set lookup),
  *   anchored patterns, `null` never; `Vary: Origin` on every answer, allowed
  *   or not, so a shared cache never serves one origin's answer to another;
- * - preflight as SPEC.md says (200, `Content-Length: 0`,
+ * - preflight as the conventions say (200, `Content-Length: 0`,
  *   `Content-Type: text/plain`), where `cors` answers 204 without a type;
  *   a preflight from an origin that is not allowed gets 403 JSON;
  * - never `*` together with credentials (a configuration error at start-up).

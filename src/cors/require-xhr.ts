@@ -4,7 +4,7 @@ import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 
 /**
- * SPEC.md "Cross-origin (CORS)", Browser-script-only endpoints: "May require
+ * the conventions' "Cross-origin (CORS)", Browser-script-only endpoints: "May require
  * `X-Requested-With: XMLHttpRequest`; a request that lacks it is refused."
  */
 export const XHR_HEADER = 'x-requested-with' as const;
@@ -12,6 +12,8 @@ export const XHR_VALUE = 'XMLHttpRequest' as const;
 
 /** Options of requireXhr(). It has none yet; the object is kept for growth. */
 export type RequireXhrOptions = Readonly<Record<string, never>>;
+
+const XHR_CONVENTION = { rule: '8.4', middleware: 'requireXhr' } as const;
 
 /**
  * Marks an endpoint browser-script-only: without `X-Requested-With:
@@ -21,12 +23,12 @@ export type RequireXhrOptions = Readonly<Record<string, never>>;
  * Why it protects: a page on another site can make a browser send a plain
  * GET with the user's cookies (a `<script src>` or a form), but it cannot add
  * a custom header without a CORS preflight, which the CORS policy refuses
- * (SPEC.md "JSON output escaping" rule 4).
+ * (the conventions' "JSON output escaping" rule 4).
  */
 export function requireXhr(options?: RequireXhrOptions): RequestHandler {
   readOptions<Record<string, never>>('requireXhr', options, []);
   return function requireXhrMiddleware(req, res, next) {
     if (req.headers[XHR_HEADER] === XHR_VALUE) next();
-    else refuse(req, res, next, apiError('xhrRequired'));
+    else refuse(req, res, next, apiError('xhrRequired'), XHR_CONVENTION);
   };
 }

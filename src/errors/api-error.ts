@@ -1,6 +1,6 @@
 import { type CatalogueEntry, ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
 
-/** One element of the `errors` array of an error body (SPEC.md Errors rule 7). */
+/** One element of the `errors` array of an error body (the conventions' Errors rule 7). */
 export interface ErrorItem {
   readonly message: string;
   readonly code: number;

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
  * case), so a person reading a log can tell the status from the code, and a
  * client can switch on the code alone.
  *
- * SPEC.md Errors rule 7: "an object `errors` holding an array of objects with
+ * the conventions' Errors rule 7: "an object `errors` holding an array of objects with
  * `message` (string) and `code` (integer)".
  */
 export interface CatalogueEntry {
@@ -146,7 +146,7 @@ for (const entry of Object.values(ERROR_CATALOGUE) as CatalogueEntry[]) {
 }
 
 /**
- * The generic entry of an error status (400 to 599; SPEC.md Errors rule 3):
+ * The generic entry of an error status (400 to 599; the conventions' Errors rule 3):
  * its status, its generic code (genericCodeOf()), and the catalogue's
  * message for that code when the catalogue has one, else the status's
  * reason phrase ("Unprocessable Entity."). Any other status is the 500

@@ -8,6 +8,7 @@ import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
 import { boundedDetail, boundedItem, REFLECTED_INPUT_LIMITS } from './reflected-input.js';
+import { routerStackOf } from './refuse.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -22,7 +23,7 @@ export interface ErrorLogEntry {
 
 export interface ErrorHandlerOptions {
   /**
-   * Less precise error detail, as SPEC.md Errors rule 5 allows: no `detail`,
+   * Less precise error detail, as the conventions' Errors rule 5 allows: no `detail`,
    * and a generic message for unexpected errors. Never a stack trace.
    * Default: `process.env.NODE_ENV === 'production'` when the handler is made.
    */
@@ -35,14 +36,14 @@ export interface ErrorHandlerOptions {
   /**
    * The `WWW-Authenticate` challenge of a 401 that brings none of its own
    * (RFC 9110 §15.5.2: every 401 carries one), for example a failed sign-in
-   * form. Default: `'Bearer'`, the scheme of SPEC.md's tokens.
+   * form. Default: `'Bearer'`, the scheme of the conventions' tokens.
    */
   challenge?: string;
 }
 
 const OPTION_NAMES = ['production', 'log', 'challenge'] as const;
 
-/** The challenge of a 401 that brings none: SPEC.md's bearer tokens (RFC 6750 §3). */
+/** The challenge of a 401 that brings none: the conventions' bearer tokens (RFC 6750 §3). */
 export const DEFAULT_CHALLENGE = 'Bearer';
 
 // Headers that describe a representation the failed handler may have begun;
@@ -63,7 +64,7 @@ const logToStderr = (entry: ErrorLogEntry): void => {
 };
 
 /**
- * The JSON body of an error, in SPEC.md's shape unless the error brings its
+ * The JSON body of an error, in the conventions' shape unless the error brings its
  * own. What client input can add to it is bounded (REFLECTED_INPUT_LIMITS):
  * messages, the number of items, and `detail`.
  */
@@ -98,9 +99,39 @@ export function renderError(res: Response, raised: ApiError, production: boolean
   writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));
 }
 
+interface MountedLayer {
+  readonly handle?: unknown;
+  /** Express 5: the path it was mounted at; `slash`: mounted at the root. */
+  readonly rawPath?: unknown;
+  readonly slash?: boolean;
+  /** Express 4: the compiled mount path; `fast_slash`: mounted at the root. */
+  readonly regexp?: { readonly source?: string; readonly fast_slash?: boolean };
+}
+
+const isRootMount = (layer: MountedLayer): boolean => layer.slash === true || layer.regexp?.fast_slash === true;
+const mountOf = (layer: MountedLayer): unknown => layer.rawPath ?? layer.regexp?.source;
+
+/**
+ * The error middlewares of the app that can never run because `handler`
+ * answers every error before them: mounted after it, and at its own mount
+ * path or under a handler mounted at the root. (A page handler after
+ * `app.use('/api', errorHandler())` still runs for the pages: not listed.)
+ */
+function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
+  const stack = (routerStackOf(app) ?? []) as readonly MountedLayer[];
+  const at = stack.findIndex((layer) => layer.handle === handler);
+  if (at < 0) return [];
+  const own = stack[at] as MountedLayer;
+  return stack
+    .slice(at + 1)
+    .filter((layer) => typeof layer.handle === 'function' && layer.handle.length === 4)
+    .filter((layer) => isRootMount(own) || mountOf(layer) === mountOf(own))
+    .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
+}
+
 /**
  * The last middleware of an app: renders every error as JSON with the status
- * that fits (SPEC.md "Errors"), whatever raised it: a route, a body parser,
+ * that fits (the conventions' "Errors"), whatever raised it: a route, a body parser,
  * the router, a validator, the rate limiter or notFound(). Never HTML, never
  * 200, never a stack trace in production.
  */
@@ -111,7 +142,22 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
   const log = checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr);
   const challenge = given.challenge === undefined ? DEFAULT_CHALLENGE : checkString('errorHandler', 'challenge', given.challenge);
 
-  return function errorHandlerMiddleware(thrown, req, res, _next) {
+  // Outside production, the first error it renders looks at the app once
+  // for error middleware mounted after it, which would never run.
+  let orderChecked = production;
+  const middleware: ErrorRequestHandler = function errorHandlerMiddleware(thrown, req, res, _next) {
+    if (!orderChecked) {
+      orderChecked = true;
+      const unreachable = errorMiddlewaresAfter(req.app, middleware);
+      if (unreachable.length > 0) {
+        process.emitWarning(
+          `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
+            'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
+            '(docs/errors.md#your-own-error-middleware).',
+          { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
+        );
+      }
+    }
     const error = toApiError(thrown);
     if (log && error.status >= 500) {
       const original = error === thrown ? (error.cause ?? error) : thrown;
@@ -125,4 +171,5 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
     }
     renderError(res, error, production, challenge);
   };
+  return middleware;
 }

@@ -6,5 +6,15 @@ export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
 export { REFLECTED_INPUT_LIMITS } from './reflected-input.js';
 export { holdRefusals, takeHeldRefusal } from './refuse.js';
+export {
+  type ConventionExceptions,
+  type ConventionReport,
+  type ConventionReporter,
+  conventionExceptions,
+  type ExceptionName,
+  logConventionReport,
+  type ReportOnlyOptions,
+  reportOnly,
+} from './report-only.js';
 export { isStoreFailure, STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './store-unavailable.js';
 export { toApiError } from './to-api-error.js';

@@ -11,7 +11,7 @@ export interface MaintenanceOptions {
   enabled?: boolean | (() => boolean);
   /**
    * The `Retry-After` value: whole seconds, or a Date sent as an HTTP-date
-   * (SPEC.md Errors rule 6). Default: `300` seconds.
+   * (the conventions' Errors rule 6). Default: `300` seconds.
    */
   retryAfter?: number | Date;
 }
@@ -23,7 +23,7 @@ const checkRetryAfter = (value: unknown): string => {
 };
 
 /**
- * While on, every request gets 503 JSON with `Retry-After` (SPEC.md Errors
+ * While on, every request gets 503 JSON with `Retry-After` (the conventions' Errors
  * rule 6: "Maintenance stop: 503 with Retry-After").
  */
 export function maintenance(options?: Readonly<MaintenanceOptions>): RequestHandler {

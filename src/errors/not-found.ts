@@ -64,7 +64,7 @@ export function allowedMethods(app: unknown, path: string): string[] {
 /**
  * Mounted after every route: a request that no route answered gets 404 JSON
  * with code 40401 (a wrong URI), which differs from 40402, the code a route
- * uses for a missing record (SPEC.md Errors rule 4). When the path exists
+ * uses for a missing record (the conventions' Errors rule 4). When the path exists
  * for other methods, the answer is 405 with an `Allow` header.
  */
 export function notFound(options?: Readonly<NotFoundOptions>): RequestHandler {

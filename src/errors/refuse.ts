@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
+import { reportInstead } from '../http/adoption.js';
 import { renderError } from './error-handler.js';
 import { toApiError } from './to-api-error.js';
 
@@ -45,15 +46,40 @@ export function hasErrorMiddleware(req: Request): boolean {
   return false;
 }
 
+/** The rule a refusal enforces (docs/conventions.md) and the middleware that enforces it. */
+export interface BrokenConvention {
+  readonly rule: string;
+  readonly middleware: string;
+}
+
+/**
+ * In report-only mode, reports what the refusal would have been and returns
+ * true (the request then goes on as if it had passed).
+ */
+function reportRefusal(req: Request, res: Response, error: unknown, convention: BrokenConvention): boolean {
+  const answer = toApiError(error);
+  return reportInstead(req, res, {
+    ...convention,
+    enforced: `answered ${answer.status} (code ${answer.code})`,
+    message: answer.message,
+  });
+}
+
 /**
  * How a middleware of the library refuses a request (DESIGN.md: every
  * middleware answers its own refusals, so it works alone): the error goes to
  * `next()` when an error-handling middleware will render it (errorHandler(),
  * with its options: one look for every error), else it is rendered here, in
  * the same JSON shape through the same writer, with `detail` outside
- * production, rather than left to Express's HTML page.
+ * production, rather than left to Express's HTML page. A refusal that
+ * enforces a convention names it: in report-only mode (reportOnly()) it is
+ * then reported, and the request goes on.
  */
-export function refuse(req: Request, res: Response, next: NextFunction, error: unknown): void {
+export function refuse(req: Request, res: Response, next: NextFunction, error: unknown, convention?: BrokenConvention): void {
+  if (convention !== undefined && reportRefusal(req, res, error, convention)) {
+    next();
+    return;
+  }
   if (HOLDING.has(req)) {
     // The first refusal is the one answered, once the request is counted.
     if (!HELD.has(req)) HELD.set(req, error);

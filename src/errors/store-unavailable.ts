@@ -4,7 +4,7 @@ import { type ApiError, type ApiErrorInit, apiError } from './api-error.js';
 /**
  * Seconds a client is asked to wait when a shared store is down: long
  * enough for a Redis fail-over or restart, short enough not to lose the
- * client (SPEC.md Errors: 503 with `Retry-After`).
+ * client (the conventions' Errors: 503 with `Retry-After`).
  */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 

@@ -44,7 +44,7 @@ export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
 /**
  * Writes JSON text that is already serialized as the representation of the
  * response, with the status already set (200 unless a route chose another):
- * SPEC.md's Content-Type, the observer's look, the conditional-GET step for
+ * the conventions' Content-Type, the observer's look, the conditional-GET step for
  * a GET or HEAD 200, then the text with its Content-Length in one write.
  * An `ETag` a route set (setValidators()) is kept on every status, so a
  * write (PUT/PATCH 200, POST 201) answers the same strong tag a GET would;

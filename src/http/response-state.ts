@@ -4,7 +4,7 @@ import type { JsonWriteStep } from './json-writer.js';
 /**
  * What the library's middlewares hand the response for the rest of the
  * request: the conditional-GET step (caching()), the JSON observer
- * (responseLinter()), SPEC.md's res.json() (jsonResponses()), the cookie
+ * (responseLinter()), the conventions' res.json() (jsonResponses()), the cookie
  * defaults (secureCookies()) and the held headers (response-headers.ts).
  *
  * It lives in one object under a symbol in `res.locals` (the object Express
@@ -24,7 +24,7 @@ export type HeaderList = (string | HeaderValue)[];
 export interface ResponseState {
   conditional?: JsonWriteStep | undefined;
   observer?: JsonWriteStep | undefined;
-  /** jsonResponses() ran: res.json() follows SPEC.md. */
+  /** jsonResponses() ran: res.json() follows the conventions. */
   json?: boolean;
   /** secureCookies() ran: the SameSite default of this response's cookies. */
   sameSite?: 'strict' | 'lax' | undefined;

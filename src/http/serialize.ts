@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * The JSON serializer behind every response body: native JSON.stringify, plus
- * what SPEC.md asks on top of it, in as few passes as possible.
+ * what the conventions ask on top of it, in as few passes as possible.
  *
- * - `<` and `>` become `\u003C` and `\u003E` (SPEC.md "JSON output escaping"
+ * - `<` and `>` become `\u003C` and `\u003E` (the conventions' "JSON output escaping"
  *   rule 2). They can only occur inside strings in JSON text, so replacing
  *   them in the whole text is exact, keys included.
- * - A bigint is written as the exact integer (SPEC.md "Large integers"); Node
+ * - A bigint is written as the exact integer (the conventions' "Large integers"); Node
  *   20 has no JSON.rawJSON, so the integer first travels as a marked string
  *   and the marks are removed afterwards.
  * - Dates are written by Date#toJSON: RFC 3339 in UTC with the `Z` suffix.
@@ -83,7 +83,7 @@ function unmarkFewIntegers(text: string): string {
 }
 
 /**
- * SPEC.md "JSON output escaping" rule 2: `<` and `>` become `\u003C` and
+ * the conventions' "JSON output escaping" rule 2: `<` and `>` become `\u003C` and
  * `\u003E`. They can only occur inside strings in JSON text, so replacing
  * them in the whole text is exact, keys included. Text without them (the
  * common case) costs two indexOf scans and is returned as it is; otherwise
@@ -215,7 +215,7 @@ function stringifyMarkedCopy(value: unknown): string {
 }
 
 /**
- * Serializes a value to JSON text following SPEC.md's output rules.
+ * Serializes a value to JSON text following the conventions' output rules.
  * Returns `undefined` for values JSON cannot represent (like JSON.stringify).
  */
 export function stringifyJson(value: unknown): string {

@@ -1,6 +1,6 @@
 import { JsonInteger } from '../http/serialize.js';
 
-/** The `id` / `id_str` pair of SPEC.md "Large integers". */
+/** The `id` / `id_str` pair of the conventions' "Large integers". */
 export interface IdPair {
   /** The identifier, written in JSON as an exact integer. */
   readonly id: JsonInteger;
@@ -9,7 +9,7 @@ export interface IdPair {
 }
 
 /**
- * SPEC.md "Large integers": an identifier that may exceed the exact range of
+ * the conventions' "Large integers": an identifier that may exceed the exact range of
  * a 64-bit float is delivered as `id` (number) and `id_str` (string of the
  * same value). Spread the result into a response object:
  * `{ ...idPair(user.id), name: user.name }`.

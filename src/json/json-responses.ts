@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { writeJson } from '../http/json-writer.js';
 import { installOnPrototype, peekResponseState, responseState } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
@@ -19,23 +20,57 @@ const describe = (body: unknown): string => {
 };
 
 /**
- * Writes an object as the JSON response body, following SPEC.md: an object
+ * Writes an object as the JSON response body, following the conventions: an object
  * at the top level only, the right Content-Type, `<`/`>` escaped, bigints
  * exact. A top-level array or scalar is a programming error: it throws an
- * ApiError (500) that the error handler renders and logs.
+ * ApiError (500) that the error handler renders and logs; in report-only
+ * mode it is sent as it is and reported, and a route excepted with
+ * conventionExceptions({ topLevelArray }) may send an array.
  */
 export function sendJson(res: Response, body: unknown): Response {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw apiError('nonObjectJsonBody', {
-      detail: `res.json() received ${describe(body)}; SPEC.md allows only an object at the top level`,
-    });
+    if (!(Array.isArray(body) && exceptionOf(res, 'topLevelArray') !== undefined) && !reportedNonObject(res, body)) {
+      throw apiError('nonObjectJsonBody', { detail: nonObjectDetail(body) });
+    }
   }
   return writeJson(res, stringifyJson(body));
 }
 
+/** What was wrong, and the ways out: the message names the helper and the option. */
+const nonObjectFix = (body: unknown): string =>
+  `res.json() received ${describe(body)}; a JSON body is an object at the top level (docs/conventions.md §2.1). ` +
+  (Array.isArray(body)
+    ? "Wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext }); " +
+      "for a route that must keep an array for an old client, mount conventionExceptions({ topLevelArray: 'why' }) on it."
+    : 'Wrap the value in an object, e.g. res.json({ value }).');
+
+/** The same, as the error's `detail`: each part short enough to be kept whole (REFLECTED_INPUT_LIMITS). */
+const nonObjectDetail = (body: unknown): Record<string, string> =>
+  Array.isArray(body)
+    ? {
+        received: 'an array',
+        rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+        fix: "wrap the list: sendList(res, 'items', { items, hasNext }) or res.json({ items, hasNext })",
+        exception: "for an old client that reads an array: conventionExceptions({ topLevelArray: 'why' }) on the route",
+      }
+    : {
+        received: describe(body),
+        rule: 'docs/conventions.md §2.1: a JSON body is an object at the top level',
+        fix: 'wrap the value: res.json({ value })',
+      };
+
+const reportedNonObject = (res: Response, body: unknown): boolean =>
+  res.req !== undefined &&
+  reportInstead(res.req, res, {
+    rule: '2.1',
+    middleware: 'jsonResponses',
+    enforced: 'answered 500 (code 50001)',
+    message: nonObjectFix(body),
+  });
+
 /**
  * Sends JSON text that is already serialized, through the one JSON writer
- * (writeJson(), src/http/json-writer.ts): SPEC.md's Content-Type, the
+ * (writeJson(), src/http/json-writer.ts): the conventions' Content-Type, the
  * conditional GET of caching() when it is mounted, headers and body in one
  * write, never Express's weak `ETag`.
  */
@@ -59,7 +94,7 @@ const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
 
 /**
  * Makes `res.json()` (and `res.send()` of an object, which Express hands to
- * `res.json()`) follow SPEC.md's JSON output rules. Under Express the method
+ * `res.json()`) follow the conventions' JSON output rules. Under Express the method
  * is put once on the app's response prototype and chooses per response
  * (src/http/response-state.ts): no property is added to the response.
  */

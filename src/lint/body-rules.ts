@@ -1,13 +1,13 @@
 import { singularOf, wordsOf } from './words.js';
 
 /*
- * The body rules of SPEC.md "Conventions for every resource", pure: shared by
+ * The body rules of the conventions' "Conventions for every resource", pure: shared by
  * responseLinter() (in the app) and the conformance checker (from outside),
  * which must give a body the same verdict.
  */
 
 /**
- * The key and value conventions of SPEC.md ("Conventions for every
+ * The key and value conventions of the conventions ("Conventions for every
  * resource") that a response body can be checked against, by the name a
  * finding carries. Each value quotes the rule.
  */
@@ -33,9 +33,9 @@ export const RESPONSE_RULES = {
 export type ResponseRule = keyof typeof RESPONSE_RULES;
 
 /**
- * Keys SPEC.md itself writes in snake_case: the token response (RFC 6749
- * §5.1) and the token error body (RFC 6749 §5.2, RFC 6750 §3); and those
- * the RFCs of the endpoints beside the token endpoint fix: authorization
+ * Keys the conventions themselves write in snake_case: the token response
+ * (RFC 6749 §5.1) and the token error body (RFC 6749 §5.2, RFC 6750 §3); and
+ * those the RFCs of the endpoints beside the token endpoint fix: authorization
  * server metadata (RFC 8414 §2) and introspection (RFC 7662 §2.2).
  */
 export const PROTOCOL_KEYS = [

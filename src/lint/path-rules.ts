@@ -1,7 +1,7 @@
 import { isPlural, pluralOf, wordsOf } from './words.js';
 
 /**
- * SPEC.md's path rules ("Endpoints" › "Path rules", and "Versioning") as one
+ * the conventions' path rules ("Endpoints" › "Path rules", and "Versioning") as one
  * pure function over one path. The route linter (checkRoutes(), over route
  * patterns) and the conformance checker (`paths.*`, over the paths a service
  * answers) both call it, so a path gets the same verdict from both. It
@@ -40,7 +40,7 @@ export type PathRule = keyof typeof PATH_RULES;
 /** Segments allowed to break one rule: `{ plural: ['health'] }` accepts `/v1/health`. */
 export type PathExceptions = Readonly<Partial<Record<PathRule, readonly string[]>>>;
 
-/** SPEC.md names `/v1/oauth2/token` itself: `oauth2` is not a plural noun, and is right. */
+/** The conventions name `/v1/oauth2/token` itself: `oauth2` is not a plural noun, and is right. */
 export const DEFAULT_PATH_EXCEPTIONS: PathExceptions = { plural: ['oauth2'] };
 
 /**
@@ -166,7 +166,7 @@ function mergeExceptions(...sources: readonly PathExceptions[]): ReadonlyMap<Pat
 }
 
 /**
- * Checks one path against SPEC.md's path rules: a route pattern
+ * Checks one path against the conventions' path rules: a route pattern
  * (`/v1/users/:id`) or a concrete path (`/v1/users/42`), without the base
  * URL's own path. Returns each broken rule, a suggestion with every fix
  * applied, and the collection names used. Plurality and verbs are English
@@ -292,7 +292,10 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
   });
   const depth = segments.length - start + (aliased ? 1 : 0);
   if (positional && depth > 3) {
-    add('shape', `The path is ${depth} segments deep after the version; SPEC.md's shape stops at a sub-collection.`);
+    add(
+      'shape',
+      `The path is ${depth} segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.`,
+    );
   }
   // Segments a fix removed (a verb or a list segment on its own) are dropped.
   const kept = fixes.slice(dropBefore).filter((fix) => fix !== '');

@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { checkBoolean, checkLog, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { renderError } from '../errors/error-handler.js';
+import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { setJsonObserver } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { lintBody, PROTOCOL_KEYS, type ResponseFinding, resourceContextOf } from './body-rules.js';
@@ -41,7 +42,7 @@ const logToStderr = (report: ResponseLintReport): void => {
 };
 
 /**
- * A development-time check of every JSON response body against SPEC.md's key
+ * A development-time check of every JSON response body against the conventions' key
  * and value conventions (camelCase keys, `At` timestamps in RFC 3339, no
  * resource-name prefix, `gender`, large integers with a `_str` sibling, a
  * top-level object). Reports go to `log`; with `strict`, a response that
@@ -79,11 +80,21 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     } catch {
       return false;
     }
+    if (exceptionOf(res, 'responseLint') !== undefined) return false;
     const req = res.req;
-    const findings = lintBody(parsed, resourceContextOf(pathWithoutQuery(req)), allowKeys);
+    let findings = lintBody(parsed, resourceContextOf(pathWithoutQuery(req)), allowKeys);
+    // A route excepted from rule 2.1 sends its array on purpose: not a finding.
+    if (exceptionOf(res, 'topLevelArray') !== undefined) findings = findings.filter((f) => f.rule !== 'topLevelObject');
     if (findings.length === 0) return false;
     log?.({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
     if (!strict) return false;
+    const strictRefusal = {
+      rule: '2',
+      middleware: 'responseLinter',
+      enforced: 'answered 500 (code 50002)',
+      message: findings.map((finding) => finding.message).join(' '),
+    };
+    if (reportInstead(req, res, strictRefusal)) return false;
     renderError(res, apiError('responseConventionViolated', { detail: findings }), false);
     return true;
   }

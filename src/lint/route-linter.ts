@@ -9,7 +9,7 @@ import {
   type PathRule,
 } from './path-rules.js';
 
-/** The path rules of SPEC.md, by the name a finding carries (see path-rules.ts, shared with the conformance checker). */
+/** The path rules of the conventions, by the name a finding carries (see path-rules.ts, shared with the conformance checker). */
 export const ROUTE_RULES = PATH_RULES;
 
 export type RouteRule = PathRule;
@@ -39,7 +39,7 @@ export interface CheckRoutesOptions {
   log?: ((finding: RouteFinding) => void) | false;
   /**
    * Segments allowed to break one rule: `{ plural: ['health'] }` accepts
-   * `/v1/health`. Default: `{ plural: ['oauth2'] }` (SPEC.md's own token
+   * `/v1/health`. Default: `{ plural: ['oauth2'] }` (the conventions' own token
    * endpoint, `/v1/oauth2/token`). Given exceptions are added to it.
    */
   exceptions?: Readonly<Partial<Record<RouteRule, readonly string[]>>>;
@@ -59,12 +59,14 @@ export class RouteConventionError extends Error {
 
   constructor(findings: readonly RouteFinding[]) {
     const lines = findings.map((f) => `  ${f.route}: ${f.message} Suggestion: ${f.suggestion} (${ROUTE_RULES[f.rule]})`);
-    super(`${findings.length} finding${findings.length === 1 ? '' : 's'} against SPEC.md's path rules:\n${lines.join('\n')}`);
+    super(
+      `${findings.length} finding${findings.length === 1 ? '' : 's'} against the path rules (docs/conventions.md §3):\n${lines.join('\n')}`,
+    );
     this.findings = findings;
   }
 }
 
-/** Defaults: SPEC.md names `/v1/oauth2/token` itself. */
+/** Defaults: the conventions name `/v1/oauth2/token` itself. */
 export const DEFAULT_ROUTE_EXCEPTIONS = DEFAULT_PATH_EXCEPTIONS;
 
 interface RouteEntry {
@@ -150,7 +152,7 @@ const joinPath = (prefix: string, path: string): string => {
 
 /**
  * Reads every route registered on an Express 5 or Express 4 app or router
- * (mounted routers included) and checks each path against SPEC.md's path
+ * (mounted routers included) and checks each path against the conventions' path
  * rules. Returns every finding, each naming the route, the rule and a
  * suggestion; by default it also throws them at once (`report: 'throw'`), so
  * `checkRoutes(app)` before `app.listen()` stops a service that breaks a rule.

@@ -92,7 +92,7 @@ const BEARER_SCHEME = /^Bearer(?: |$)/i;
 const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
 
 /**
- * Authenticates `Authorization: Bearer <access token>` (RFC 6750; SPEC.md
+ * Authenticates `Authorization: Bearer <access token>` (RFC 6750; the conventions
  * "Using the token", "Token failure"). The token is verified with pinned
  * algorithms, issuer, audience and expiry; `req.auth` (subject, clientId,
  * scopes) and `req.accessToken` (the claims) are then set.
@@ -230,7 +230,7 @@ function lookupFailed(req: Request, res: Response, next: NextFunction, error: un
  * Authorization by scope (RFC 6750 §3.1): after bearerAuth(), lets the
  * request through only when the token holds every scope listed; otherwise
  * 403 `insufficient_scope`, an authorization failure, distinct from 401
- * (SPEC.md "401 is an authentication failure; 403 is an authorization failure"),
+ * (the conventions' "401 is an authentication failure; 403 is an authorization failure"),
  * in JSON whether or not errorHandler() follows (refuse()).
  */
 export function requireScope(...scopes: string[]): RequestHandler {

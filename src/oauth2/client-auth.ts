@@ -6,7 +6,7 @@ import { invalidClient, tokenError } from './token-errors.js';
 export type Params = Readonly<Record<string, string>>;
 
 /**
- * Client authentication at the token endpoint (SPEC.md "Client
+ * Client authentication at the token endpoint (the conventions' "Client
  * authentication"; RFC 6749 §2.3.1): optional; the Basic header or
  * `client_id`/`client_secret` in the body, never both. Resolves to the
  * authenticated client, or undefined when none was presented (and none is

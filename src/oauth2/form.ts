@@ -8,7 +8,7 @@ import { tokenError } from './token-errors.js';
  * most once.
  */
 
-/** SPEC.md "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
+/** The conventions' "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
 export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
@@ -26,7 +26,7 @@ export function readParams(body: unknown): Params {
   return params;
 }
 
-/** The request's media type and charset, as SPEC.md "Token endpoint" fixes them. */
+/** The request's media type and charset, as the conventions' "Token endpoint" fixes them. */
 export function checkContentType(req: Request): void {
   const contentType = req.headers['content-type'];
   if (contentType === undefined || !req.is(TOKEN_REQUEST_TYPE)) {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from '../config/options.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { type SignInGuard, type SignInGuardOptions, signInAddressKey, signInGuard } from './sign-in-guard.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore } from './stores.js';
@@ -69,6 +69,33 @@ function clientGone(req: Request): AbortSignal | undefined {
   return controller.signal;
 }
 
+const warnedUsernames = new Set<string>();
+
+/**
+ * Development only: a store that keeps usernames as typed ("Bob") never
+ * finds the normalized name ("bob") the library asks for, and every sign-in
+ * of that user fails as a plain invalid_grant. Asking the store once more with
+ * the name as typed tells that mistake apart from an unknown user, so it can
+ * be said once, on the server's stderr (never in the answer).
+ */
+async function warnIfStoreIsNotNormalized(users: UserStore, typed: string, canonical: string): Promise<void> {
+  if (warnedUsernames.has(canonical) || warnedUsernames.size >= 100) return;
+  let found: UserRecord | undefined;
+  try {
+    found = await users.findByUsername(typed.trim());
+  } catch {
+    return;
+  }
+  if (!found) return;
+  warnedUsernames.add(canonical);
+  process.emitWarning(
+    `UserStore.findByUsername(${JSON.stringify(canonical)}) found no user, but findByUsername(${JSON.stringify(typed.trim())}) did: ` +
+      'the library looks users up by normalizeUsername(username) (NFKC, trimmed, lower case), so this user can never sign in. ' +
+      'Store the normalized name, or compare with it in findByUsername() (docs/oauth2-token.md#your-own-user-store).',
+    { code: 'EAC_USER_STORE_NOT_NORMALIZED' },
+  );
+}
+
 /** Makes the password check; options are checked now. */
 export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
   const given = readOptions<PasswordSignInOptions>(factory, options, OPTION_NAMES);
@@ -117,6 +144,8 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       throw error;
     }
     if (!user || !matches) {
+      if (!user && username !== canonical && !isProductionEnvironment())
+        await warnIfStoreIsNotNormalized(users, username, canonical);
       await attempt?.failed();
       return undefined;
     }

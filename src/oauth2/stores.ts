@@ -37,7 +37,7 @@ export interface UserStore {
   findByUsername(username: string): Promise<UserRecord | undefined>;
 }
 
-/** A registered application (SPEC.md "Client authentication"). */
+/** A registered application (the conventions' "Client authentication"). */
 export interface ClientRecord {
   readonly id: string;
   /** SHA-256 of the client secret (hashClientSecret()); absent for a public client. */
@@ -46,7 +46,7 @@ export interface ClientRecord {
   readonly grants?: readonly GrantType[];
   /** Scopes this client may ask for; absent: all known scopes. */
   readonly scopes?: readonly string[];
-  /** A blocked client is refused (SPEC.md: "block applications that are not allowed"). */
+  /** A blocked client is refused (the conventions: "block applications that are not allowed"). */
   readonly blocked?: boolean;
 }
 

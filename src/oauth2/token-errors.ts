@@ -7,9 +7,9 @@ import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
  * rendered through the one error model (an ApiError with `body`).
  */
 
-/** SPEC.md "Security response headers", "Prevent cache exposure": every token-endpoint response. */
+/** The conventions' "Security response headers", "Prevent cache exposure": every token-endpoint response. */
 export const TOKEN_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
-/** SPEC.md: `Pragma` "appears only in the token error response". */
+/** The conventions: `Pragma` "appears only in the token error response". */
 export const TOKEN_ERROR_PRAGMA = TOKEN_FAILURE_PRAGMA;
 
 /** RFC 6749 §5.2 error codes, with this package's catalogue entry for each. */

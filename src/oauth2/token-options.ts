@@ -17,7 +17,7 @@ import {
   type UserStore,
 } from './stores.js';
 
-/** SPEC.md "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
+/** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
 export const TOKEN_PATH = '/v1/oauth2/token';
 /** Default access-token lifetime, seconds (the reference server's `ACCESS_TOKEN_TTL`). */
 export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
@@ -57,7 +57,7 @@ export interface TokenRouterOptions {
   refreshTokenTtlSeconds?: number;
   /** Every scope the service knows. Default: `[]` (no scopes). */
   scopes?: readonly string[];
-  /** Refuse requests without client authentication. Default: `false` (SPEC.md: client authentication is optional). */
+  /** Refuse requests without client authentication. Default: `false` (the conventions: client authentication is optional). */
   requireClient?: boolean;
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;

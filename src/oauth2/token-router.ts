@@ -30,7 +30,7 @@ export {
 } from './token-options.js';
 
 /**
- * The token endpoint (SPEC.md "Token endpoint" and "Authentication"; RFC
+ * The token endpoint (the conventions' "Token endpoint" and "Authentication"; RFC
  * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
  * audience, users, clients }))`. Answers the password grant
  * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)

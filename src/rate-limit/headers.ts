@@ -11,13 +11,13 @@ import { appendResponseHeader } from '../http/response-headers.js';
  * policies are comma-separated.
  */
 
-/** SPEC.md Limits: "`RateLimit-Policy` ... Policy. Items: a quoted policy name; `q`; `qu`; `w`; `pk`". */
+/** The conventions' Limits: "`RateLimit-Policy` ... Policy. Items: a quoted policy name; `q`; `qu`; `w`; `pk`". */
 export const RATELIMIT_POLICY_HEADER = 'RateLimit-Policy';
-/** SPEC.md Limits: "`RateLimit` ... Current state. Items: a quoted policy name; `r`; `t`; `pk`". */
+/** The conventions' Limits: "`RateLimit` ... Current state. Items: a quoted policy name; `r`; `t`; `pk`". */
 export const RATELIMIT_HEADER = 'RateLimit';
 
 /**
- * SPEC.md Limits: "`qu` (quota unit, default requests)". The units the draft
+ * the conventions' Limits: "`qu` (quota unit, default requests)". The units the draft
  * defines; `requests` is the default and so is never written.
  */
 export const QUOTA_UNITS = ['requests', 'content-bytes', 'concurrent-requests'] as const;

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import '../auth-context.js';
 
 /**
- * Who a request is counted for (SPEC.md Limits rule 4: "Counting is per user
+ * Who a request is counted for (the conventions' Limits rule 4: "Counting is per user
  * and per application"). A missing member falls back to the client address.
  */
 export interface RequestIdentity {

@@ -258,10 +258,10 @@ export interface TooManyRequestsInit {
 
 /**
  * The 429 ApiError for states that are over their limit, with `Retry-After`
- * in seconds (SPEC.md Limits "Signalling"). When several policies are
+ * in seconds (the conventions' Limits "Signalling"). When several policies are
  * exceeded it names the latest reset, the first instant a retry can pass;
  * it is the `t` of that policy's state item, so both point to the same
- * instant (SPEC.md Limits rule 2).
+ * instant (the conventions' Limits rule 2).
  */
 export function tooManyRequests(states: LimitState | readonly LimitState[], init: TooManyRequestsInit = {}): ApiError {
   const list: readonly LimitState[] = Array.isArray(states) ? states : [states as LimitState];

@@ -10,13 +10,13 @@ import { type PartitionHasher, type PartitionSecret, partitionHasher } from './p
 /**
  * Default quota: `RATE_LIMIT` of the reference server's contract ("`100`,
  * `60`: requests per window (seconds), counted per user and per
- * application"). SPEC.md: "Quota values, windows and which endpoints they
+ * application"). the conventions: "Quota values, windows and which endpoints they
  * apply to: not shown."
  */
 export const DEFAULT_RATE_LIMIT = 100;
 /** Default window in seconds: `RATE_WINDOW` of the reference server's contract. */
 export const DEFAULT_RATE_WINDOW_SECONDS = 60;
-/** Default policy names, one per counted party (SPEC.md Limits rule 4). */
+/** Default policy names, one per counted party (the conventions' Limits rule 4). */
 export const DEFAULT_USER_POLICY = 'user';
 export const DEFAULT_APPLICATION_POLICY = 'application';
 
@@ -107,12 +107,13 @@ export const RATE_LIMIT_HINTS: OptionHints = {
     "express-rate-limit's `keyGenerator` is `identify` here (returns `{ user, application }`, who the request acts for), with `address` for the client address an anonymous request is counted by.",
   skip: "There is no `skip`: mount rateLimit() only where it should count (`app.use('/v1', rateLimit())`).",
   message:
-    'There is no `message`: a refusal is SPEC.md\'s 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
+    'There is no `message`: a refusal is the conventions\' 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
   handler:
     "There is no `handler`: the 429 goes to the app's error middleware through next() when one is mounted, else rateLimit() answers it in JSON itself.",
-  statusCode: 'There is no `statusCode`: a refusal is always 429 (SPEC.md Limits).',
-  standardHeaders: 'There is no `standardHeaders`: `RateLimit-Policy` and `RateLimit` (SPEC.md Limits) are always sent.',
-  legacyHeaders: 'There is no `legacyHeaders`: the `X-RateLimit-*` headers are never sent (SPEC.md Limits rule 3).',
+  statusCode: 'There is no `statusCode`: a refusal is always 429 (docs/conventions.md §12.1).',
+  standardHeaders:
+    'There is no `standardHeaders`: `RateLimit-Policy` and `RateLimit` (docs/conventions.md §12.2, §12.3) are always sent.',
+  legacyHeaders: 'There is no `legacyHeaders`: the `X-RateLimit-*` headers are never sent (docs/conventions.md §12.5).',
   passOnStoreError: "express-rate-limit's `passOnStoreError: true` is `storeFailure: 'open'` here.",
 };
 

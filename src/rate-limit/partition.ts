@@ -1,7 +1,7 @@
 import { createHmac, hash, randomBytes } from 'node:crypto';
 
 /**
- * Partition keys. SPEC.md Limits rule 4 counts per user and per application;
+ * Partition keys. the conventions' Limits rule 4 counts per user and per application;
  * the `pk` parameter names the partition a response was counted in.
  *
  * - `pk` never shows the raw user id or client address: it is a keyed hash

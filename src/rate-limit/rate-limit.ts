@@ -21,10 +21,10 @@ const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
   typeof (value as { then?: unknown }).then === 'function';
 
 /**
- * Rate limits counted per user and per application (SPEC.md Limits rule 4),
+ * Rate limits counted per user and per application (the conventions' Limits rule 4),
  * each a limiter() policy, both shown on every response that passes the
  * limiter, whatever its status, in `RateLimit-Policy` and `RateLimit`
- * (SPEC.md Limits "Signalling"). Over a limit: 429 through the error model
+ * (the conventions' Limits "Signalling"). Over a limit: 429 through the error model
  * (tooManyRequests()), with `Retry-After` at the instant of that policy's
  * `t` (rule 2). The older `X-RateLimit-*` headers are never sent (rule 3).
  * The 429 (and the 503 of a store that is down) goes to errorHandler() when

@@ -42,7 +42,7 @@ const SIZE = /^\d+(?:\.\d+)?\s*(?:b|kb|mb)$/i;
 
 /**
  * Express's own body parsers (body-parser), bounded in size, for the two
- * body types SPEC.md uses: JSON and `application/x-www-form-urlencoded`.
+ * body types the conventions use: JSON and `application/x-www-form-urlencoded`.
  * Their failures (malformed JSON, too large, bad charset) are answered as
  * JSON (400, 413, 415): by errorHandler() when one is mounted after, else
  * here (refuse()).

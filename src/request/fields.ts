@@ -21,7 +21,7 @@ export interface SelectFieldsOptions {
    */
   fields: string | readonly string[];
   /**
-   * Named, predefined sets of fields (SPEC.md "Field selection": "A named
+   * Named, predefined sets of fields (the conventions' "Field selection": "A named
    * predefined set of fields may be offered"), each a selection over
    * `fields`: `{ summary: 'id,id_str,name' }`. A client asks for one by its
    * name in `fields`. Default: none.
@@ -45,12 +45,12 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** SPEC.md "Common query parameters": `fields`, "Fields to return". */
+/** The conventions' "Common query parameters": `fields`, "Fields to return". */
 export const FIELDS_PARAMETER = 'fields' as const;
 /** In `fields`, every declared field: the way back to all fields when the route has a default set. */
 export const ALL_FIELDS = '*' as const;
 /**
- * SPEC.md "Large integers": the pair is `id` and `id_str`. Selecting a field
+ * the conventions' "Large integers": the pair is `id` and `id_str`. Selecting a field
  * also selects its declared `<name>_str` sibling, so that a client never gets
  * a 64-bit integer without its exact string.
  */
@@ -243,7 +243,7 @@ function levelOf(root: Declared, dotted: string): Declared {
 }
 
 /**
- * Field selection for one route (SPEC.md "Field selection"): the route
+ * Field selection for one route (the conventions' "Field selection"): the route
  * declares its fields, named sets and default set; the client's `fields`
  * query parameter is parsed once and kept in `req.fieldSelection`, which
  * sendItem() and sendList() apply to the object or to every item of a list.

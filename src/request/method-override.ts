@@ -9,9 +9,9 @@ export interface MethodOverrideOptions {
   methods?: readonly string[];
 }
 
-/** SPEC.md "Methods": the header a client sends when it can only send GET or POST. */
+/** The conventions' "Methods": the header a client sends when it can only send GET or POST. */
 export const METHOD_OVERRIDE_HEADER = 'x-http-method-override';
-/** SPEC.md "Methods": the form parameter of an `application/x-www-form-urlencoded` body. */
+/** The conventions' "Methods": the form parameter of an `application/x-www-form-urlencoded` body. */
 export const METHOD_OVERRIDE_FIELD = '_method';
 
 const DEFAULT_METHODS = ['PUT', 'PATCH', 'DELETE'] as const;
@@ -33,9 +33,11 @@ const formOverride = (req: Request): unknown => {
   return value;
 };
 
+const OVERRIDE_CONVENTION = { rule: '4.7', middleware: 'methodOverride' } as const;
+
 /**
  * Routes a POST as the method named in `X-HTTP-Method-Override` or in the
- * `_method` field of a form body (SPEC.md "Methods"). Only from POST, only to
+ * `_method` field of a form body (the conventions' "Methods"). Only from POST, only to
  * the configured methods; anything else is refused with 400. `_method` in a
  * JSON body is not honoured.
  *
@@ -59,7 +61,15 @@ export function methodOverride(options?: Readonly<MethodOverrideOptions>): Reque
       return;
     }
     const refuse = (why: string): void =>
-      refuseRequest(req, res, next, apiError('methodOverrideRefused', { message: `The method override is not allowed: ${why}` }));
+      refuseRequest(
+        req,
+        res,
+        next,
+        apiError('methodOverrideRefused', {
+          message: `The method override is not allowed: ${why} Send the method itself, or POST with X-HTTP-Method-Override (methodOverride({ methods }) lists the ones allowed).`,
+        }),
+        OVERRIDE_CONVENTION,
+      );
     if (req.method !== 'POST') return refuse(`only a POST can be overridden, this request is a ${req.method}.`);
     if (typeof header !== 'undefined' && typeof header !== 'string') return refuse('the header is sent more than once.');
     if (field !== undefined && typeof field !== 'string') return refuse('the _method field is sent more than once.');

@@ -29,9 +29,9 @@ export interface PagingOptions {
 
 /** The page a client asked for, parsed once by paging(). */
 export interface Page {
-  /** SPEC.md "Common query parameters": "Start position of the result." */
+  /** The conventions' "Common query parameters": "Start position of the result." */
   readonly offset: number;
-  /** SPEC.md "Common query parameters": "Number of items to return." */
+  /** The conventions' "Common query parameters": "Number of items to return." */
   readonly limit: number;
 }
 
@@ -42,11 +42,11 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** SPEC.md "Common query parameters": `offset`, "Start position of the result". */
+/** The conventions' "Common query parameters": `offset`, "Start position of the result". */
 export const OFFSET_PARAMETER = 'offset' as const;
-/** SPEC.md "Common query parameters": `limit`, "Number of items to return". */
+/** The conventions' "Common query parameters": `limit`, "Number of items to return". */
 export const LIMIT_PARAMETER = 'limit' as const;
-/** SPEC.md "Paging flag": "A list result includes a boolean `hasNext`". */
+/** The conventions' "Paging flag": "A list result includes a boolean `hasNext`". */
 export const HAS_NEXT_KEY = 'hasNext' as const;
 
 // SPEC.md leaves "Default and maximum value of `limit`" unshown; these are ours.
@@ -177,11 +177,11 @@ export interface ListPage<T = unknown> {
 }
 
 /**
- * Sends a list in SPEC.md's shape, `{ "<collection>": [...], "hasNext": bool }`,
+ * Sends a list in the conventions' shape, `{ "<collection>": [...], "hasNext": bool }`,
  * through sendJson() (escaping, exact bigints). The route's field selection
  * (selectFields()) is applied to every item. When `hasNext` is true and the
  * route uses paging(), the next page's address goes in a
- * `Link: <...>; rel="next"` header (SPEC.md "Envelope": meta information goes
+ * `Link: <...>; rel="next"` header (the conventions' "Envelope": meta information goes
  * in headers), appended to any Link value already set, unless it would be
  * longer than paging()'s `maxLinkLength`: then no link, and `hasNext` alone
  * tells that more follow.

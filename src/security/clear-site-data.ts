@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
 
 /**
- * SPEC.md "Security response headers", "Data clearing on logout":
+ * the conventions' "Security response headers", "Data clearing on logout":
  * "`Clear-Site-Data` with the values cache, cookies, storage (each a quoted
  * string)".
  */

@@ -8,7 +8,7 @@ import { type AfterLookup, afterLookup } from '../http/lookup.js';
 import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 
 /**
- * Cross-site request forgery (SPEC.md "Cross-site request forgery"):
+ * Cross-site request forgery (the conventions' "Cross-site request forgery"):
  * "State-changing requests from forms carry a one-time token, unique at
  * least per session, issued by the service; a request without it is
  * refused." The pattern is the synchronizer token, in its HMAC form (OWASP
@@ -18,7 +18,7 @@ import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
  * With `oneTime`, each token also carries a random nonce that is accepted once.
  */
 
-/** The request header that carries the token (SPEC.md Path rules 10: no `X-` prefix). */
+/** The request header that carries the token (the conventions' Path rules 10: no `X-` prefix). */
 export const CSRF_HEADER = 'CSRF-Token' as const;
 /** The form field that carries the token. */
 export const CSRF_FIELD = '_csrf' as const;
@@ -151,6 +151,8 @@ export interface CsrfProtectionOptions {
 
 const FACTORY = 'csrfProtection';
 
+const CSRF_CONVENTION = { rule: '10.1', middleware: 'csrfProtection' } as const;
+
 /**
  * Refuses (403 JSON, code 40302) a state-changing request made with a
  * session cookie unless it carries the session's CSRF token in the
@@ -200,7 +202,7 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
   const decide: AfterLookup<string | undefined> = (req, res, next, sessionId) => {
     const refusal = judge(req, sessionId);
     if (refusal === undefined) next();
-    else refuse(req, res, next, refusal);
+    else refuse(req, res, next, refusal, CSRF_CONVENTION);
   };
 
   return function csrfProtectionMiddleware(req, res, next) {

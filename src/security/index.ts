@@ -12,6 +12,7 @@ export {
   csrfTokens,
 } from './csrf.js';
 export { type AnswerParserErrorsOptions, answerParserErrors } from './parser-errors.js';
+export { COEP_REPORT_ONLY_HEADER, reportOnlySecurityHeaders } from './report-only-headers.js';
 export {
   SECURITY_HEADERS,
   type SecurityHeadersOptions,

@@ -14,7 +14,7 @@ export interface AnswerParserErrorsOptions {
   /**
    * The options given to securityHeaders(), so that these answers carry the
    * same security headers as every other. Default: securityHeaders()'s
-   * defaults, SPEC.md's values.
+   * defaults, the conventions' values.
    */
   securityHeaders?: SecurityHeadersOptions;
   /**
@@ -42,8 +42,8 @@ const PARSER_ERRORS: Readonly<Record<string, ErrorName>> = {
 type ClientSocket = Duplex & { _httpMessage?: { headersSent?: boolean } | null };
 
 /**
- * Answers in SPEC.md's error shape what Node's HTTP parser refuses before
- * Express sees a request (SPEC.md Errors: the error is described in the
+ * Answers in the conventions' error shape what Node's HTTP parser refuses before
+ * Express sees a request (the conventions' Errors: the error is described in the
  * body, always JSON): 431 for a request line or header section over
  * `maxHeaderSize`, 408 when the headers or the request take longer than
  * `headersTimeout`/`requestTimeout`, 413 for over-long chunk extensions, 400

@@ -3,7 +3,7 @@
  * answering within the store's `commandTimeoutMs`, or answering with an
  * error. Every Redis store of the library rejects with this class (the
  * original error is its `cause`), so a caller can tell "the store is down"
- * (answer 503 with `Retry-After`, SPEC.md Errors) from a bug of its own
+ * (answer 503 with `Retry-After`, the conventions' Errors) from a bug of its own
  * (500) with one `instanceof`.
  */
 export class StoreUnavailableError extends Error {

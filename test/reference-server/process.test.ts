@@ -154,7 +154,7 @@ describe('a started server, with the default settings', () => {
   });
 
   it('checks its own routes against the path rules at start-up', () => {
-    expect(server.output()).toContain('route check: every route follows the SPEC.md path rules');
+    expect(server.output()).toContain('route check: every route follows the path rules (docs/conventions.md §3)');
   });
 
   it('reports no response-shape finding on its own answers in development', async () => {

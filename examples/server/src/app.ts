@@ -2,6 +2,8 @@ import express, { type Express } from 'express';
 import {
   apiError,
   type ClientStore,
+  CORS_DEFAULT_ALLOWED_HEADERS,
+  CORS_DEFAULT_EXPOSED_HEADERS,
   type CounterStore,
   checkRoutes,
   conventions,
@@ -75,7 +77,15 @@ export function createApp(settings: Settings, services: Services): Express {
   // /.well-known/oauth-authorization-server (RFC 8414).
   app.use(
     conventions({
-      corsPolicy: { origins: [...settings.corsOrigins] },
+      // Beyond the defaults, for the browser page: it reads `Link` (the next
+      // page) and `Clear-Site-Data` (sign-out), and its own conditional GET
+      // sends `Cache-Control: max-age=0` (a script's If-None-Match otherwise
+      // goes out with the browser's `no-cache`, which rules a 304 out).
+      corsPolicy: {
+        origins: [...settings.corsOrigins],
+        allowedHeaders: [...CORS_DEFAULT_ALLOWED_HEADERS, 'Cache-Control'],
+        exposedHeaders: [...CORS_DEFAULT_EXPOSED_HEADERS, 'Link', 'Clear-Site-Data'],
+      },
       maintenance: settings.maintenance ? { retryAfter: 300 } : false,
       // Bearer callers, and applications whose Basic credentials verify, are
       // known before the rate limiter counts them (SPEC.md Limits rule 4).
@@ -140,6 +150,6 @@ export function createApp(settings: Settings, services: Services): Express {
   // `me` names the caller, not a collection. Well-known URIs (RFC 8615) are
   // names fixed by their RFCs, outside the API's versioned paths.
   checkRoutes(app, { exceptions: { plural: ['me'] }, ignore: [/^\/\.well-known\//] });
-  console.log('route check: every route follows the SPEC.md path rules');
+  console.log('route check: every route follows the path rules (docs/conventions.md §3)');
   return app;
 }

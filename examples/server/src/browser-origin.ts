@@ -11,8 +11,11 @@ import { SettingsError } from './settings.js';
  * listing users from it are cross-origin requests, with credentials.
  *
  * Settings: BROWSER_PORT (5173), HOST (127.0.0.1), API_URL
- * (http://127.0.0.1:3000). The page signs in as the public client
- * `browser-page`, which the server registers.
+ * (http://localhost:3000), DEMO_USERNAME and DEMO_PASSWORD (the server's
+ * defaults, shown on the page). The page and the API are two origins of one
+ * site (localhost, two ports): the session cookie (SameSite=Strict) goes
+ * with the page's credentialed calls, and CORS decides what a script reads.
+ * The same page on 127.0.0.1 is an origin the API does not allow.
  */
 
 const PAGE = fileURLToPath(new URL('../../browser/', import.meta.url));
@@ -33,12 +36,17 @@ function readPort(): number {
 try {
   const port = readPort();
   const host = setting('HOST', '127.0.0.1');
-  const config = { apiUrl: setting('API_URL', 'http://127.0.0.1:3000'), clientId: BROWSER_PAGE_CLIENT_ID };
+  const config = {
+    apiUrl: setting('API_URL', 'http://localhost:3000'),
+    clientId: BROWSER_PAGE_CLIENT_ID,
+    // A demonstration: the seeded user's credentials are shown on the page.
+    demo: { username: setting('DEMO_USERNAME', 'alice'), password: setting('DEMO_PASSWORD', 'wonderland-rabbit-hole') },
+  };
 
   const app = express();
   app.disable('x-powered-by');
   app.use(commonHeaders());
-  // SPEC.md "Restrict sources": the page runs only its own script files.
+  // Rule 11.2 (docs/conventions.md): the page runs only its own script files.
   app.use(function pagePolicyMiddleware(_req, res, next) {
     res.setHeader('Content-Security-Policy', "script-src 'self'");
     next();

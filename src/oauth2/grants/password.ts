@@ -10,7 +10,7 @@ const MAX_USERNAME_LENGTH = 256;
 const MAX_PASSWORD_LENGTH = 1024;
 
 /**
- * The password grant (RFC 6749 §4.3; SPEC.md "Password grant"): the
+ * The password grant (RFC 6749 §4.3; the conventions' "Password grant"): the
  * password is checked by the configuration's passwordSignIn() (sign-in
  * guard first, dummy hash for unknown users), then a new refresh-token
  * family starts.

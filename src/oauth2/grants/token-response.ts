@@ -9,7 +9,7 @@ import type { ClientRecord } from '../stores.js';
 import { tokenError } from '../token-errors.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 
-/** SPEC.md "Token response": `token_type` "Value `bearer`". */
+/** The conventions' "Token response": `token_type` "Value `bearer`". */
 export const TOKEN_TYPE = 'bearer';
 
 /** What a grant needs besides the request: the configuration and the signer built from it. */
@@ -46,7 +46,7 @@ export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | un
   return client?.scopes === undefined ? known : new Set(client.scopes.filter((scope) => known.has(scope)));
 }
 
-/** Writes the RFC 6749 §5.1 token response (SPEC.md "Token response"). */
+/** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"). */
 export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
   const { subject, clientId, familyId, scopes, requested, refreshToken, jkt } = issued;
   const body: Record<string, unknown> = {
