@@ -25,9 +25,12 @@ describe('planFromOpenApi()', () => {
     const plan = planFromOpenApi(await loadOpenApi(REFERENCE_DOC), BASE);
     expect(plan).toEqual({
       // GETs without path parameters; the search needs `q`, which has no example, so it is only the reflect target.
-      paths: ['/v1/users', '/v1/me', '/v1/sessions/current'],
+      paths: ['/.well-known/oauth-authorization-server', '/v1/users', '/v1/me', '/v1/sessions/current'],
       lintPaths: [
         '/v1/oauth2/token',
+        '/v1/oauth2/revocations',
+        '/v1/oauth2/introspections',
+        '/.well-known/oauth-authorization-server',
         '/v1/users',
         '/v1/users/search',
         '/v1/users/{id}',

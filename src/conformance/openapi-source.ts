@@ -175,7 +175,9 @@ function needsBearer(doc: Json, operation: Json): boolean {
     if (scheme.type === 'http') return String(scheme.scheme).toLowerCase() === 'bearer';
     return scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
   };
-  return requirements.every((requirement) => isObject(requirement) && Object.keys(requirement).some(bearer));
+  // Protected (no anonymous alternative), and a bearer token is one of the ways in (DPoP may be another).
+  if (requirements.some((requirement) => isObject(requirement) && Object.keys(requirement).length === 0)) return false;
+  return requirements.some((requirement) => isObject(requirement) && Object.keys(requirement).some(bearer));
 }
 
 /** Whether the operation can be called anonymously: no security, or one requirement that is `{}`. */

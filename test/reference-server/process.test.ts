@@ -34,6 +34,9 @@ describe('settings', () => {
       exportCallerLimit: 10,
       exportKept: 3600,
       passwordCost: 12,
+      issuer: undefined,
+      refreshGrace: 0,
+      dpop: false,
     });
   });
 
