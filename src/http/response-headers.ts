@@ -432,6 +432,34 @@ export function setDefaultHeaders(res: Response, fixed: readonly string[]): void
   else if (!state.defaults.includes(fixed)) state.defaults.push(fixed);
 }
 
+// The lists of rules, made once per combination (rules are made once per
+// middleware, so there are few): a response is given a shared list, not a
+// new array.
+const ONE_RULE = new WeakMap<HeaderRule, readonly HeaderRule[]>();
+const ONE_MORE = new WeakMap<readonly HeaderRule[], WeakMap<HeaderRule, readonly HeaderRule[]>>();
+
+function withRule(rules: readonly HeaderRule[] | undefined, rule: HeaderRule): readonly HeaderRule[] {
+  if (rules === undefined) {
+    let one = ONE_RULE.get(rule);
+    if (one === undefined) {
+      one = Object.freeze([rule]);
+      ONE_RULE.set(rule, one);
+    }
+    return one;
+  }
+  let byRule = ONE_MORE.get(rules);
+  if (byRule === undefined) {
+    byRule = new WeakMap();
+    ONE_MORE.set(rules, byRule);
+  }
+  let more = byRule.get(rule);
+  if (more === undefined) {
+    more = Object.freeze([...rules, rule]);
+    byRule.set(rule, more);
+  }
+  return more;
+}
+
 /**
  * Runs `rule` on every later write of its header to this response, whoever
  * writes it, and on the value it has now. Rules are shared objects made
@@ -441,9 +469,8 @@ export function addHeaderRule(res: Response, rule: HeaderRule): void {
   const state = responseState(res);
   if (state.headerMode === Mode.Unset) begin(res, state);
   const rules = state.headerRules;
-  if (rules === undefined) state.headerRules = [rule];
-  else if (!rules.includes(rule)) state.headerRules = [...rules, rule];
-  else return;
+  if (rules !== undefined && rules.includes(rule)) return;
+  state.headerRules = withRule(rules, rule);
   if (res.headersSent) return;
   const current = getResponseHeader(res, rule.name);
   if (current !== undefined) {
