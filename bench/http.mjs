@@ -210,34 +210,34 @@ export function summarize({ targets, rounds }) {
     return { ...ratio, perRound, median: median(perRound), cpuMedian: median(cpuPerRound) };
   });
   const missing = RATIOS.filter((ratio) => !present.has(ratio.a) || !present.has(ratio.b));
-  let ownCost;
-  if (present.has('ours') && present.has('peer') && present.has('express')) {
-    const own = (round, id) => round[id].cpuPerRequest - round.express.cpuPerRequest;
-    const perRound = rounds.map((round) => own(round, 'ours') / own(round, 'peer'));
-    ownCost = {
-      ...OWN_COST,
+  // Each app's own CPU per request: its figure minus the bare app's with the same neighbours, per round.
+  const ownCostOf = (target, ours, peer, bare) => {
+    if (![ours, peer, bare].every((id) => present.has(id))) return undefined;
+    const own = (round, id) => round[id].cpuPerRequest - round[bare].cpuPerRequest;
+    const perRound = rounds.map((round) => own(round, ours) / own(round, peer));
+    return {
+      ...target,
       perRound,
       median: median(perRound),
-      ours: median(rounds.map((round) => own(round, 'ours'))),
-      peer: median(rounds.map((round) => own(round, 'peer'))),
+      ours: median(rounds.map((round) => own(round, ours))),
+      peer: median(rounds.map((round) => own(round, peer))),
+      own,
+    };
+  };
+  const bareCost = ownCostOf(OWN_COST, 'ours', 'peer', 'express');
+  let ownCost;
+  if (bareCost) {
+    const { own, ...cost } = bareCost;
+    ownCost = {
+      ...cost,
       control: present.has('control') ? median(rounds.map((round) => own(round, 'control'))) : Number.NaN,
       aboveControl: present.has('control')
         ? median(rounds.map((round) => round.ours.cpuPerRequest - round.control.cpuPerRequest))
         : Number.NaN,
     };
   }
-  let typicalOwnCost;
-  if (present.has('typical-ours') && present.has('typical-peer') && present.has('typical-express')) {
-    const own = (round, id) => round[id].cpuPerRequest - round['typical-express'].cpuPerRequest;
-    const perRound = rounds.map((round) => own(round, 'typical-ours') / own(round, 'typical-peer'));
-    typicalOwnCost = {
-      ...TYPICAL_OWN_COST,
-      perRound,
-      median: median(perRound),
-      ours: median(rounds.map((round) => own(round, 'typical-ours'))),
-      peer: median(rounds.map((round) => own(round, 'typical-peer'))),
-    };
-  }
+  const typical = ownCostOf(TYPICAL_OWN_COST, 'typical-ours', 'typical-peer', 'typical-express');
+  const typicalOwnCost = typical && (({ own: _own, ...cost }) => cost)(typical);
   return { perTarget, ratios, missing, ownCost, typicalOwnCost };
 }
 
