@@ -96,4 +96,8 @@ describe('layers of src/', () => {
   it('keeps the stores beneath the error model: they import only the leaf layer and config', () => {
     expect([...(graph.get('stores') ?? [])].filter((to) => to !== 'config' && to !== 'http')).toEqual([]);
   });
+
+  it('keeps the checker a product of its own: it imports only config and the shared rule tables of lint', () => {
+    expect([...(graph.get('conformance') ?? [])].sort()).toEqual(['config', 'lint']);
+  });
 });
