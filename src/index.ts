@@ -19,7 +19,6 @@ export {
   type ConventionsMiddleware,
   type ConventionsOptions,
   conventions,
-  DEPRECATED_STAGE_KEYS,
   type Insertion,
   type Insertions,
   PRESET_STAGES,

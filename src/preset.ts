@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { type CachingOptions, caching } from './caching/cache-control.js';
 import { ConfigurationError } from './config/configuration-error.js';
-import { didYouMean, invalidOption, isProductionEnvironment, readOptions } from './config/options.js';
+import { didYouMean, invalidOption, isProductionEnvironment, type OptionHints, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
 import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { holdRefusals } from './errors/refuse.js';
@@ -173,17 +173,19 @@ export type Insertion = RequestHandler | readonly RequestHandler[];
 /** Insertion points by stage name; the point exists whether that stage is on or off. */
 export type Insertions = { readonly [Name in StageName]?: Insertion };
 
-/** Pre-release option keys (before they were named after their factory), accepted in 0.1 with a warning. */
-export const DEPRECATED_STAGE_KEYS = {
-  cors: 'corsPolicy',
-  cookies: 'secureCookies',
-  json: 'jsonResponses',
-  authentication: 'bearerAuth',
-  bodies: 'parseBodies',
-  csrf: 'csrfProtection',
-  tokenEndpoint: 'tokenRouter',
-} as const satisfies Record<string, StageName>;
-type DeprecatedKey = keyof typeof DEPRECATED_STAGE_KEYS;
+/**
+ * Names a reader might try for a stage, each refused with the key to use
+ * (the keys are named after the factory they configure).
+ */
+const STAGE_KEY_HINTS: OptionHints = {
+  cors: 'It is `corsPolicy`, after the factory it configures.',
+  cookies: 'It is `secureCookies`, after the factory it configures.',
+  json: 'It is `jsonResponses`, after the factory it configures.',
+  authentication: 'It is `bearerAuth`, after the factory it configures.',
+  bodies: 'It is `parseBodies`, after the factory it configures.',
+  csrf: 'It is `csrfProtection`, after the factory it configures.',
+  tokenEndpoint: 'It is `tokenRouter`, after the factory it configures.',
+};
 
 /**
  * Options of conventions(): one key per stage, named after the factory it
@@ -203,21 +205,12 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
    * requests). Default: `false` (enforced).
    */
   reportOnly?: boolean | ReportOnlyOptions;
-} & {
-  /** @deprecated A pre-release key, removed in 0.2: renamed after the factory it configures (`DEPRECATED_STAGE_KEYS`). */
-  [Key in DeprecatedKey]?: OptionsOf<(typeof DEPRECATED_STAGE_KEYS)[Key]> | false;
 };
 
 const FACTORY = 'conventions';
 /** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
 const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
-const OPTION_NAMES = [
-  ...STAGE_NAMES,
-  'before',
-  'after',
-  'reportOnly',
-  ...Object.keys(DEPRECATED_STAGE_KEYS),
-] as (keyof ConventionsOptions & string)[];
+const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly'] as (keyof ConventionsOptions & string)[];
 
 // Each `runsAfter` names a stage earlier in the table: the order is checked
 // where it is written, when the module loads.
@@ -269,32 +262,6 @@ function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName
   } as ConventionsMiddleware;
   Object.defineProperty(middleware, 'modules', { value: Object.freeze([...stack]), enumerable: true });
   return Object.defineProperty(middleware, 'stages', { value: Object.freeze([...stages]), enumerable: true });
-}
-
-const warned = new Set<string>();
-
-/** The options with the deprecated keys moved to their new names (one warning per key and process). */
-function renamed(given: Partial<ConventionsOptions>): Partial<Record<string, unknown>> {
-  const options: Partial<Record<string, unknown>> = { ...given };
-  for (const [old, name] of Object.entries(DEPRECATED_STAGE_KEYS)) {
-    if (!(old in options)) continue;
-    if (name in options) {
-      throw new ConfigurationError(
-        'EAC_OPTIONS_CONFLICT',
-        `${FACTORY}(options): \`${old}\` and \`${name}\` configure the same stage; keep \`${name}\` (\`${old}\` is its old name).`,
-      );
-    }
-    if (!warned.has(old)) {
-      warned.add(old);
-      process.emitWarning(`conventions(options): \`${old}\` is now \`${name}\`, the factory it configures.`, {
-        type: 'DeprecationWarning',
-        code: 'EAC_DEP_PRESET_KEY',
-      });
-    }
-    options[name] = options[old];
-    delete options[old];
-  }
-  return options;
 }
 
 /** Checks `before` or `after`: stage names (a typo is refused with the closest name) to handlers. */
@@ -376,7 +343,12 @@ function securityHeadersStage(options: SecurityHeadersOptions | undefined, mode:
  * the service's own middleware at the points named in `before` and `after`.
  */
 export function conventions(options?: Readonly<ConventionsOptions>): ConventionsMiddleware[] {
-  const given = renamed(readOptions<ConventionsOptions>(FACTORY, options, OPTION_NAMES));
+  const given: Partial<Record<string, unknown>> = readOptions<ConventionsOptions>(
+    FACTORY,
+    options,
+    OPTION_NAMES,
+    STAGE_KEY_HINTS,
+  );
   // The token endpoint's error shape follows the token endpoint, at its paths.
   const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
   if (token && given.tokenEndpointErrors === undefined) {

@@ -64,7 +64,7 @@ describeWith(CHROMIUM, 'in a real browser (Chromium)', () => {
       });
       next();
     });
-    app.use(conventions({ cors: { origins: [allowedOrigin] } }));
+    app.use(conventions({ corsPolicy: { origins: [allowedOrigin] } }));
     app.get('/v1/sessions/current', requireXhr(), (_req, res) => res.json({ name: 'alice' }));
     app.get('/v1/users/1', cacheControl('no-cache'), (req, res) => {
       setValidators(res, { etag: entityTag(UPDATED_AT), lastModified: UPDATED_AT });

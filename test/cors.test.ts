@@ -201,9 +201,9 @@ describe('requireXhr() (SPEC.md "Browser-script-only endpoints")', () => {
   });
 });
 
-describe('conventions({ cors })', () => {
+describe('conventions({ corsPolicy })', () => {
   const app = express();
-  app.use(conventions({ cors: { origins: [ALLOWED] }, maintenance: { enabled: () => stopped, retryAfter: 30 } }));
+  app.use(conventions({ corsPolicy: { origins: [ALLOWED] }, maintenance: { enabled: () => stopped, retryAfter: 30 } }));
   app.get('/v1/users', (_req, res) => res.json({ users: [] }));
   app.use(notFound(), errorHandler({ log: false }));
   let stopped = false;

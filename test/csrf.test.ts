@@ -16,7 +16,7 @@ function sessionApp(tokens: CsrfTokens, sessionOf?: (req: express.Request) => st
   const app = express();
   app.use(
     conventions({
-      csrf: { tokens, sessionOf: sessionOf ?? ((req) => cookieValue(req, 'sid') ?? undefined) },
+      csrfProtection: { tokens, sessionOf: sessionOf ?? ((req) => cookieValue(req, 'sid') ?? undefined) },
     }),
   );
   app.get('/v1/users', (_req, res) => res.json({ users: [] }));

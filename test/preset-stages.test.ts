@@ -223,21 +223,13 @@ describe('conventions() options', () => {
     );
   });
 
-  it('accepts the old option keys for one version, with a deprecation warning', async () => {
-    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    const app = express();
-    app.use(conventions({ bodies: { limit: '10b' }, cookies: false }));
-    app.post('/v1/things', (req, res) => res.json({ body: req.body }));
-    app.use(errorHandler({ log: false }));
-    expect((await request(app).post('/v1/things').send({ name: 'Ada Lovelace' })).status).toBe(413);
-    expect(warn).toHaveBeenCalledWith('conventions(options): `bodies` is now `parseBodies`, the factory it configures.', {
-      type: 'DeprecationWarning',
-      code: 'EAC_DEP_PRESET_KEY',
-    });
-    expect(() => conventions({ bodies: {}, parseBodies: {} })).toThrow(
-      'conventions(options): `bodies` and `parseBodies` configure the same stage; keep `parseBodies`',
+  it('refuses a stage under a name other than its factory, naming the key to use', () => {
+    expect(() => conventions({ bodies: { limit: '10b' } } as never)).toThrow(
+      'conventions(options): received an unsupported option `bodies`. It is `parseBodies`, after the factory it configures.',
     );
-    warn.mockRestore();
+    expect(() => conventions({ cors: { origins: ['https://app.example'] } } as never)).toThrow(
+      'conventions(options): received an unsupported option `cors`. It is `corsPolicy`, after the factory it configures.',
+    );
   });
 });
 

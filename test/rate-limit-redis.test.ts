@@ -6,8 +6,8 @@ import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
 import {
   type RateLimitOptions,
+  type RedisClient,
   RedisCounterStore,
-  type RedisScriptClient,
   rateLimit,
   StoreUnavailableError,
 } from '../src/rate-limit/index.js';
@@ -150,7 +150,7 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       [{ commandTimeoutMs: 0 }, 'RedisCounterStore(options): `commandTimeoutMs` must be an integer from 1 to 60000; received 0.'],
       [{ prefix: '' }, 'RedisCounterStore(options): `prefix` must be a non-empty string; received "".'],
     ])('refuses %j', (options, message) => {
-      const withClient = 'client' in options ? options : { client: client as unknown as RedisScriptClient, ...options };
+      const withClient = 'client' in options ? options : { client: client as unknown as RedisClient, ...options };
       expect(() => new RedisCounterStore(withClient as never)).toThrow(message);
     });
   });

@@ -37,7 +37,7 @@ const compile = (factory: string, intent: unknown): Compiled => {
       const seconds = checkInteger(factory, 'maxAgeSeconds', (intent as { maxAgeSeconds: unknown }).maxAgeSeconds, { min: 0 });
       return { value: `public, max-age=${seconds}` };
     }
-    // The old name (issue 13: a unit in the name of every number that has one).
+    // A number's unit is in its name: refused with the name to use.
     if (keys.includes('maxAge')) refuseHintedOptions(factory, intent, { maxAge: 'It is now `maxAgeSeconds` (seconds).' });
     if (keys.length === 1 && keys[0] === 'nextUpdate') {
       return {

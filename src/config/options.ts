@@ -142,8 +142,7 @@ export function checkFunction<F extends (...args: never[]) => unknown>(factory: 
 }
 
 /**
- * A `log` option, the one name of every logging hook (issue 13: one
- * convention): a function, `false` for no log, or not given for
+ * A `log` option, the one name of every logging hook: a function, `false` for no log, or not given for
  * `fallback` (a factory's default logger, or `undefined` for none).
  */
 export function checkLog<F extends (...args: never[]) => unknown>(

@@ -61,7 +61,7 @@ export function apiError(name: ErrorName, init?: ApiErrorInit): ApiError {
  * the package ships a CommonJS and an ESM build, and an app that loads
  * both (a dependency `require()`s it, the app `import`s it) has two
  * ApiError classes; `instanceof` fails across them, the mark does not
- * (the dual-package hazard, issue 14).
+ * (the dual-package hazard).
  */
 export const API_ERROR_BRAND: unique symbol = Symbol.for('express-api-conventions.ApiError');
 Object.defineProperty(ApiError.prototype, API_ERROR_BRAND, { value: true });

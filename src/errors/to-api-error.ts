@@ -3,7 +3,7 @@ import { type ErrorName, entryForStatus } from './catalogue.js';
 import { isStoreFailure, storeUnavailable } from './store-unavailable.js';
 
 // Express's body parsers tag their errors with a `type`; each maps onto one
-// catalogue entry (issue: malformed JSON 400, too large 413, media type and
+// catalogue entry (malformed JSON 400, too large 413, media type and
 // charset 415).
 const BODY_PARSER_ERRORS: Readonly<Record<string, ErrorName>> = {
   'entity.parse.failed': 'malformedBody',
@@ -68,7 +68,7 @@ function fromOtherBuild(error: ApiError): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isApiError(error)) return fromOtherBuild(error);
-  // A shared store that is down is the service's 503, never a 500 (issue 12 part 5).
+  // A shared store that is down is the service's 503, never a 500.
   if (isStoreFailure(error)) return storeUnavailable(error);
   if (typeof error !== 'object' || error === null) {
     return apiError('internal', { detail: `a non-error value was thrown: ${String(error)}`, cause: error });

@@ -13,7 +13,7 @@ import type { JsonWriteStep } from './json-writer.js';
  * another hidden class, and Node's own header and write paths, which see
  * every response, then run polymorphic. Measured over HTTP (bench/micro/
  * http-ab.mjs): one added property cost 5-10 % of bare Express's
- * throughput, five cost about 25 % (docs/performance.md, issue 15).
+ * throughput, five cost about 25 % (docs/performance.md).
  */
 /** A header value as `res.setHeader()` takes it. */
 export type HeaderValue = string | number | readonly string[];
@@ -61,7 +61,7 @@ type Holder = { [STATE]?: ResponseState };
 
 /**
  * Where the state is kept: `res.locals` under Express; the response itself
- * (an added property, the old way) when something else made it.
+ * (an added property) when something else made it.
  */
 const holderOf = (res: Response): Holder => {
   const locals = (res as { locals?: unknown }).locals;

@@ -6,8 +6,8 @@ import { writeJson } from '../http/json-writer.js';
 import { installOnPrototype, peekResponseState, responseState } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
 
-// SPEC.md's media type lives in the leaf layer (src/http/spec.ts); exported
-// here too, where it always was.
+// The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
+// the json entry point offers it beside the writer that sends it.
 export { JSON_CONTENT_TYPE } from '../http/spec.js';
 
 /** Options of jsonResponses(). It has none yet; the object is kept for growth. */

@@ -56,7 +56,6 @@ export {
 export {
   DEFAULT_OAUTH2_REDIS_PREFIX,
   RedisClientStore,
-  type RedisCommandClient,
   RedisRefreshTokenStore,
   type RedisRefreshTokenStoreOptions,
   type RedisStoreOptions,

@@ -92,7 +92,7 @@ export class RedisRevokedFamilies implements RevokedFamilies {
   #polling = false;
 
   constructor(options: Readonly<RedisRevokedFamiliesOptions>) {
-    // One name for every logging hook (issue 13).
+    // One name for every logging hook.
     refuseHintedOptions('RedisRevokedFamilies', options, { onError: 'It is now `log`.' });
     const { connection, given } = readRedisOptions<RedisRevokedFamiliesOptions>(
       'RedisRevokedFamilies',

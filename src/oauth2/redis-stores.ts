@@ -36,11 +36,6 @@ import {
  * a single Redis.
  */
 
-/**
- * The client these stores take.
- * @deprecated Use `RedisClient`; kept so code written for 0.1 compiles.
- */
-export type RedisCommandClient = RedisClient;
 export type { RedisStoreOptions };
 
 /** The default key prefix of the oauth2 stores. */

@@ -160,7 +160,7 @@ const OPTION_NAMES = [
 
 export const TOKEN_ROUTER = 'tokenRouter';
 
-/** Old names of tokenRouter()'s options (issue 13: a unit in the name of a number that has one). */
+/** Names of tokenRouter()'s options without their unit, refused with the name to use (a number's unit is in its name). */
 export const TOKEN_ROUTER_HINTS = {
   accessTokenTtl: 'It is now `accessTokenTtlSeconds` (seconds).',
   refreshTokenTtl: 'It is now `refreshTokenTtlSeconds` (seconds).',

@@ -19,7 +19,7 @@ export interface RequestIdentity {
 export type IdentifyRequest = (req: Request) => RequestIdentity | PromiseLike<RequestIdentity>;
 
 /**
- * The default identity (issue 12 part 3: identities cannot be forged): the
+ * The default identity (identities cannot be forged): the
  * user of `req.auth` (a verified access token, set by bearerAuth(), see
  * src/auth-context.ts); the application of a verified token
  * (`req.auth.clientId`), else of verified client credentials

@@ -32,7 +32,7 @@ const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
  * works alone.
  *
  * The policies are counted one after the other, and a request refused by
- * one gives back the hit it counted in every policy (issue 12 part 3):
+ * one gives back the hit it counted in every policy:
  * refused requests spend no quota, so under a burst from several instances
  * on one store the admitted count equals the quota. The keys of recent
  * identities are remembered, and a synchronous `identify` costs no promise

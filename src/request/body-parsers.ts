@@ -118,7 +118,7 @@ const isUnder = (path: string, prefix: string): boolean =>
  * app's request prototype (`app.request`, this app's requests only), not
  * added to each request: a property added per request gives requests
  * another hidden class, which costs far more than the write
- * (docs/performance.md, issue 15). A parser that reads a body sets the
+ * (docs/performance.md). A parser that reads a body sets the
  * request's own `req.body` over it.
  */
 function declareBody(req: object): void {

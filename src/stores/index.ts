@@ -13,6 +13,5 @@ export {
   DEFAULT_REDIS_PREFIX,
   RedisCounterStore,
   type RedisCounterStoreOptions,
-  type RedisScriptClient,
 } from './redis-counter-store.js';
 export { StoreUnavailableError } from './store-error.js';

@@ -23,7 +23,7 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
  * promise, when their store is a MemoryCounterStore whose increment() is
  * this class's own (not overridden by a subclass). Two promises and their
  * jobs per policy and request were most of the limiter's garbage
- * (docs/performance.md, issue 15).
+ * (docs/performance.md).
  */
 export const INCREMENT_NOW: unique symbol = Symbol('express-api-conventions.incrementNow');
 

@@ -8,13 +8,6 @@ import {
   readRedisOptions,
 } from './redis/index.js';
 
-/**
- * The client a Redis store takes: a connected node-redis v6 client,
- * `createClient()` or `createCluster()`.
- * @deprecated Use `RedisClient`; kept so code written for 0.1 compiles.
- */
-export type RedisScriptClient = RedisClient;
-
 export interface RedisCounterStoreOptions extends RedisStoreOptions {
   /** A connected node-redis v6 client, `createClient()` or `createCluster()`. Required. */
   client: RedisClient;
