@@ -5,19 +5,9 @@ import { errorHandler } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import { clearSiteData, SECURITY_HEADERS, secureCookies, securityHeaders } from '../src/security/index.js';
 import { appWith, expectHeaders } from './helpers.js';
+import { SPEC_SECURITY_HEADERS } from './support/spec-headers.js';
 
-const SPEC_HEADERS = {
-  'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
-  'Content-Security-Policy': "script-src 'self'",
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'deny',
-  'Referrer-Policy': 'no-referrer',
-  'X-Permitted-Cross-Domain-Policies': 'none',
-  'X-DNS-Prefetch-Control': 'off',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-};
+const SPEC_HEADERS = SPEC_SECURITY_HEADERS;
 
 const NEVER = {
   'X-XSS-Protection': null,

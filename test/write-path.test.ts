@@ -9,6 +9,7 @@ import onHeaders from 'on-headers';
 import { pinoHttp } from 'pino-http';
 import { conventions } from '../src/index.js';
 import { closeServer, listen } from './support/services.js';
+import { SPEC_SECURITY_HEADERS } from './support/spec-headers.js';
 
 // The preset's headers reach the wire whatever wrapped writeHead before or
 // after it (the on-headers pattern of morgan, express-session, compression,
@@ -18,17 +19,8 @@ import { closeServer, listen } from './support/services.js';
 
 const SPEC_HEADERS: Record<string, string> = {
   'content-type': 'application/json; charset=utf-8',
-  'x-content-type-options': 'nosniff',
-  'strict-transport-security': 'max-age=63072000; includeSubDomains',
-  'content-security-policy': "script-src 'self'",
-  'x-frame-options': 'deny',
-  'referrer-policy': 'no-referrer',
-  'x-permitted-cross-domain-policies': 'none',
   'cache-control': 'no-store, max-age=0',
-  'x-dns-prefetch-control': 'off',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'cross-origin-embedder-policy': 'require-corp',
+  ...Object.fromEntries(Object.entries(SPEC_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value])),
 };
 
 interface Answer {

@@ -25,15 +25,16 @@ export function isFresh(req: Request): boolean {
  */
 export function conditionalGetStep(mode: EntityTagMode | undefined): JsonWriteStep {
   return function conditionalGet(res: Response, text: string): boolean {
-    if (mode !== undefined && getResponseHeader(res, 'ETag') === undefined)
-      setResponseHeader(res, 'ETag', bodyEntityTag(text, mode));
-    const tag = getResponseHeader(res, 'ETag');
-    const strong = typeof tag === 'string' && tag.startsWith('"');
+    let tag = getResponseHeader(res, 'ETag');
+    if (mode !== undefined && tag === undefined) {
+      tag = bodyEntityTag(text, mode);
+      setResponseHeader(res, 'ETag', tag);
+    }
     if (isFresh(res.req)) {
       answerNotModified(res);
       return true;
     }
-    if (!strong) return false;
+    if (typeof tag !== 'string' || !tag.startsWith('"')) return false;
     // A copy of the body under a content coding ("x-gzip") is fresh too; the
     // 304 names the tag that copy was sent with (RFC 9110 §15.4.5).
     const ifNoneMatch = res.req.headers['if-none-match'];

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkInteger, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { inOriginList, type OriginList, readOriginList } from '../http/origins.js';
 import { getResponseHeader, setResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 
 /** The conventions' "Methods" table: every method the API answers. */
@@ -89,45 +90,6 @@ const checkTokens = (name: string, value: unknown): string[] => {
   return [...(value as string[])];
 };
 
-/** An exact origin as a browser serializes it: scheme, host, optional port; no path, no trailing slash. */
-const checkOrigin = (value: string): string => {
-  if (value === 'null') {
-    // An opaque origin (sandboxed frame, file:, data:) sends `null`; any
-    // site can produce one, so allowing it allows everyone.
-    invalidOption(FACTORY, 'origins', value, 'real origins; `null` is what any sandboxed page sends, so it is never allowed');
-  }
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(value);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || parsed.origin !== value) {
-    invalidOption(
-      FACTORY,
-      'origins',
-      value,
-      'exact origins such as "https://app.example.com" (scheme, lower-case host, optional port, no path or trailing slash)',
-    );
-  }
-  return value;
-};
-
-const checkPattern = (pattern: RegExp): RegExp => {
-  if (!pattern.source.startsWith('^') || !pattern.source.endsWith('$')) {
-    invalidOption(
-      FACTORY,
-      'origins',
-      String(pattern),
-      'anchored patterns (starting with ^ and ending with $), so that a look-alike origin cannot match a part',
-    );
-  }
-  if (pattern.global || pattern.sticky) {
-    invalidOption(FACTORY, 'origins', String(pattern), 'patterns without the g or y flag (they keep state between tests)');
-  }
-  return pattern;
-};
-
 /**
  * CORS (the conventions' "Cross-origin (CORS)"), built on the `cors` package, which
  * writes the `Access-Control-*` headers and `Vary`. What this adds:
@@ -155,17 +117,12 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
       `${FACTORY}(options): \`origins: '*'\` cannot be combined with \`credentials: true\` (browsers reject it, and reflecting every origin with credentials lets any site act as the user); list the origins, or set credentials: false.`,
     );
   }
-  const exact = new Set<string>();
-  const patterns: RegExp[] = [];
+  let allowed: OriginList = { exact: new Set(), patterns: [] };
   if (!anyOrigin) {
     if (!Array.isArray(origins) || origins.length === 0) {
       invalidOption(FACTORY, 'origins', origins, "a non-empty array of origins or anchored RegExps, or '*'");
     }
-    for (const origin of origins as readonly unknown[]) {
-      if (typeof origin === 'string') exact.add(checkOrigin(origin));
-      else if (origin instanceof RegExp) patterns.push(checkPattern(origin));
-      else invalidOption(FACTORY, 'origins', origin, 'strings or RegExps');
-    }
+    allowed = readOriginList(FACTORY, 'origins', origins as readonly unknown[]);
   }
 
   // Written once: comma lists (SPEC.md: "Access-Control-Allow-Methods (comma
@@ -188,11 +145,7 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
   if (credentials) actualHeaders.push('Access-Control-Allow-Credentials', 'true');
   if (exposedHeaders.length > 0) actualHeaders.push('Access-Control-Expose-Headers', exposedHeaders.join(', '));
 
-  const isAllowed = (origin: string): boolean => {
-    if (exact.has(origin)) return true;
-    for (const pattern of patterns) if (pattern.test(origin)) return true;
-    return false;
-  };
+  const isAllowed = (origin: string): boolean => inOriginList(allowed, origin);
 
   return function corsPolicyMiddleware(req, res, next) {
     const origin = req.headers.origin;

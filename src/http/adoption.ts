@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { pathWithoutQuery } from './paths.js';
+import { localsOf } from './response-state.js';
 
 /**
  * What an existing app needs to take the conventions one step at a time:
@@ -49,10 +50,7 @@ interface Adoption {
 const ADOPTION = Symbol.for('express-api-conventions.adoption');
 type Holder = { [ADOPTION]?: Adoption };
 
-const holderOf = (res: Response): Holder => {
-  const locals = (res as { locals?: unknown }).locals;
-  return typeof locals === 'object' && locals !== null ? (locals as Holder) : (res as unknown as Holder);
-};
+const holderOf = (res: Response): Holder => localsOf(res) as Holder;
 
 const adoptionOf = (res: Response): Adoption => {
   const holder = holderOf(res);

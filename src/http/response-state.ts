@@ -60,13 +60,18 @@ const STATE = Symbol.for('express-api-conventions.responseState');
 type Holder = { [STATE]?: ResponseState };
 
 /**
- * Where the state is kept: `res.locals` under Express; the response itself
- * (an added property) when something else made it.
+ * Where the library keeps what it knows of a response, under its symbols:
+ * `res.locals` under Express; the response itself (an added property) when
+ * something else made it.
  */
-const holderOf = (res: Response): Holder => {
+export function localsOf(res: Response): Record<symbol, unknown> {
   const locals = (res as { locals?: unknown }).locals;
-  return typeof locals === 'object' && locals !== null ? (locals as Holder) : (res as unknown as Holder);
-};
+  return typeof locals === 'object' && locals !== null
+    ? (locals as Record<symbol, unknown>)
+    : (res as unknown as Record<symbol, unknown>);
+}
+
+const holderOf = (res: Response): Holder => localsOf(res) as Holder;
 
 /** The response's state, made on first use. */
 export function responseState(res: Response): ResponseState {

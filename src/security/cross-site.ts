@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { inOriginList, readOriginList } from '../http/origins.js';
 import { isSafeMethod } from '../http/spec.js';
 
 /** Options of crossSiteProtection(). */
@@ -28,38 +29,6 @@ export const SEC_FETCH_SITE = 'sec-fetch-site' as const;
 const FACTORY = 'crossSiteProtection';
 const ORIGIN_PARTS = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]+)$/i;
 
-function readOrigins(value: unknown): { exact: Set<string>; patterns: RegExp[] } {
-  const exact = new Set<string>();
-  const patterns: RegExp[] = [];
-  if (!Array.isArray(value)) invalidOption(FACTORY, 'trustedOrigins', value, 'an array of origins or anchored RegExps');
-  for (const origin of value as unknown[]) {
-    if (origin instanceof RegExp) {
-      if (!origin.source.startsWith('^') || !origin.source.endsWith('$') || origin.global || origin.sticky) {
-        invalidOption(FACTORY, 'trustedOrigins', String(origin), 'anchored patterns (^...$) without the g or y flag');
-      }
-      patterns.push(origin);
-      continue;
-    }
-    let parsed: URL | undefined;
-    try {
-      parsed = typeof origin === 'string' && origin !== 'null' ? new URL(origin) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || parsed.origin !== origin) {
-      invalidOption(
-        FACTORY,
-        'trustedOrigins',
-        origin,
-        'exact origins such as "https://app.example.com" (scheme, lower-case host, optional port; never "null")',
-      );
-    }
-    exact.add(origin as string);
-  }
-  return { exact, patterns };
-}
-
-/** Whether the `Origin` names this very host: the same origin, told by a browser that sends no Fetch Metadata. */
 function isOwnHost(req: Request, origin: string): boolean {
   const host = req.headers.host;
   const match = ORIGIN_PARTS.exec(origin);
@@ -86,15 +55,15 @@ function isOwnHost(req: Request, origin: string): boolean {
  */
 export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOptions>): RequestHandler {
   const given = readOptions<CrossSiteProtectionOptions>(FACTORY, options, ['trustedOrigins', 'allowSameSite']);
-  const { exact, patterns } = readOrigins(given.trustedOrigins ?? []);
+  const trustedOrigins = given.trustedOrigins ?? [];
+  if (!Array.isArray(trustedOrigins)) {
+    invalidOption(FACTORY, 'trustedOrigins', trustedOrigins, 'an array of origins or anchored RegExps');
+  }
+  const trusted = readOriginList(FACTORY, 'trustedOrigins', trustedOrigins);
   const allowSameSite = checkBoolean(FACTORY, 'allowSameSite', given.allowSameSite ?? true);
 
-  const isTrusted = (origin: string | undefined): boolean => {
-    if (origin === undefined || origin === 'null') return false;
-    if (exact.has(origin)) return true;
-    for (const pattern of patterns) if (pattern.test(origin)) return true;
-    return false;
-  };
+  const isTrusted = (origin: string | undefined): boolean =>
+    origin !== undefined && origin !== 'null' && inOriginList(trusted, origin);
 
   return function crossSiteProtectionMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
