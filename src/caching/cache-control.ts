@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
-import { setConditionalStep } from '../http/json-writer.js';
+import { setReadStep } from '../http/json-writer.js';
 import { removeResponseHeader, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';
@@ -149,7 +149,7 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   const defaults: readonly string[] | undefined = fallback === false ? undefined : ['Cache-Control', fallback];
   return function cachingMiddleware(_req, res, next) {
     if (defaults !== undefined && !res.headersSent) setDefaultHeaders(res, defaults);
-    setConditionalStep(res, step);
+    setReadStep(res, step);
     next();
   };
 }

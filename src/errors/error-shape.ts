@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { localsOf } from '../http/response-state.js';
 import type { ApiError } from './api-error.js';
 
 /**
@@ -9,16 +10,17 @@ import type { ApiError } from './api-error.js';
  */
 export type ErrorShape = (error: ApiError) => ApiError;
 
+// Kept in the response's locals (src/http/response-state.ts), never as a property of the response.
 const SHAPE = Symbol('express-api-conventions.errorShape');
-type ShapedResponse = Response & { [SHAPE]?: ErrorShape };
+type ShapeHolder = { [SHAPE]?: ErrorShape };
 
 /** Every error rendered for this response goes through `shape` first. */
 export function setErrorShape(res: Response, shape: ErrorShape): void {
-  (res as ShapedResponse)[SHAPE] = shape;
+  (localsOf(res) as ShapeHolder)[SHAPE] = shape;
 }
 
 /** The error as this response renders it: shaped when a shape was set. */
 export function shapeError(res: Response, error: ApiError): ApiError {
-  const shape = (res as ShapedResponse)[SHAPE];
+  const shape = (localsOf(res) as ShapeHolder)[SHAPE];
   return shape === undefined ? error : shape(error);
 }

@@ -16,9 +16,10 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  *
  * What the writer does not decide itself, middlewares hand in per response,
  * by an explicit step it calls, the same in development and production:
- * - the conditional GET (tag and 304): caching() sets it with
- *   setConditionalStep();
- * - an observer of the text (the response linter) with setJsonObserver().
+ * - a step for a GET or HEAD 200 (caching()'s tag and 304) with
+ *   setReadStep();
+ * - an inspector of every representation's text (the response linter) with
+ *   setJsonInspector().
  * A step is one function made when its middleware was built; handing it in
  * is one field of the response's state (src/http/response-state.ts), not a
  * closure per request nor a new property of the response.
@@ -31,20 +32,20 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  */
 export type JsonWriteStep = (res: Response, text: string) => boolean;
 
-/** Hands the writer the conditional-GET step for this response (caching() does). */
-export function setConditionalStep(res: Response, step: JsonWriteStep): void {
-  responseState(res).conditional = step;
+/** Hands the writer a step for a GET or HEAD 200 representation of this response (caching() does). */
+export function setReadStep(res: Response, step: JsonWriteStep): void {
+  responseState(res).readStep = step;
 }
 
-/** Hands the writer an observer of this response's JSON text (responseLinter() does). */
-export function setJsonObserver(res: Response, observer: JsonWriteStep): void {
-  responseState(res).observer = observer;
+/** Hands the writer an inspector of this response's JSON text (responseLinter() does). */
+export function setJsonInspector(res: Response, inspector: JsonWriteStep): void {
+  responseState(res).jsonInspector = inspector;
 }
 
 /**
  * Writes JSON text that is already serialized as the representation of the
  * response, with the status already set (200 unless a route chose another):
- * the conventions' Content-Type, the observer's look, the conditional-GET step for
+ * the conventions' Content-Type, the inspector's look, the read step for
  * a GET or HEAD 200, then the text with its Content-Length in one write.
  * An `ETag` a route set (setValidators()) is kept on every status, so a
  * write (PUT/PATCH 200, POST 201) answers the same strong tag a GET would;
@@ -57,11 +58,11 @@ export function writeJson(res: Response, text: string): Response {
     endWithText(res, text);
     return res;
   }
-  if (state.observer?.(res, text)) return res;
-  const conditional = state.conditional;
-  if (conditional !== undefined && res.statusCode === 200) {
+  if (state.jsonInspector?.(res, text)) return res;
+  const readStep = state.readStep;
+  if (readStep !== undefined && res.statusCode === 200) {
     const method = res.req.method;
-    if ((method === 'GET' || method === 'HEAD') && conditional(res, text)) return res;
+    if ((method === 'GET' || method === 'HEAD') && readStep(res, text)) return res;
   }
   endWithText(res, text);
   return res;
@@ -69,7 +70,7 @@ export function writeJson(res: Response, text: string): Response {
 
 /**
  * Writes a JSON answer with the given status, not a representation: no
- * observer, no tag, no freshness check. For errors (errorHandler) and
+ * inspector, no tag, no freshness check. For errors (errorHandler) and
  * protocol answers (the token endpoint's success).
  */
 export function writeJsonAnswer(res: Response, status: number, text: string): void {

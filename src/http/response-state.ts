@@ -2,10 +2,12 @@ import type { Response } from 'express';
 import type { JsonWriteStep } from './json-writer.js';
 
 /**
- * What the library's middlewares hand the response for the rest of the
- * request: the conditional-GET step (caching()), the JSON observer
- * (responseLinter()), the conventions' res.json() (jsonResponses()), the cookie
- * defaults (secureCookies()) and the held headers (response-headers.ts).
+ * What the ground floor keeps per response: the held headers, defaults and
+ * rules (response-headers.ts) and the steps the JSON writer runs
+ * (json-writer.ts). Higher floors hand in their behaviour through those
+ * steps and rules; a fact of their own (jsonResponses() ran, the SameSite
+ * default of secureCookies()) they keep under their own symbol in
+ * localsOf(res), so this shape never names a concept above it.
  *
  * It lives in one object under a symbol in `res.locals` (the object Express
  * makes for every response, with no prototype), never as new properties of
@@ -22,12 +24,10 @@ export type HeaderValue = string | number | readonly string[];
 export type HeaderList = (string | HeaderValue)[];
 
 export interface ResponseState {
-  conditional?: JsonWriteStep | undefined;
-  observer?: JsonWriteStep | undefined;
-  /** jsonResponses() ran: res.json() follows the conventions. */
-  json?: boolean;
-  /** secureCookies() ran: the SameSite default of this response's cookies. */
-  sameSite?: 'strict' | 'lax' | undefined;
+  /** Run on the text of every JSON representation the writer writes. */
+  jsonInspector: JsonWriteStep | undefined;
+  /** Run on the text of a GET or HEAD 200 representation. */
+  readStep: JsonWriteStep | undefined;
   /** Where the library's header writes go (src/http/response-headers.ts). */
   headerMode: number;
   /** The held headers, or after a held write, the list the head was written from. */
@@ -80,10 +80,8 @@ export function responseState(res: Response): ResponseState {
   if (state === undefined) {
     // Every field from the start: one shape for every response's state.
     state = {
-      conditional: undefined,
-      observer: undefined,
-      json: false,
-      sameSite: undefined,
+      jsonInspector: undefined,
+      readStep: undefined,
       headerMode: 0,
       headers: undefined,
       base: undefined,

@@ -3,7 +3,7 @@ import { checkBoolean, checkLog, invalidOption, readOptions } from '../config/op
 import { apiError } from '../errors/api-error.js';
 import { renderError } from '../errors/error-handler.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
-import { setJsonObserver } from '../http/json-writer.js';
+import { setJsonInspector } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { lintBody, PROTOCOL_KEYS, type ResponseFinding, resourceContextOf } from './body-rules.js';
 
@@ -100,7 +100,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
   }
 
   return function responseLinterMiddleware(_req, res, next) {
-    setJsonObserver(res, lintJson);
+    setJsonInspector(res, lintJson);
     next();
   };
 }
