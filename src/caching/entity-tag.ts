@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { answerNotModified } from '../http/json-writer.js';
+import { setResponseHeader } from '../http/response-headers.js';
 
 /**
  * Entity tags (RFC 9110 §8.8.3): `"opaque"` (strong) or `W/"opaque"` (weak).
@@ -90,9 +91,9 @@ export function setValidators(res: Response, validators: Validators): void {
         `setValidators: etag must be an entity tag such as "v1" (quotes included); received ${String(validators.etag)}`,
       );
     }
-    res.setHeader('ETag', validators.etag);
+    setResponseHeader(res, 'ETag', validators.etag);
   }
-  if (validators.lastModified !== undefined) res.setHeader('Last-Modified', httpDate(validators.lastModified));
+  if (validators.lastModified !== undefined) setResponseHeader(res, 'Last-Modified', httpDate(validators.lastModified));
 }
 
 /**

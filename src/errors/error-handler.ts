@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
+import { getResponseHeader, removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { stringifyJson } from '../http/serialize.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
@@ -87,13 +88,15 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
 /** Writes an ApiError as the response: status, its headers, JSON body. */
 export function renderError(res: Response, raised: ApiError, production: boolean, challenge = DEFAULT_CHALLENGE): void {
   const error = shapeError(res, raised);
-  for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
+  for (const name of REPRESENTATION_HEADERS) removeResponseHeader(res, name);
   // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
   // error itself brings a Cache-Control value.
-  res.setHeader('Cache-Control', CACHE_CONTROL_SENSITIVE);
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  setResponseHeader(res, 'Cache-Control', CACHE_CONTROL_SENSITIVE);
+  for (const [name, value] of Object.entries(error.headers)) setResponseHeader(res, name, value);
   // RFC 9110 §15.5.2: a 401 always says how to authenticate.
-  if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', challenge);
+  if (error.status === 401 && getResponseHeader(res, 'WWW-Authenticate') === undefined) {
+    setResponseHeader(res, 'WWW-Authenticate', challenge);
+  }
   // Through the one JSON writer, as an answer rather than a representation:
   // an error body gets no ETag and no freshness check.
   writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));

@@ -4,6 +4,7 @@ import express, { type RequestHandler } from 'express';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
+import { setResponseHeader } from '../http/response-headers.js';
 
 /** Options of parseBodies(). */
 export interface ParseBodiesOptions {
@@ -158,7 +159,7 @@ function whenBodied(parser: RequestHandler, unparsed: readonly string[], deadlin
       late = true;
       // The rest of the body will not be read: the connection cannot carry
       // another request, so it closes once the 408 is written.
-      res.setHeader('Connection', 'close');
+      setResponseHeader(res, 'Connection', 'close');
       res.once('finish', () => req.socket?.destroy());
       refuse(req, res, next, apiError('requestTimeout', { detail: { bodyTimeoutMs: deadlineMs } }));
     }, deadlineMs);

@@ -3,6 +3,7 @@ import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { pathAndQuery } from '../http/paths.js';
+import { appendResponseHeader } from '../http/response-headers.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
 import { parsedQuery } from './query.js';
@@ -192,7 +193,7 @@ export function sendList(res: Response, collection: string, list: ListPage): Res
   if (list.hasNext && page && page.limit > 0) {
     const link = `<${nextPageAddress(req, page)}>; rel="next"`;
     // Every character is ASCII here (NOT_IN_LINK): its length is its size in bytes.
-    if (link.length <= (LINK_RULES.get(page) ?? DEFAULT_LINK_RULES).maxLength) res.append('Link', link);
+    if (link.length <= (LINK_RULES.get(page) ?? DEFAULT_LINK_RULES).maxLength) appendResponseHeader(res, 'Link', link);
   }
   const selection = req.fieldSelection;
   const items = selection ? list.items.map((item) => applySelection(item, selection)) : list.items;

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
+import { setResponseHeader } from '../http/response-headers.js';
 
 /**
  * the conventions' "Security response headers", "Data clearing on logout":
@@ -38,7 +39,7 @@ export function clearSiteData(options?: Readonly<ClearSiteDataOptions>): Request
   }
   const value = types.map((type) => `"${type}"`).join(', ');
   return function clearSiteDataMiddleware(_req, res, next) {
-    if (!res.headersSent) res.setHeader('Clear-Site-Data', value);
+    setResponseHeader(res, 'Clear-Site-Data', value);
     next();
   };
 }

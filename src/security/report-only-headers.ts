@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { contentSecurityPolicy } from 'helmet';
 import { readOptions } from '../config/options.js';
+import { getResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security-headers.js';
 
 /** The report-only twin of the embedding restriction (rule 11.12); helmet has no report-only mode for it. */
@@ -33,7 +34,9 @@ export function reportOnlySecurityHeaders(options?: Readonly<SecurityHeadersOpti
   const coepValue = coep === false ? undefined : (coep?.policy ?? 'require-corp');
   if (coepValue === undefined) return headers;
   return function reportOnlySecurityHeadersMiddleware(req, res, next) {
-    if (!res.headersSent && !res.hasHeader(COEP_REPORT_ONLY_HEADER)) res.setHeader(COEP_REPORT_ONLY_HEADER, coepValue);
+    if (!res.headersSent && getResponseHeader(res, COEP_REPORT_ONLY_HEADER) === undefined) {
+      setResponseHeader(res, COEP_REPORT_ONLY_HEADER, coepValue);
+    }
     headers(req, res, next);
   };
 }

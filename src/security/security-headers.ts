@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
-import { removeResponseHeader, setDefaultHeaders } from '../http/response-headers.js';
+import { removeResponseHeader, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
@@ -165,8 +165,8 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
       next();
       return;
     }
-    for (const name of UNUSED_SECURITY_HEADERS) res.removeHeader(name);
-    for (const [name, value] of extra) res.setHeader(name, value);
+    for (const name of UNUSED_SECURITY_HEADERS) removeResponseHeader(res, name);
+    for (const [name, value] of extra) setResponseHeader(res, name, value);
     writeHelmetHeaders(req, res, next);
   };
 }
