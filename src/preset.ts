@@ -8,6 +8,7 @@ import { holdRefusals } from './errors/refuse.js';
 import { type ReportOnlyOptions, readReportOnly } from './errors/report-only.js';
 import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { setReportOnly } from './http/adoption.js';
+import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import { type BearerAuthOptions, bearerAuth } from './oauth2/bearer-auth.js';
@@ -261,6 +262,8 @@ function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName
     step();
   } as ConventionsMiddleware;
   Object.defineProperty(middleware, 'modules', { value: Object.freeze([...stack]), enumerable: true });
+  // Routers inside the preset (tokenRouter()) are routes of the app: notFound() finds them for `Allow`.
+  declareInnerMiddlewares(middleware, stack);
   return Object.defineProperty(middleware, 'stages', { value: Object.freeze([...stages]), enumerable: true });
 }
 

@@ -3,13 +3,13 @@ import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptio
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { getResponseHeader, removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import { isErrorLayer, isRootMount, mountOf, type RouterLayer, routerStackOf } from '../http/router-stack.js';
 import { stringifyJson } from '../http/serialize.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
 import { boundedDetail, boundedItem, REFLECTED_INPUT_LIMITS } from './reflected-input.js';
-import { routerStackOf } from './refuse.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -102,18 +102,6 @@ export function renderError(res: Response, raised: ApiError, production: boolean
   writeJsonAnswer(res, error.status, stringifyJson(errorBody(error, production)));
 }
 
-interface MountedLayer {
-  readonly handle?: unknown;
-  /** Express 5: the path it was mounted at; `slash`: mounted at the root. */
-  readonly rawPath?: unknown;
-  readonly slash?: boolean;
-  /** Express 4: the compiled mount path; `fast_slash`: mounted at the root. */
-  readonly regexp?: { readonly source?: string; readonly fast_slash?: boolean };
-}
-
-const isRootMount = (layer: MountedLayer): boolean => layer.slash === true || layer.regexp?.fast_slash === true;
-const mountOf = (layer: MountedLayer): unknown => layer.rawPath ?? layer.regexp?.source;
-
 /**
  * The error middlewares of the app that can never run because `handler`
  * answers every error before them: mounted after it, and at its own mount
@@ -121,13 +109,13 @@ const mountOf = (layer: MountedLayer): unknown => layer.rawPath ?? layer.regexp?
  * `app.use('/api', errorHandler())` still runs for the pages: not listed.)
  */
 function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
-  const stack = (routerStackOf(app) ?? []) as readonly MountedLayer[];
+  const stack = routerStackOf(app) ?? [];
   const at = stack.findIndex((layer) => layer.handle === handler);
   if (at < 0) return [];
-  const own = stack[at] as MountedLayer;
+  const own = stack[at] as RouterLayer;
   return stack
     .slice(at + 1)
-    .filter((layer) => typeof layer.handle === 'function' && layer.handle.length === 4)
+    .filter(isErrorLayer)
     .filter((layer) => isRootMount(own) || mountOf(layer) === mountOf(own))
     .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
 }

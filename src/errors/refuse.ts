@@ -1,33 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
 import { reportInstead } from '../http/adoption.js';
+import { isErrorLayer, routerStackOf } from '../http/router-stack.js';
 import { renderError } from './error-handler.js';
 import { toApiError } from './to-api-error.js';
 
-// The parts of Express 4 and 5 router internals read here: a stack of layers,
-// each holding the function it calls.
-interface StackLayer {
-  readonly handle?: unknown;
-}
-type AppLike = { readonly parent?: unknown; readonly router?: unknown; readonly _router?: unknown };
-
-/** The router stack of an Express 4 (`app._router`) or 5 (`app.router`) app. */
-export function routerStackOf(app: unknown): readonly StackLayer[] | undefined {
-  if (typeof app !== 'function' && (typeof app !== 'object' || app === null)) return undefined;
-  const holder = app as AppLike;
-  let router: unknown;
-  if ('_router' in holder && holder._router) router = holder._router;
-  else {
-    try {
-      // Express 4 throws on `app.router`.
-      router = holder.router;
-    } catch {
-      router = undefined;
-    }
-  }
-  const stack = (router as { stack?: unknown } | undefined)?.stack;
-  return Array.isArray(stack) ? (stack as StackLayer[]) : undefined;
-}
+type AppLike = { readonly parent?: unknown };
 
 /**
  * Whether an error passed to `next()` reaches an error-handling middleware
@@ -39,9 +17,7 @@ export function hasErrorMiddleware(req: Request): boolean {
   const seen = new Set<unknown>();
   for (let app: unknown = req.app; app && !seen.has(app); app = (app as AppLike).parent) {
     seen.add(app);
-    for (const layer of routerStackOf(app) ?? []) {
-      if (typeof layer.handle === 'function' && layer.handle.length === 4) return true;
-    }
+    if ((routerStackOf(app) ?? []).some(isErrorLayer)) return true;
   }
   return false;
 }
