@@ -11,7 +11,6 @@ export * from './config/index.js';
 export * from './conformance/index.js';
 export * from './cors/index.js';
 export * from './errors/index.js';
-export * from './headers/index.js';
 export * from './json/index.js';
 export * from './lint/index.js';
 export * from './oauth2/index.js';
@@ -30,3 +29,5 @@ export {
 export * from './rate-limit/index.js';
 export * from './request/index.js';
 export * from './security/index.js';
+export * from './service/index.js';
+export * from './stores/index.js';

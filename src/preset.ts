@@ -3,10 +3,8 @@ import { type CachingOptions, caching } from './caching/cache-control.js';
 import { ConfigurationError } from './config/configuration-error.js';
 import { didYouMean, invalidOption, isProductionEnvironment, type OptionHints, readOptions } from './config/options.js';
 import { type CorsPolicyOptions, corsPolicy } from './cors/cors-policy.js';
-import { type MaintenanceOptions, maintenance } from './errors/maintenance.js';
 import { holdRefusals } from './errors/refuse.js';
 import { type ReportOnlyOptions, readReportOnly } from './errors/report-only.js';
-import { type CommonHeadersOptions, commonHeaders } from './headers/common-headers.js';
 import { setReportOnly } from './http/adoption.js';
 import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
@@ -23,6 +21,8 @@ import { type CrossSiteProtectionOptions, crossSiteProtection } from './security
 import { type CsrfProtectionOptions, csrfProtection } from './security/csrf.js';
 import { reportOnlySecurityHeaders } from './security/report-only-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
+import { type CommonHeadersOptions, commonHeaders } from './service/common-headers.js';
+import { type MaintenanceOptions, maintenance } from './service/maintenance.js';
 
 /**
  * When a stage runs if its option is not given: `on` (with the factory's

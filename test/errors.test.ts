@@ -3,10 +3,11 @@ import express, { type Express } from 'express';
 import express4 from 'express4';
 import createError from 'http-errors';
 import request from 'supertest';
-import { ApiError, apiError, ERROR_CATALOGUE, entryForStatus, errorHandler, maintenance, notFound } from '../src/errors/index.js';
+import { ApiError, apiError, ERROR_CATALOGUE, entryForStatus, errorHandler, notFound } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
+import { maintenance } from '../src/service/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
-import { commonHeaders } from '../src/headers/index.js';
+import { commonHeaders } from '../src/service/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
 
 // Node writes `Date` by itself; something mounted earlier (a proxy helper,

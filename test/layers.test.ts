@@ -97,6 +97,18 @@ describe('layers of src/', () => {
     expect([...(graph.get('stores') ?? [])].filter((to) => to !== 'config' && to !== 'http')).toEqual([]);
   });
 
+  it('has each folder export its own names: an index re-exports no other folder but the leaf layer (src/http/)', () => {
+    const borrowed = sourceFiles(SRC)
+      .filter((file) => file.endsWith(`${sep}index.ts`) && relative(SRC, file) !== 'index.ts')
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/\bexport\b[^;]*?\bfrom\s*['"]([^'"]+)['"]/g)]
+          .map((match) => nodeOf(resolve(dirname(file), match[1] as string)))
+          .filter((target) => target !== nodeOf(file) && target !== 'http' && target !== 'auth-context.js')
+          .map((target) => `${relative(SRC, file)} -> ${target}`),
+      );
+    expect(borrowed).toEqual([]);
+  });
+
   it('keeps the checker a product of its own: it imports only config and the shared rule tables of lint', () => {
     expect([...(graph.get('conformance') ?? [])].sort()).toEqual(['config', 'lint']);
   });

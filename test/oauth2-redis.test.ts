@@ -13,7 +13,7 @@ import {
   revokeRefreshToken,
   tokenRouter,
 } from '../src/oauth2/index.js';
-import { RedisCounterStore, StoreUnavailableError } from '../src/rate-limit/index.js';
+import { RedisCounterStore, StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 

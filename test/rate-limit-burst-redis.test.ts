@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { createClient } from 'redis';
 import { errorHandler } from '../src/errors/index.js';
-import { type RateLimitOptions, RedisCounterStore, rateLimit } from '../src/rate-limit/index.js';
+import { type RateLimitOptions, rateLimit } from '../src/rate-limit/index.js';
+import { RedisCounterStore } from '../src/stores/index.js';
 import { appWith } from './helpers.js';
 import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 

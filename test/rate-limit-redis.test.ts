@@ -4,13 +4,8 @@ import { createClient } from 'redis';
 import { parseList } from 'structured-headers';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
-import {
-  type RateLimitOptions,
-  type RedisClient,
-  RedisCounterStore,
-  rateLimit,
-  StoreUnavailableError,
-} from '../src/rate-limit/index.js';
+import { type RateLimitOptions, rateLimit } from '../src/rate-limit/index.js';
+import { type RedisClient, RedisCounterStore, StoreUnavailableError } from '../src/stores/index.js';
 import { appWith, expectHeaders } from './helpers.js';
 import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 

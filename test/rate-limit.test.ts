@@ -7,10 +7,8 @@ import type { AuthContext } from '../src/auth-context.js';
 import { ApiError, errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import {
-  type CounterStore,
   identifyRequest,
   limiter,
-  MemoryCounterStore,
   policyItem,
   policyItemPrefix,
   quotedName,
@@ -19,6 +17,7 @@ import {
   stateItem,
   tooManyRequests,
 } from '../src/rate-limit/index.js';
+import { type CounterStore, MemoryCounterStore } from '../src/stores/index.js';
 import { appWith, expectHeaders } from './helpers.js';
 
 const SECRET = 'test-partition-secret';

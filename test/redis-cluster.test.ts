@@ -12,7 +12,8 @@ import {
   SIGN_IN_POLICIES,
   tokenRouter,
 } from '../src/oauth2/index.js';
-import { hashSlot, limiter, RedisCounterStore } from '../src/rate-limit/index.js';
+import { limiter } from '../src/rate-limit/index.js';
+import { hashSlot, RedisCounterStore } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisCluster, startRedisCluster } from './support/services.js';
 

@@ -2,7 +2,6 @@ export { ApiError, type ApiErrorInit, apiError, type ErrorItem, isApiError } fro
 export { type CatalogueEntry, ERROR_CATALOGUE, type ErrorName, entryForStatus } from './catalogue.js';
 export { type ErrorHandlerOptions, type ErrorLogEntry, errorBody, errorHandler, renderError } from './error-handler.js';
 export { type ErrorShape, setErrorShape, shapeError } from './error-shape.js';
-export { type MaintenanceOptions, maintenance } from './maintenance.js';
 export { allowedMethods, type NotFoundOptions, notFound } from './not-found.js';
 export { REFLECTED_INPUT_LIMITS } from './reflected-input.js';
 export { holdRefusals, takeHeldRefusal } from './refuse.js';

@@ -1,4 +1,3 @@
-export * from '../stores/index.js';
 export {
   appendRateLimitHeaders,
   DEFAULT_QUOTA_UNIT,

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { checkBoolean, checkFunction, invalidOption, readOptions } from '../config/options.js';
-import { apiError } from './api-error.js';
+import { apiError } from '../errors/api-error.js';
 
 /** Options of maintenance(). */
 export interface MaintenanceOptions {
