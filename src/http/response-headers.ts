@@ -201,14 +201,14 @@ function ruled(res: Response, rules: readonly HeaderRule[], name: string, value:
   return result;
 }
 
-/** The methods put on the app's prototype, around the ones found there. */
-function install(proto: Prototype): Installed {
+/** The methods of the app's response prototype that the installed ones stand in front of. */
+function baseMethodsOf(proto: Prototype): BaseMethods {
   const found = (name: keyof BaseMethods) => {
     const method = proto[name];
     if (typeof method !== 'function') throw new TypeError(`express-api-conventions: the response has no ${name}()`);
     return method as never;
   };
-  const base: BaseMethods = {
+  return {
     setHeader: found('setHeader'),
     appendHeader: found('appendHeader'),
     getHeader: found('getHeader'),
@@ -219,20 +219,28 @@ function install(proto: Prototype): Installed {
     removeHeader: found('removeHeader'),
     writeHead: found('writeHead'),
   };
+}
 
+// Each installed method below is made once per prototype around `base`, the
+// method it replaced; per response it decides from the response's state.
+
+/** setHeader() or appendHeader(): hands held facts over, then applies the header's rules. */
+function writeMethod(base: BaseMethods, name: 'setHeader' | 'appendHeader') {
   // Two named parameters, not a rest array: these run for every header anyone sets.
-  const writeMethod = (name: 'setHeader' | 'appendHeader') =>
-    function (this: Response, header: string, value: HeaderValue) {
-      const state = stateIn(this);
-      let stored = value;
-      if (state !== undefined) {
-        if (state.headerMode === Mode.Held) handOver(this, state);
-        if (state.headerRules !== undefined) stored = ruled(this, state.headerRules, header, value);
-      }
-      return base[name].call(this, header, stored);
-    };
+  return function (this: Response, header: string, value: HeaderValue) {
+    const state = stateIn(this);
+    let stored = value;
+    if (state !== undefined) {
+      if (state.headerMode === Mode.Held) handOver(this, state);
+      if (state.headerRules !== undefined) stored = ruled(this, state.headerRules, header, value);
+    }
+    return base[name].call(this, header, stored);
+  };
+}
 
-  function removeHeader(this: Response, name: string): void {
+/** removeHeader(): a default removed on purpose stays off. */
+function removeMethod(base: BaseMethods) {
+  return function removeHeader(this: Response, name: string): void {
     const state = stateIn(this);
     if (state !== undefined) {
       if (state.headerMode === Mode.Held) handOver(this, state);
@@ -243,9 +251,12 @@ function install(proto: Prototype): Installed {
       }
     }
     base.removeHeader.call(this, name);
-  }
+  };
+}
 
-  function getHeader(this: Response, name: string): HeaderValue | undefined {
+/** getHeader(): the held list (or the list the head was written from) first. */
+function readMethod(base: BaseMethods) {
+  return function getHeader(this: Response, name: string): HeaderValue | undefined {
     const state = stateIn(this);
     if (state !== undefined && (state.headerMode === Mode.Held || state.headerMode === Mode.Sent)) {
       if (state.headerMode === Mode.Held && this.headersSent) headWentAround(state);
@@ -260,27 +271,27 @@ function install(proto: Prototype): Installed {
       }
     }
     return base.getHeader.call(this, name);
-  }
+  };
+}
 
-  function hasHeader(this: Response, name: string): boolean {
-    return getHeader.call(this, name) !== undefined;
-  }
-
-  // Whole-store reads: rare (loggers, finalhandler); held facts are handed over first.
-  const wholeRead = <Name extends 'getHeaders' | 'getHeaderNames' | 'getRawHeaderNames'>(name: Name) =>
-    function (this: Response): ReturnType<BaseMethods[Name]> {
-      const state = stateIn(this);
-      if (state !== undefined) {
-        if (state.headerMode === Mode.Held) handOver(this, state);
-        else if (state.headerMode === Mode.Sent) {
-          const list = sentList(this, state);
-          if (list !== undefined) return readList(list, name) as ReturnType<BaseMethods[Name]>;
-        }
+/** Whole-store reads: rare (loggers, finalhandler); held facts are handed over first. */
+function wholeReadMethod<Name extends 'getHeaders' | 'getHeaderNames' | 'getRawHeaderNames'>(base: BaseMethods, name: Name) {
+  return function (this: Response): ReturnType<BaseMethods[Name]> {
+    const state = stateIn(this);
+    if (state !== undefined) {
+      if (state.headerMode === Mode.Held) handOver(this, state);
+      else if (state.headerMode === Mode.Sent) {
+        const list = sentList(this, state);
+        if (list !== undefined) return readList(list, name) as ReturnType<BaseMethods[Name]>;
       }
-      return (base[name] as (this: Response) => unknown).call(this) as ReturnType<BaseMethods[Name]>;
-    };
+    }
+    return (base[name] as (this: Response) => unknown).call(this) as ReturnType<BaseMethods[Name]>;
+  };
+}
 
-  function writeHead(this: Response, statusCode: number, reason?: unknown, headers?: unknown): Response {
+/** writeHead(): the held facts and the defaults in one list when nothing was stored, else through the store. */
+function writeHeadMethod(base: BaseMethods) {
+  return function writeHead(this: Response, statusCode: number, reason?: unknown, headers?: unknown): Response {
     const state = stateIn(this);
     if (state !== undefined && !this.headersSent) {
       if (state.headerMode === Mode.Held) {
@@ -301,17 +312,25 @@ function install(proto: Prototype): Installed {
     }
     // Node reads an absent reason or headers as undefined: passing all three is the same call.
     return base.writeHead.call(this, statusCode, reason, headers);
-  }
+  };
+}
 
+/** The methods put on the app's prototype, around the ones found there. */
+function install(proto: Prototype): Installed {
+  const base = baseMethodsOf(proto);
+  const getHeader = readMethod(base);
+  const writeHead = writeHeadMethod(base);
   const methods: Record<string, unknown> = {
-    setHeader: writeMethod('setHeader'),
-    appendHeader: writeMethod('appendHeader'),
-    removeHeader,
+    setHeader: writeMethod(base, 'setHeader'),
+    appendHeader: writeMethod(base, 'appendHeader'),
+    removeHeader: removeMethod(base),
     getHeader,
-    hasHeader,
-    getHeaders: wholeRead('getHeaders'),
-    getHeaderNames: wholeRead('getHeaderNames'),
-    getRawHeaderNames: wholeRead('getRawHeaderNames'),
+    hasHeader: function hasHeader(this: Response, name: string): boolean {
+      return getHeader.call(this, name) !== undefined;
+    },
+    getHeaders: wholeReadMethod(base, 'getHeaders'),
+    getHeaderNames: wholeReadMethod(base, 'getHeaderNames'),
+    getRawHeaderNames: wholeReadMethod(base, 'getRawHeaderNames'),
     writeHead,
   };
   for (const [name, value] of Object.entries(methods)) {
@@ -469,7 +488,7 @@ export function addHeaderRule(res: Response, rule: HeaderRule): void {
   const state = responseState(res);
   if (state.headerMode === Mode.Unset) begin(res, state);
   const rules = state.headerRules;
-  if (rules !== undefined && rules.includes(rule)) return;
+  if (rules?.includes(rule)) return;
   state.headerRules = withRule(rules, rule);
   if (res.headersSent) return;
   const current = getResponseHeader(res, rule.name);
