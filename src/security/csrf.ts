@@ -66,8 +66,14 @@ const sameText = (a: string, b: string): boolean => {
   return left.length === right.length && timingSafeEqual(left, right);
 };
 
-/** Creates the token issuer and checker that csrfProtection() and the sign-in route share. */
-export function csrfTokens(options?: Readonly<CsrfTokensOptions>): CsrfTokens {
+/** csrfTokens()'s options, read once. */
+interface CsrfTokensConfiguration {
+  readonly secret: string | Buffer;
+  readonly oneTime: boolean;
+  readonly maxOutstanding: number;
+}
+
+function readCsrfTokensOptions(options: Readonly<CsrfTokensOptions> | undefined): CsrfTokensConfiguration {
   const given = readOptions<CsrfTokensOptions>('csrfTokens', options, ['secret', 'randomSecret', 'oneTime', 'maxOutstanding']);
   const randomSecret = checkBoolean('csrfTokens', 'randomSecret', given.randomSecret ?? false);
   if (randomSecret && given.secret !== undefined) {
@@ -93,17 +99,30 @@ export function csrfTokens(options?: Readonly<CsrfTokensOptions>): CsrfTokens {
       'a string or Buffer of at least 32 bytes',
     );
   }
-  const oneTime = checkBoolean('csrfTokens', 'oneTime', given.oneTime ?? false);
-  const maxOutstanding = checkInteger('csrfTokens', 'maxOutstanding', given.maxOutstanding ?? 32, { min: 1, max: 1000 });
-  const mac = (text: string): string => createHmac('sha256', secret).update(text).digest('base64url');
+  return {
+    secret,
+    oneTime: checkBoolean('csrfTokens', 'oneTime', given.oneTime ?? false),
+    maxOutstanding: checkInteger('csrfTokens', 'maxOutstanding', given.maxOutstanding ?? 32, { min: 1, max: 1000 }),
+  };
+}
 
-  if (!oneTime) {
-    return {
-      issue: (sessionId) => mac(`csrf\0${sessionId}`),
-      verify: (sessionId, token) => sameText(token, mac(`csrf\0${sessionId}`)),
-    };
-  }
+/** Creates the token issuer and checker that csrfProtection() and the sign-in route share. */
+export function csrfTokens(options?: Readonly<CsrfTokensOptions>): CsrfTokens {
+  const config = readCsrfTokensOptions(options);
+  const mac = (text: string): string => createHmac('sha256', config.secret).update(text).digest('base64url');
+  return config.oneTime ? oneTimeTokens(mac, config.maxOutstanding) : sessionTokens(mac);
+}
 
+/** One token per session, derived from its id: nothing is stored. */
+function sessionTokens(mac: (text: string) => string): CsrfTokens {
+  return {
+    issue: (sessionId) => mac(`csrf\0${sessionId}`),
+    verify: (sessionId, token) => sameText(token, mac(`csrf\0${sessionId}`)),
+  };
+}
+
+/** A token per form, each good once: a nonce the session holds, signed with its id. */
+function oneTimeTokens(mac: (text: string) => string, maxOutstanding: number): CsrfTokens {
   // sessionId -> unused nonces, oldest first. A Map keeps insertion order, so
   // the oldest session is dropped first when too many are tracked.
   const outstanding = new Map<string, string[]>();
