@@ -172,14 +172,16 @@ const FACTORY = 'csrfProtection';
 
 const CSRF_CONVENTION = { rule: '10.1', middleware: 'csrfProtection' } as const;
 
-/**
- * Refuses (403 JSON, code 40302) a state-changing request made with a
- * session cookie unless it carries the session's CSRF token in the
- * `CSRF-Token` header or the `_csrf` form field. Mount it after
- * parseBodies() and methodOverride(), so the field is parsed and an
- * overridden POST is judged by its real method (every POST is checked anyway).
- */
-export function csrfProtection(options: Readonly<CsrfProtectionOptions>): RequestHandler {
+/** csrfProtection()'s options, read once. */
+interface CsrfProtectionConfiguration {
+  readonly tokens: CsrfTokens;
+  readonly sessionOf: CsrfProtectionOptions['sessionOf'];
+  /** The header's name in lower case, as Node keys `req.headers`. */
+  readonly header: string;
+  readonly field: string;
+}
+
+function readCsrfProtectionOptions(options: Readonly<CsrfProtectionOptions>): CsrfProtectionConfiguration {
   const given = readOptions<CsrfProtectionOptions>(FACTORY, options, ['tokens', 'sessionOf', 'header', 'field']);
   const tokens = given.tokens;
   if (
@@ -190,45 +192,61 @@ export function csrfProtection(options: Readonly<CsrfProtectionOptions>): Reques
   ) {
     invalidOption(FACTORY, 'tokens', tokens, 'the object returned by csrfTokens()');
   }
-  const sessionOf = checkFunction<CsrfProtectionOptions['sessionOf']>(FACTORY, 'sessionOf', given.sessionOf);
-  const header = checkString(FACTORY, 'header', given.header ?? CSRF_HEADER).toLowerCase();
-  const field = checkString(FACTORY, 'field', given.field ?? CSRF_FIELD);
-
-  const tokenOf = (req: Request): string | undefined => {
-    const fromHeader = req.headers[header];
-    if (typeof fromHeader === 'string' && fromHeader !== '') return fromHeader;
-    const body = req.body as Record<string, unknown> | undefined;
-    if (!body || typeof body !== 'object' || !Object.hasOwn(body, field) || !req.is('application/x-www-form-urlencoded')) {
-      return undefined;
-    }
-    const value = body[field];
-    // The field is ours, not the resource's: the route never sees it.
-    delete body[field];
-    return typeof value === 'string' && value !== '' ? value : undefined;
+  return {
+    tokens,
+    sessionOf: checkFunction<CsrfProtectionOptions['sessionOf']>(FACTORY, 'sessionOf', given.sessionOf),
+    header: checkString(FACTORY, 'header', given.header ?? CSRF_HEADER).toLowerCase(),
+    field: checkString(FACTORY, 'field', given.field ?? CSRF_FIELD),
   };
+}
 
-  const judge = (req: Request, sessionId: string | undefined): Error | undefined => {
-    if (sessionId === undefined) return undefined;
-    const token = tokenOf(req);
-    if (token === undefined)
-      return apiError('csrfTokenInvalid', { detail: 'no CSRF token in the CSRF-Token header or the _csrf field' });
-    if (!tokens.verify(sessionId, token))
-      return apiError('csrfTokenInvalid', { detail: 'the CSRF token does not belong to this session' });
+/** The token a request carries, in the header or else the form field (taken out of the body). */
+function tokenOf(config: CsrfProtectionConfiguration, req: Request): string | undefined {
+  const fromHeader = req.headers[config.header];
+  if (typeof fromHeader === 'string' && fromHeader !== '') return fromHeader;
+  const body = req.body as Record<string, unknown> | undefined;
+  const field = config.field;
+  if (!body || typeof body !== 'object' || !Object.hasOwn(body, field) || !req.is('application/x-www-form-urlencoded')) {
     return undefined;
-  };
+  }
+  const value = body[field];
+  // The field is ours, not the resource's: the route never sees it.
+  delete body[field];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
 
+/** The refusal of a request made with session `sessionId`, or undefined when it may pass. */
+function judge(config: CsrfProtectionConfiguration, req: Request, sessionId: string | undefined): Error | undefined {
+  if (sessionId === undefined) return undefined;
+  const token = tokenOf(config, req);
+  if (token === undefined)
+    return apiError('csrfTokenInvalid', { detail: 'no CSRF token in the CSRF-Token header or the _csrf field' });
+  if (!config.tokens.verify(sessionId, token)) {
+    return apiError('csrfTokenInvalid', { detail: 'the CSRF token does not belong to this session' });
+  }
+  return undefined;
+}
+
+/**
+ * Refuses (403 JSON, code 40302) a state-changing request made with a
+ * session cookie unless it carries the session's CSRF token in the
+ * `CSRF-Token` header or the `_csrf` form field. Mount it after
+ * parseBodies() and methodOverride(), so the field is parsed and an
+ * overridden POST is judged by its real method (every POST is checked anyway).
+ */
+export function csrfProtection(options: Readonly<CsrfProtectionOptions>): RequestHandler {
+  const config = readCsrfProtectionOptions(options);
   // Made once: the request passes, or is refused in JSON (refuse()).
   const decide: AfterLookup<string | undefined> = (req, res, next, sessionId) => {
-    const refusal = judge(req, sessionId);
+    const refusal = judge(config, req, sessionId);
     if (refusal === undefined) next();
     else refuse(req, res, next, refusal, CSRF_CONVENTION);
   };
-
   return function csrfProtectionMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
       next();
       return;
     }
-    afterLookup(sessionOf, decide, req, res, next);
+    afterLookup(config.sessionOf, decide, req, res, next);
   };
 }
