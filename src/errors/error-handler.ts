@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
@@ -120,6 +120,42 @@ function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
     .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
 }
 
+/** errorHandler()'s options, read once. */
+interface ErrorHandlerConfiguration {
+  readonly production: boolean;
+  readonly log: ((entry: ErrorLogEntry) => void) | undefined;
+  readonly challenge: string;
+}
+
+function readErrorHandlerOptions(options: Readonly<ErrorHandlerOptions> | undefined): ErrorHandlerConfiguration {
+  const given = readOptions<ErrorHandlerOptions>('errorHandler', options, OPTION_NAMES);
+  return {
+    production:
+      given.production === undefined ? isProductionEnvironment() : checkBoolean('errorHandler', 'production', given.production),
+    log: checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr),
+    challenge: given.challenge === undefined ? DEFAULT_CHALLENGE : checkString('errorHandler', 'challenge', given.challenge),
+  };
+}
+
+/** Warns when error middleware is mounted after `handler` in `app`, where it can never run. */
+function warnOfUnreachableErrorMiddleware(app: unknown, handler: unknown): void {
+  const unreachable = errorMiddlewaresAfter(app, handler);
+  if (unreachable.length === 0) return;
+  process.emitWarning(
+    `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
+      'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
+      '(docs/errors.md#your-own-error-middleware).',
+    { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
+  );
+}
+
+/** Hands a server error to the log hook, with what caused it. */
+function logServerError(config: ErrorHandlerConfiguration, error: ApiError, thrown: unknown, req: Request): void {
+  if (!config.log || error.status < 500) return;
+  const original = error === thrown ? (error.cause ?? error) : thrown;
+  config.log({ status: error.status, code: error.code, method: req.method, path: pathWithoutQuery(req), error: original });
+}
+
 /**
  * The last middleware of an app: renders every error as JSON with the status
  * that fits (the conventions' "Errors"), whatever raised it: a route, a body parser,
@@ -127,40 +163,24 @@ function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
  * 200, never a stack trace in production.
  */
 export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequestHandler {
-  const given = readOptions<ErrorHandlerOptions>('errorHandler', options, OPTION_NAMES);
-  const production =
-    given.production === undefined ? isProductionEnvironment() : checkBoolean('errorHandler', 'production', given.production);
-  const log = checkLog<(entry: ErrorLogEntry) => void>('errorHandler', given.log, logToStderr);
-  const challenge = given.challenge === undefined ? DEFAULT_CHALLENGE : checkString('errorHandler', 'challenge', given.challenge);
-
+  const config = readErrorHandlerOptions(options);
   // Outside production, the first error it renders looks at the app once
   // for error middleware mounted after it, which would never run.
-  let orderChecked = production;
+  let orderChecked = config.production;
   const middleware: ErrorRequestHandler = function errorHandlerMiddleware(thrown, req, res, _next) {
     if (!orderChecked) {
       orderChecked = true;
-      const unreachable = errorMiddlewaresAfter(req.app, middleware);
-      if (unreachable.length > 0) {
-        process.emitWarning(
-          `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
-            'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
-            '(docs/errors.md#your-own-error-middleware).',
-          { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
-        );
-      }
+      warnOfUnreachableErrorMiddleware(req.app, middleware);
     }
     const error = toApiError(thrown);
-    if (log && error.status >= 500) {
-      const original = error === thrown ? (error.cause ?? error) : thrown;
-      log({ status: error.status, code: error.code, method: req.method, path: pathWithoutQuery(req), error: original });
-    }
+    logServerError(config, error, thrown, req);
     if (res.headersSent) {
       // Part of a response is already on the wire: no error can be sent any
       // more, and ending it normally would pass the truncated body as whole.
       res.destroy();
       return;
     }
-    renderError(res, error, production, challenge);
+    renderError(res, error, config.production, config.challenge);
   };
   return middleware;
 }
