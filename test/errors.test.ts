@@ -7,7 +7,6 @@ import { ApiError, apiError, ERROR_CATALOGUE, entryForStatus, errorHandler, notF
 import { jsonResponses } from '../src/json/index.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
-import { maintenance } from '../src/service/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
 
@@ -284,54 +283,6 @@ describe('errorHandler() options', () => {
     });
     await request(app).get('/');
     expect(String(thrown)).toContain('call it to get one: app.use(errorHandler())');
-  });
-});
-
-describe('maintenance()', () => {
-  const appWithMaintenance = (options?: Parameters<typeof maintenance>[0]) => {
-    const app = express();
-    app.use(jsonResponses(), maintenance(options));
-    app.get('/v1/users', (_req, res) => {
-      res.json({ users: [] });
-    });
-    app.use(notFound(), errorHandler({ log: false }));
-    return app;
-  };
-
-  it('answers every request 503 JSON with Retry-After in seconds', async () => {
-    for (const path of ['/v1/users', '/v1/unknown']) {
-      const res = await request(appWithMaintenance({ retryAfter: 120 })).get(path);
-      expect(res.status).toBe(503);
-      expectHeaders(res, { 'Retry-After': '120', 'Content-Type': JSON_TYPE });
-      expect(res.body).toEqual({
-        errors: [{ message: 'The service is down for maintenance; retry after the time in Retry-After.', code: 50301 }],
-      });
-    }
-  });
-
-  it('defaults Retry-After to 300 seconds', async () => {
-    const res = await request(appWithMaintenance()).get('/v1/users');
-    expectHeaders(res, { 'Retry-After': '300' });
-  });
-
-  it('sends an HTTP-date when given a Date', async () => {
-    const res = await request(appWithMaintenance({ retryAfter: new Date(Date.UTC(2026, 10, 23, 12, 0, 0)) })).get('/v1/users');
-    expectHeaders(res, { 'Retry-After': 'Mon, 23 Nov 2026 12:00:00 GMT' });
-  });
-
-  it('follows a switch function on every request', async () => {
-    let on = false;
-    const app = appWithMaintenance({ enabled: () => on });
-    expect((await request(app).get('/v1/users')).status).toBe(200);
-    on = true;
-    expect((await request(app).get('/v1/users')).status).toBe(503);
-  });
-
-  it('refuses a wrong retryAfter at start-up', () => {
-    expect(() => maintenance({ retryAfter: -1 })).toThrow(
-      '`retryAfter` must be a whole number of seconds (0 or more) or a valid Date; received -1',
-    );
-    expect(() => maintenance({ retryAfter: new Date('nope') })).toThrow('`retryAfter` must be');
   });
 });
 
