@@ -1,17 +1,19 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
-import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
-import { apiError, isApiError } from '../errors/api-error.js';
+import { invalidOption } from '../config/options.js';
+import { type ApiError, apiError, isApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
-import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
-import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
-import { type AccessTokenKey, readKeys } from './keys.js';
-import type { RevokedFamilies } from './revoked-families.js';
+import type { AccessTokenClaims } from './access-tokens.js';
+import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
+import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 import { type ClientStore, clientSecretMatches } from './stores.js';
+
+export type { BearerAuthOptions } from './bearer-auth-options.js';
+export { DEFAULT_CLOCK_TOLERANCE } from './resource-token.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -22,74 +24,10 @@ declare module 'express-serve-static-core' {
 
 // SPEC.md "Token failure": "`Cache-Control: no-store`, `Pragma: no-cache`" (the leaf layer's one value).
 export { TOKEN_FAILURE_HEADERS };
-/** Default leeway for `exp`, `nbf` and `iat`: a few seconds of clock skew between servers. */
-export const DEFAULT_CLOCK_TOLERANCE = 5;
-
-export interface BearerAuthOptions {
-  /** Keys that verify access tokens, as given to tokenRouter() (public keys suffice). Required. */
-  keys: readonly AccessTokenKey[];
-  /** The expected `iss`. Required. */
-  issuer: string;
-  /** The expected `aud` (one of them, when several). Required. */
-  audience: string | readonly string[];
-  /** Realm of the `WWW-Authenticate: Bearer` challenge. Default: `'api'`. */
-  realm?: string;
-  /** Clock skew allowed on `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
-  clockToleranceSeconds?: number;
-  /**
-   * Let a request without bearer credentials (no `Authorization` header, or
-   * one of another scheme such as the token endpoint's `Basic`) through
-   * unauthenticated: for routes that also accept a session, and for the
-   * preset, which identifies bearer callers before counting rate limits.
-   * A `Bearer` header that is there must still hold a valid token.
-   * Default: `false`.
-   */
-  optional?: boolean;
-  /**
-   * Refresh-token families revoked before their access tokens expire (the
-   * same store given to tokenRouter() and revokeRefreshToken()): a token
-   * whose `sid` names one is refused with 401 `invalid_token`, also when it
-   * was accepted before. Default: none (a token is good until it expires).
-   */
-  revokedFamilies?: RevokedFamilies;
-  /**
-   * Asked on every request with the token's `sub`, after the token verified:
-   * whether that user still exists (and may use the API). `false` refuses the
-   * token with 401 `invalid_token`, so a deleted user's tokens stop at once;
-   * read from the store every instance shares, that holds on every instance at
-   * once. A lookup that throws a store failure is 503 with `Retry-After`.
-   * Default: none (a token is good until it expires or its family is revoked).
-   */
-  isSubjectActive?: SubjectActiveCheck;
-  /**
-   * With `optional`: the registered applications. A request with
-   * `Authorization: Basic` whose client secret verifies (constant time)
-   * gets `req.verifiedClient = { id }`, so the rate limiter can count it as that
-   * application; a wrong secret sets nothing and is not refused here (the
-   * token endpoint refuses it). Default: none (Basic credentials are not read).
-   */
-  clients?: ClientStore;
-}
-
-const OPTION_NAMES = [
-  'keys',
-  'issuer',
-  'audience',
-  'realm',
-  'clockToleranceSeconds',
-  'optional',
-  'revokedFamilies',
-  'isSubjectActive',
-  'clients',
-] as const;
-const FACTORY = 'bearerAuth';
-const HINTS = { clockTolerance: 'It is now `clockToleranceSeconds` (seconds).' } as const;
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const BEARER_SCHEME = /^Bearer(?: |$)/i;
-
-const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
 
 /**
  * Authenticates `Authorization: Bearer <access token>` (RFC 6750; the conventions
@@ -103,119 +41,116 @@ const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
  * Both are JSON whether or not errorHandler() follows (refuse()).
  */
 export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler {
-  const given = readOptions<BearerAuthOptions>(FACTORY, options, OPTION_NAMES, HINTS);
-  const keys = readKeys(FACTORY, given.keys, false);
-  const issuer = checkString(FACTORY, 'issuer', given.issuer);
-  const audience = checkAudience(FACTORY, given.audience);
-  const realm = given.realm === undefined ? 'api' : checkRealm(FACTORY, given.realm);
-  const tolerance =
-    given.clockToleranceSeconds === undefined
-      ? DEFAULT_CLOCK_TOLERANCE
-      : checkInteger(FACTORY, 'clockToleranceSeconds', given.clockToleranceSeconds, { min: 0, max: 300 });
-  const optional = given.optional === undefined ? false : checkBoolean(FACTORY, 'optional', given.optional);
-  const revokedFamilies = given.revokedFamilies;
-  if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
-    invalidOption(FACTORY, 'revokedFamilies', revokedFamilies, 'a RevokedFamilies (isRevoked)');
-  }
-  const isSubjectActive = checkSubjectActive(FACTORY, given.isSubjectActive);
-  const clients = given.clients;
-  if (clients !== undefined) {
-    if (typeof (clients as Partial<ClientStore>).findById !== 'function') {
-      invalidOption(FACTORY, 'clients', clients, 'a ClientStore (findById)');
-    }
-    // Without `optional` a Basic header is refused with 401 before it could be read.
-    if (!optional) invalidOption(FACTORY, 'clients', clients, 'given only with `optional: true`');
-  }
-  const verifier = new AccessTokenVerifier(keys, issuer, audience, tolerance);
-  const challenge = `Bearer realm="${realm}"`;
+  return bearerAuthWith(readBearerAuthOptions(options));
+}
 
-  const invalid = (description: string) =>
-    apiError('invalidToken', {
-      message: description,
-      body: { error: 'invalid_token', error_description: description },
-      headers: {
-        ...TOKEN_FAILURE_HEADERS,
-        'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"`,
-      },
-    });
-
-  /** Sets `req.verifiedClient` when the Basic credentials verify; never refuses. */
-  async function identifyClient(req: Request, store: ClientStore, header: string): Promise<void> {
-    const presented = parseBasicCredentials(header);
-    if (!presented) return;
-    let client: Awaited<ReturnType<ClientStore['findById']>>;
-    try {
-      client = await store.findById(presented.id);
-    } catch {
-      // The store is down: the request is counted by its address, as an anonymous one.
-      return;
-    }
-    // Compared even when the client is unknown, so the time taken says nothing.
-    const verified = clientSecretMatches(presented.secret, client?.secretHash);
-    if (verified && client !== undefined && !client.blocked) req.verifiedClient = { id: client.id };
-  }
-
+/** bearerAuth() over a configuration already read (also dpopAuth()'s answer to a `Bearer` header). */
+export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler {
   return function bearerAuthMiddleware(req: Request, res: Response, next: NextFunction) {
     const header = req.headers.authorization;
-    if (header === undefined || !BEARER_SCHEME.test(header)) {
-      if (optional) {
-        if (clients !== undefined && header !== undefined) {
-          identifyClient(req, clients, header).then(() => next(), next);
-          return;
-        }
-        return next();
-      }
-      // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
-      return refuse(
-        req,
-        res,
-        next,
-        apiError('unauthenticated', {
-          message: 'A bearer access token is required.',
-          headers: { 'WWW-Authenticate': challenge },
-        }),
-      );
-    }
+    if (header === undefined || !BEARER_SCHEME.test(header)) return withoutBearer(config, req, res, next, header);
     const match = BEARER.exec(header);
-    if (!match) return refuse(req, res, next, invalid('The Authorization header is not a valid bearer token.'));
-    let claims: AccessTokenClaims;
-    try {
-      claims = verifier.verify(match[1] as string);
-    } catch (error) {
-      return refuse(req, res, next, invalid(error instanceof TokenRejected ? error.message : 'The access token is not valid.'));
-    }
-    // RFC 9449 §7.2: a token bound to a DPoP key is no bearer token; accepting it here would undo the binding.
-    if (claims.cnf !== undefined) return refuse(req, res, next, invalid('The access token is bound to a DPoP key.'));
-    // Checked on every request, after the verifier's cache too: a revoked family's tokens stop at once.
-    if (revokedFamilies !== undefined && claims.sid !== undefined && revokedFamilies.isRevoked(claims.sid)) {
-      return refuse(req, res, next, invalid('The access token was revoked.'));
-    }
-    if (isSubjectActive === undefined) return authenticated(req, claims, next);
-    let active: boolean | Promise<boolean>;
-    try {
-      active = isSubjectActive(claims.sub);
-    } catch (error) {
-      return lookupFailed(req, res, next, error);
-    }
-    if (typeof active === 'boolean') {
-      return active ? authenticated(req, claims, next) : refuse(req, res, next, invalid(SUBJECT_GONE));
-    }
-    active.then(
-      (yes) => (yes ? authenticated(req, claims, next) : refuse(req, res, next, invalid(SUBJECT_GONE))),
-      (error: unknown) => lookupFailed(req, res, next, error),
-    );
+    if (!match) return refuse(req, res, next, invalid(config, 'The Authorization header is not a valid bearer token.'));
+    const claims = checkAccessToken(config, match[1] as string, false);
+    if (typeof claims === 'string') return refuse(req, res, next, invalid(config, claims));
+    checkSubject(config, req, res, next, claims);
   };
 }
 
-const SUBJECT_GONE = 'The user of the access token no longer exists.';
+/** 401 `invalid_token` with the bearer challenge. */
+function invalid(config: BearerAuthConfiguration, description: string): ApiError {
+  return tokenFailure('invalidToken', 'invalid_token', config.challenge, description);
+}
+
+/** A request without bearer credentials: on unauthenticated when optional (its Basic client identified), else 401. */
+function withoutBearer(
+  config: BearerAuthConfiguration,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  header: string | undefined,
+): void {
+  if (config.optional) {
+    if (config.clients !== undefined && header !== undefined)
+      identifyClient(req, config.clients, header).then(() => next(), next);
+    else next();
+    return;
+  }
+  // RFC 6750 §3.1: no credentials of this scheme, so no error code, only the challenge.
+  refuse(
+    req,
+    res,
+    next,
+    apiError('unauthenticated', {
+      message: 'A bearer access token is required.',
+      headers: { 'WWW-Authenticate': config.challenge },
+    }),
+  );
+}
+
+/** Sets `req.verifiedClient` when the Basic credentials verify; never refuses. */
+async function identifyClient(req: Request, store: ClientStore, header: string): Promise<void> {
+  const presented = parseBasicCredentials(header);
+  if (!presented) return;
+  let client: Awaited<ReturnType<ClientStore['findById']>>;
+  try {
+    client = await store.findById(presented.id);
+  } catch {
+    // The store is down: the request is counted by its address, as an anonymous one.
+    return;
+  }
+  // Compared even when the client is unknown, so the time taken says nothing.
+  const verified = clientSecretMatches(presented.secret, client?.secretHash);
+  if (verified && client !== undefined && !client.blocked) req.verifiedClient = { id: client.id };
+}
+
+/**
+ * Asks `isSubjectActive`, when given, before the request goes on. A check
+ * that answers synchronously costs no promise: this runs on every request.
+ */
+function checkSubject(
+  config: BearerAuthConfiguration,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  claims: AccessTokenClaims,
+): void {
+  const isSubjectActive = config.isSubjectActive;
+  if (isSubjectActive === undefined) {
+    authenticated(req, claims, next);
+    return;
+  }
+  let active: boolean | Promise<boolean>;
+  try {
+    active = isSubjectActive(claims.sub);
+  } catch (error) {
+    lookupFailed(req, res, next, error);
+    return;
+  }
+  if (typeof active === 'boolean') subjectAnswered(config, req, res, next, claims, active);
+  else {
+    active.then(
+      (yes) => subjectAnswered(config, req, res, next, claims, yes),
+      (error: unknown) => lookupFailed(req, res, next, error),
+    );
+  }
+}
+
+/** The request goes on when the token's user is active, else 401 `invalid_token`. */
+function subjectAnswered(
+  config: BearerAuthConfiguration,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  claims: AccessTokenClaims,
+  active: boolean,
+): void {
+  if (active) authenticated(req, claims, next);
+  else refuse(req, res, next, invalid(config, SUBJECT_GONE));
+}
 
 function authenticated(req: Request, claims: AccessTokenClaims, next: NextFunction): void {
-  req.accessToken = claims;
-  req.auth = {
-    subject: claims.sub,
-    clientId: claims.client_id,
-    scopes: claims.scope === undefined ? EMPTY_SCOPES : claims.scope.split(' '),
-  };
+  setTokenAuth(req, claims);
   next();
 }
 

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { setResponseHeader } from '../http/response-headers.js';
 import { DpopNonceRequired, DpopProofRejected } from './dpop.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
@@ -19,7 +20,7 @@ export async function tokenEndpointProof(
   const { verifier, tokenUrl } = config.dpop;
   // RFC 9449 §8.2: a fresh nonce on every answer to a proof, so the client always holds one.
   const nonce = verifier.nonce();
-  if (nonce !== undefined) res.setHeader('DPoP-Nonce', nonce);
+  if (nonce !== undefined) setResponseHeader(res, 'DPoP-Nonce', nonce);
   try {
     return (await verifier.verify(proof, { method: 'POST', url: tokenUrl })).jkt;
   } catch (error) {

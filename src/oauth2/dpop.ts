@@ -234,16 +234,7 @@ export class DpopVerifier {
   async verify(proof: string | string[] | undefined, expected: ProofExpectation): Promise<VerifiedProof> {
     // RFC 9449 §4.3 check 1: exactly one DPoP header.
     if (typeof proof !== 'string') throw new DpopProofRejected('Exactly one DPoP proof is required.');
-    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw new DpopProofRejected('The DPoP proof is malformed.');
-    let decoded: jwt.Jwt | null;
-    try {
-      decoded = jwt.decode(proof, { complete: true });
-    } catch {
-      decoded = null;
-    }
-    if (decoded === null || typeof decoded.payload !== 'object') throw new DpopProofRejected('The DPoP proof is malformed.');
-    const { header } = decoded;
-    const claims = decoded.payload as jwt.JwtPayload & { htm?: unknown; htu?: unknown; ath?: unknown };
+    const { header, claims } = decodeProof(proof);
     if (header.typ !== DPOP_PROOF_TYPE) throw new DpopProofRejected('The DPoP proof typ is not dpop+jwt.');
     const alg = header.alg as DpopAlgorithm;
     if (!this.#config.algorithms.includes(alg)) throw new DpopProofRejected('The DPoP proof algorithm is not allowed.');
@@ -252,16 +243,7 @@ export class DpopVerifier {
     const members = jwk as Record<string, unknown>;
     if (PRIVATE_MEMBERS.some((name) => name in members)) throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
     const jkt = jwkThumbprint(members);
-    let key = this.#keys.get(jkt);
-    if (key === undefined) {
-      try {
-        key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
-      } catch {
-        throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
-      }
-      if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
-      this.#keys.set(jkt, key);
-    }
+    const key = this.#publicKey(jkt, members);
     try {
       // No clock claims but iat, which is checked below against the window.
       jwt.verify(proof, key, { algorithms: [alg], ignoreExpiration: true, ignoreNotBefore: true });
@@ -294,6 +276,37 @@ export class DpopVerifier {
     if (!fresh) throw new DpopProofRejected('The DPoP proof was used before.');
     return { jkt };
   }
+
+  /** The public key of a proof's `jwk`, imported once per thumbprint. */
+  #publicKey(jkt: string, members: Record<string, unknown>): KeyObject {
+    let key = this.#keys.get(jkt);
+    if (key === undefined) {
+      try {
+        key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+      } catch {
+        throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
+      }
+      if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
+      this.#keys.set(jkt, key);
+    }
+    return key;
+  }
+}
+
+/** A proof's header and claims, not yet verified; a proof that is no compact JWS of a JSON object is malformed. */
+function decodeProof(proof: string): {
+  readonly header: jwt.JwtHeader;
+  readonly claims: jwt.JwtPayload & { htm?: unknown; htu?: unknown; ath?: unknown };
+} {
+  if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw new DpopProofRejected('The DPoP proof is malformed.');
+  let decoded: jwt.Jwt | null;
+  try {
+    decoded = jwt.decode(proof, { complete: true });
+  } catch {
+    decoded = null;
+  }
+  if (decoded === null || typeof decoded.payload !== 'object') throw new DpopProofRejected('The DPoP proof is malformed.');
+  return { header: decoded.header, claims: decoded.payload };
 }
 
 /**

@@ -3,6 +3,7 @@ import { isApiError } from '../errors/api-error.js';
 import { setErrorShape } from '../errors/error-shape.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
+import { setResponseHeader } from '../http/response-headers.js';
 import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from './token-errors.js';
 
 /**
@@ -15,7 +16,7 @@ import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorSh
  */
 export function oauthEndpoint(handle: (req: Request, res: Response) => Promise<void>): RequestHandler {
   return function oauthEndpointMiddleware(req: Request, res: Response, next: NextFunction) {
-    res.setHeader('Cache-Control', TOKEN_CACHE_CONTROL);
+    setResponseHeader(res, 'Cache-Control', TOKEN_CACHE_CONTROL);
     setErrorShape(res, tokenErrorShape);
     handle(req, res).catch((error: unknown) => {
       // A store that is down is 503 `temporarily_unavailable` (through the shape), anything else unknown 500.

@@ -1,6 +1,5 @@
 import { checkInteger } from '../config/options.js';
 import {
-  type RedisClient,
   type RedisConnection,
   RedisScript,
   type RedisStoreOptions,

@@ -1,0 +1,86 @@
+import { checkString, invalidOption, readOptions } from '../config/options.js';
+import { type BearerAuthConfiguration, requiredBearer } from './bearer-auth-options.js';
+import type { SubjectActiveCheck } from './checks.js';
+import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
+import type { AccessTokenKey } from './keys.js';
+import { type AccessTokenCheck, readAccessTokenCheck } from './resource-token.js';
+import type { RevokedFamilies } from './revoked-families.js';
+
+export interface DpopAuthOptions {
+  /** Keys that verify access tokens, as given to tokenRouter(). Required. */
+  keys: readonly AccessTokenKey[];
+  /** The expected `iss`. Required. */
+  issuer: string;
+  /** The expected `aud`. Required. */
+  audience: string | readonly string[];
+  /**
+   * The public origin of this API (`https://api.example.com`): a proof's
+   * `htu` must be this origin followed by the request's path. Required:
+   * behind a proxy, the request alone does not tell it.
+   */
+  origin: string;
+  /** The proof check: replay store (shared by every instance), algorithms, window. Default: the defaults of DpopOptions. */
+  dpop?: DpopOptions;
+  /** Realm of the challenges. Default: `'api'`. */
+  realm?: string;
+  /** Clock skew allowed on the access token's `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
+  clockToleranceSeconds?: number;
+  /** Revoked refresh-token families, as for bearerAuth(). Default: none. */
+  revokedFamilies?: RevokedFamilies;
+  /** Whether a token's user still exists, as for bearerAuth(): a token of a user it denies is refused. Default: none. */
+  isSubjectActive?: SubjectActiveCheck;
+}
+
+const OPTION_NAMES = [
+  'keys',
+  'issuer',
+  'audience',
+  'origin',
+  'dpop',
+  'realm',
+  'clockToleranceSeconds',
+  'revokedFamilies',
+  'isSubjectActive',
+] as const;
+const FACTORY = 'dpopAuth';
+
+/** dpopAuth()'s options, checked, with their defaults. */
+export interface DpopAuthConfiguration extends AccessTokenCheck {
+  /** The public origin a proof's `htu` starts with. */
+  readonly origin: string;
+  /** The proof check (replay store, algorithms, window, nonces). */
+  readonly proofs: DpopVerifier;
+  /** `DPoP realm="…", algs="…"`: the start of every challenge. */
+  readonly challenge: string;
+  /** The answer to a `Bearer` header: bearerAuth() with the same token check, required. */
+  readonly bearer: BearerAuthConfiguration;
+}
+
+/** An origin alone (scheme, host, port), as `new URL(origin).origin` writes it. */
+function readOrigin(value: unknown): string {
+  const origin = checkString(FACTORY, 'origin', value);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || parsed.origin !== origin)
+    invalidOption(FACTORY, 'origin', origin, 'an origin such as https://api.example.com');
+  return origin;
+}
+
+/** Turns dpopAuth()'s options into its configuration, or throws a ConfigurationError at start-up. */
+export function readDpopAuthOptions(options: unknown): DpopAuthConfiguration {
+  const given = readOptions<DpopAuthOptions>(FACTORY, options, OPTION_NAMES);
+  const check = readAccessTokenCheck(FACTORY, given);
+  const origin = readOrigin(given.origin);
+  const proofs = new DpopVerifier(readDpopOptions(FACTORY, given.dpop));
+  return {
+    ...check,
+    origin,
+    proofs,
+    challenge: `DPoP realm="${check.realm}", algs="${proofs.algorithms.join(' ')}"`,
+    bearer: requiredBearer(check),
+  };
+}
