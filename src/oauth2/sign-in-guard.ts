@@ -1,11 +1,10 @@
 import type { Request } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import { checkInteger, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import { checkStore, secondsUntil } from '../rate-limit/limiter.js';
-import { storeKeyOf } from '../rate-limit/partition.js';
-import type { CounterState, CounterStore } from '../stores/counter-store.js';
+import { checkStore } from '../stores/check-store.js';
+import { clientAddressKey, storeKeyOf } from '../stores/counter-keys.js';
+import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { normalizeUsername } from './stores.js';
 
@@ -107,7 +106,7 @@ export interface SignInGuard {
 
 /** The key of a client address: express-rate-limit's, as rateLimit() counts it (IPv6 by /56). */
 export function signInAddressKey(req: Pick<Request, 'ip' | 'socket'>): string {
-  return ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '');
+  return clientAddressKey(req);
 }
 
 const unavailable = (cause: unknown): ApiError =>

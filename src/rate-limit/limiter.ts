@@ -1,7 +1,9 @@
 import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import type { CounterState, CounterStore } from '../stores/counter-store.js';
+import { checkStore } from '../stores/check-store.js';
+import { storeKeyOf } from '../stores/counter-keys.js';
+import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
 import { MemoryCounterStore, synchronousIncrement } from '../stores/memory-counter-store.js';
 import {
   DEFAULT_QUOTA_UNIT,
@@ -13,7 +15,10 @@ import {
   quotedName,
   stateItem,
 } from './headers.js';
-import { type PartitionHasher, type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
+import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
+
+// The `t` of a LimitState, named beside limiter() for callers that compute a Retry-After of their own.
+export { secondsUntil } from '../stores/counter-store.js';
 
 /** Options of limiter(): one named policy, usable outside a middleware. */
 export interface LimiterOptions {
@@ -110,9 +115,6 @@ export interface KeyedLimiter extends Limiter {
   givenBack(state: LimitState): LimitState;
 }
 
-/** Seconds from `now` to `resetAt`, rounded up: the `t` of a state item and the `Retry-After` of a 429. */
-export const secondsUntil = (resetAt: number, now: number): number => Math.max(0, Math.ceil((resetAt - now) / 1000));
-
 /** Checks a policy's name, limit, window and unit at construction. */
 export function checkPolicy(
   factory: string,
@@ -129,21 +131,6 @@ export function checkPolicy(
         ? DEFAULT_QUOTA_UNIT
         : checkOneOf(factory, `${prefix}quotaUnit`, given.quotaUnit, QUOTA_UNITS),
   };
-}
-
-export function checkStore(factory: string, store: unknown): CounterStore {
-  const candidate = store as Partial<CounterStore> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.increment !== 'function' ||
-    typeof candidate.get !== 'function' ||
-    typeof candidate.decrement !== 'function' ||
-    typeof candidate.reset !== 'function'
-  ) {
-    invalidOption(factory, 'store', store, 'a CounterStore (increment, get, decrement and reset)');
-  }
-  return candidate as CounterStore;
 }
 
 /**
