@@ -105,10 +105,11 @@ export interface KeyedLimiter extends Limiter {
   keyOf(identity: string, partitionKey?: string): PolicyKey;
   consumeKey(key: PolicyKey): Promise<LimitState>;
   /**
-   * consumeKey() without a promise, when the store counts synchronously (the
-   * MemoryCounterStore); `undefined` for every other store.
+   * consumeKey() that answers at once, without a promise, when the store
+   * counts synchronously (the MemoryCounterStore), and with consumeKey()'s
+   * promise for every other store.
    */
-  readonly consumeKeyNow: ((key: PolicyKey) => LimitState) | undefined;
+  countKey(key: PolicyKey): LimitState | Promise<LimitState>;
   peekKey(key: PolicyKey): Promise<LimitState>;
   refundKey(key: PolicyKey): Promise<void>;
   /** The state once a consumed hit was given back: one fewer used; `limited` still says whether that hit was over. */
@@ -213,8 +214,8 @@ export function keyedLimiter(
     attempt(() => store.get(key.storeKey)).then((counter) => peeked(key, counter));
   const refundKey = (key: PolicyKey): Promise<void> => attempt(() => store.decrement(key.storeKey));
   const incrementNow = synchronousIncrement(store);
-  const consumeKeyNow =
-    incrementNow === undefined ? undefined : (key: PolicyKey): LimitState => counted(key, incrementNow(key.storeKey, windowMs));
+  const countKey =
+    incrementNow === undefined ? consumeKey : (key: PolicyKey): LimitState => counted(key, incrementNow(key.storeKey, windowMs));
 
   return {
     name: policy.name,
@@ -226,7 +227,7 @@ export function keyedLimiter(
     reset: (identity) => attempt(() => store.reset(storeKeyOf(policy.name, identity))).catch(unavailable),
     keyOf,
     consumeKey,
-    consumeKeyNow,
+    countKey,
     peekKey,
     refundKey,
     givenBack: (given) => state(given, given.used > 0 ? given.used - 1 : 0, given.resetAt, given.resetSeconds, given.limited),
