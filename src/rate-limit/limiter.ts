@@ -135,9 +135,9 @@ export function checkPolicy(
 }
 
 /**
- * One rate-limit policy as an object, for limits that are not a middleware:
- * the oauth2 brute-force guard counts failures per user name and per client
- * address with it, and rateLimit() counts its policies with it. A store
+ * One rate-limit policy as an object, for limits that are not a middleware
+ * (failures per user name, per client address); rateLimit() counts its
+ * policies with it too. A store
  * failure rejects with the `stateStoreUnavailable` ApiError (503); the
  * caller decides whether to fail open.
  */

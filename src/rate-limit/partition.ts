@@ -11,7 +11,7 @@ import { createHmac, randomBytes } from 'node:crypto';
  *   every instance whatever their secrets (storeKeyOf(), src/stores/).
  */
 
-/** Bytes kept of a digest: 96 bits, written as 16 base64 characters. */
+/** Bytes kept of the HMAC in a `pk`: 96 bits, written as 16 base64 characters. */
 export const PARTITION_KEY_BYTES = 12;
 
 /**
