@@ -1,12 +1,9 @@
 import type { Request } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
-import { checkInteger, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import { checkStore, secondsUntil } from '../rate-limit/limiter.js';
-import { storeKeyOf } from '../rate-limit/partition.js';
-import type { CounterState, CounterStore } from '../stores/counter-store.js';
-import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { clientAddressKey, storeKeyOf } from '../stores/counter-keys.js';
+import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
+import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 import { normalizeUsername } from './stores.js';
 
 /**
@@ -35,19 +32,15 @@ import { normalizeUsername } from './stores.js';
  * how many failures and how long.
  */
 
-/** Default: 10 failed sign-ins per username per window, far below what guessing needs. */
-export const DEFAULT_MAX_FAILURES_PER_USERNAME = 10;
-/** Default: 100 failed sign-ins per client address per window (one address may serve many users). */
-export const DEFAULT_MAX_FAILURES_PER_ADDRESS = 100;
-/** Default window: 15 minutes. */
-export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
-/**
- * Default of `queueTimeoutMs`: the longest an attempt waits for attempts in
- * flight before it is refused with 429. A few seconds: a sign-in answered
- * later than that is worse than a quick "retry after 1 s", and the password
- * check itself may still wait up to PasswordHasher's `maxWaitMs` after it.
- */
-export const SIGN_IN_QUEUE_TIMEOUT_MS = 3000;
+// The guard's options and their defaults are named beside signInGuard(), where its callers import them.
+export {
+  DEFAULT_GUARD_WINDOW_SECONDS,
+  DEFAULT_MAX_FAILURES_PER_ADDRESS,
+  DEFAULT_MAX_FAILURES_PER_USERNAME,
+  SIGN_IN_QUEUE_TIMEOUT_MS,
+  type SignInGuardOptions,
+} from './sign-in-guard-options.js';
+
 /** A reservation left by a process that died mid-check is forgotten after this long. */
 const PENDING_WINDOW_MS = 60_000;
 
@@ -58,26 +51,6 @@ export const SIGN_IN_POLICIES = {
   usernamePending: 'sign-in-pending-username',
   addressPending: 'sign-in-pending-address',
 } as const;
-
-export interface SignInGuardOptions {
-  /** Where counts live; a RedisCounterStore shares them between instances. Default: a new MemoryCounterStore. */
-  store?: CounterStore;
-  /** Failed sign-ins allowed per username per window. Default: 10. */
-  maxFailuresPerUsername?: number;
-  /** Failed sign-ins allowed per client address (`req.ip`) per window. Default: 100. */
-  maxFailuresPerAddress?: number;
-  /** Window length in seconds; a throttled username or address is free again at its end. Default: 900 (15 minutes). */
-  windowSeconds?: number;
-  /**
-   * Longest an attempt held only by attempts in flight (many parallel
-   * sign-ins of one user) waits for them to be decided, in ms (100 to
-   * 60000); then it is refused with 429 and `Retry-After: 1`. Default: 3000.
-   */
-  queueTimeoutMs?: number;
-}
-
-const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds', 'queueTimeoutMs'] as const;
-const FACTORY = 'signInGuard';
 
 /** One admitted sign-in attempt: say how it ended. */
 export interface SignInAttempt {
@@ -107,8 +80,22 @@ export interface SignInGuard {
 
 /** The key of a client address: express-rate-limit's, as rateLimit() counts it (IPv6 by /56). */
 export function signInAddressKey(req: Pick<Request, 'ip' | 'socket'>): string {
-  return ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '');
+  return clientAddressKey(req);
 }
+
+/** One dimension (username or address): its failure and pending keys and its allowance. */
+interface Dimension {
+  readonly failures: string;
+  readonly pending: string;
+  readonly limit: number;
+  readonly refusal: string;
+}
+
+/** The dimensions of one attempt: the username first, then the address (the first one over names the refusal). */
+type Dimensions = readonly [byUser: Dimension, byAddress: Dimension];
+
+/** What a reservation found: admitted, held by attempts in flight (wait and retry), or refused. */
+type Verdict = { readonly kind: 'admit' } | { readonly kind: 'wait' } | { readonly kind: 'refuse'; readonly error: ApiError };
 
 const unavailable = (cause: unknown): ApiError =>
   storeUnavailable(cause, { message: 'Sign-in is unavailable; try again later.' });
@@ -117,158 +104,155 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** Makes the sign-in guard; options are checked now (a wrong one throws ConfigurationError). */
 export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard {
-  const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES);
-  const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
-  const windowSeconds =
-    given.windowSeconds === undefined
-      ? DEFAULT_GUARD_WINDOW_SECONDS
-      : checkInteger(FACTORY, 'windowSeconds', given.windowSeconds, { min: 1, max: 86_400 * 30 });
-  const maxFailuresPerUsername =
-    given.maxFailuresPerUsername === undefined
-      ? DEFAULT_MAX_FAILURES_PER_USERNAME
-      : checkInteger(FACTORY, 'maxFailuresPerUsername', given.maxFailuresPerUsername, { min: 1 });
-  const maxFailuresPerAddress =
-    given.maxFailuresPerAddress === undefined
-      ? DEFAULT_MAX_FAILURES_PER_ADDRESS
-      : checkInteger(FACTORY, 'maxFailuresPerAddress', given.maxFailuresPerAddress, { min: 1 });
-  const windowMs = windowSeconds * 1000;
-  const queueTimeoutMs =
-    given.queueTimeoutMs === undefined
-      ? SIGN_IN_QUEUE_TIMEOUT_MS
-      : checkInteger(FACTORY, 'queueTimeoutMs', given.queueTimeoutMs, { min: 100, max: 60_000 });
-
-  const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
-    try {
-      return await operation();
-    } catch (cause) {
-      throw unavailable(cause);
-    }
-  };
-
-  /** One dimension (username or address): its failure and pending keys and its allowance. */
-  interface Dimension {
-    readonly failures: string;
-    readonly pending: string;
-    readonly limit: number;
-    readonly refusal: string;
-  }
-
-  type Verdict = { readonly kind: 'admit' } | { readonly kind: 'wait' } | { readonly kind: 'refuse'; readonly error: ApiError };
-
-  const throttled = (dimensions: readonly Dimension[], states: readonly (CounterState | undefined)[]): ApiError => {
-    const now = Date.now();
-    let retryAfter = 1;
-    let message = '';
-    dimensions.forEach((dimension, index) => {
-      const state = states[index];
-      if ((state?.count ?? 0) >= dimension.limit) {
-        retryAfter = Math.max(retryAfter, secondsUntil(state?.resetAt ?? now, now));
-        message = message || dimension.refusal;
-      }
-    });
-    return apiError('tooManyLoginFailures', { message, headers: { 'Retry-After': String(retryAfter) } });
-  };
-
-  /** Reserves one pending slot in each dimension, then reads the failures (in that order: never an under-count). */
-  async function reserve(dimensions: readonly Dimension[]): Promise<Verdict> {
-    const reserved = await Promise.allSettled(dimensions.map((d) => store.increment(d.pending, PENDING_WINDOW_MS)));
-    const refused = reserved.find((outcome) => outcome.status === 'rejected');
-    if (refused) {
-      await release(dimensions.filter((_, i) => reserved[i]?.status === 'fulfilled'));
-      throw unavailable(refused.reason);
-    }
-    const pending = reserved.map((outcome) => (outcome as PromiseFulfilledResult<CounterState>).value);
-    let failures: (CounterState | undefined)[];
-    try {
-      failures = await Promise.all(dimensions.map((d) => store.get(d.failures)));
-    } catch (cause) {
-      await release(dimensions);
-      throw unavailable(cause);
-    }
-    const used = failures.map((state) => state?.count ?? 0);
-    if (dimensions.some((d, i) => (used[i] as number) >= d.limit)) {
-      await release(dimensions);
-      return { kind: 'refuse', error: throttled(dimensions, failures) };
-    }
-    // Failures so far plus attempts in flight (this one included) must fit the allowance.
-    // (A pending window that ends while attempts are in flight lets their give-back land in the
-    // next window: at most a few more checks at that instant, never a lasting over-count.)
-    if (dimensions.some((d, i) => (used[i] as number) + (pending[i] as CounterState).count > d.limit)) {
-      await release(dimensions);
-      return { kind: 'wait' };
-    }
-    return { kind: 'admit' };
-  }
-
-  /** Gives back the pending slot of each dimension; a failure here only lets the slot expire with its window. */
-  async function release(dimensions: readonly Dimension[]): Promise<void> {
-    await Promise.all(dimensions.map((d) => store.decrement(d.pending).catch(() => undefined)));
-  }
-
+  const configuration = readSignInGuardOptions(options);
+  const { maxFailuresPerUsername, maxFailuresPerAddress, windowSeconds } = configuration;
   return {
     maxFailuresPerUsername,
     maxFailuresPerAddress,
     windowSeconds,
     async attempt(req, username) {
-      const user = normalizeUsername(username);
-      const address = signInAddressKey(req);
-      const byUser: Dimension = {
-        failures: storeKeyOf(SIGN_IN_POLICIES.usernameFailures, user),
-        pending: storeKeyOf(SIGN_IN_POLICIES.usernamePending, user),
-        limit: maxFailuresPerUsername,
-        refusal: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
-      };
-      const byAddress: Dimension = {
-        failures: storeKeyOf(SIGN_IN_POLICIES.addressFailures, address),
-        pending: storeKeyOf(SIGN_IN_POLICIES.addressPending, address),
-        limit: maxFailuresPerAddress,
-        refusal: 'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
-      };
-      const dimensions = [byUser, byAddress];
-      const deadline = Date.now() + queueTimeoutMs;
-      let delay = 10;
-      for (;;) {
-        const verdict = await reserve(dimensions);
-        if (verdict.kind === 'refuse') throw verdict.error;
-        if (verdict.kind === 'admit') break;
-        // Held only by attempts in flight: wait for them to be decided (with jitter, so waiters do not move in step).
-        if (Date.now() + delay > deadline) {
-          throw apiError('tooManyLoginFailures', {
-            message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
-            headers: { 'Retry-After': '1' },
-          });
-        }
-        await sleep(delay / 2 + Math.random() * delay);
-        delay = Math.min(delay * 2, 200);
-      }
-      let settled = false;
-      const settle = () => {
-        if (settled) throw new Error('This sign-in attempt was already settled.');
-        settled = true;
-      };
-      return {
-        async succeeded() {
-          settle();
-          await release(dimensions);
-          // The sign-in stands even if the store fails now: the failures left behind only expire with their window.
-          await store.reset(byUser.failures).catch(() => undefined);
-        },
-        async cancelled() {
-          settle();
-          await release(dimensions);
-        },
-        async failed() {
-          settle();
-          // The failure is counted before the reservation is given back: never an instant where neither counts.
-          try {
-            await guarded(() =>
-              Promise.all([store.increment(byUser.failures, windowMs), store.increment(byAddress.failures, windowMs)]),
-            );
-          } finally {
-            await release(dimensions);
-          }
-        },
-      };
+      const dimensions = dimensionsOf(configuration, req, username);
+      await admission(configuration, dimensions);
+      return admittedAttempt(configuration, dimensions);
     },
   };
+}
+
+/** The keys and allowances an attempt is counted under: its username (normalizeUsername()) and its client address. */
+function dimensionsOf(configuration: SignInGuardConfiguration, req: Request, username: string): Dimensions {
+  const user = normalizeUsername(username);
+  const address = signInAddressKey(req);
+  return [
+    {
+      failures: storeKeyOf(SIGN_IN_POLICIES.usernameFailures, user),
+      pending: storeKeyOf(SIGN_IN_POLICIES.usernamePending, user),
+      limit: configuration.maxFailuresPerUsername,
+      refusal: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+    },
+    {
+      failures: storeKeyOf(SIGN_IN_POLICIES.addressFailures, address),
+      pending: storeKeyOf(SIGN_IN_POLICIES.addressPending, address),
+      limit: configuration.maxFailuresPerAddress,
+      refusal: 'Too many failed sign-in attempts from this address; retry after the time in Retry-After.',
+    },
+  ];
+}
+
+/**
+ * Reserves the attempt, waiting while it is held only by attempts in flight
+ * (with jitter, so waiters do not move in step) until `queueTimeoutMs`;
+ * rejects with the 429 of a refusal or of a wait that ran out.
+ */
+async function admission({ store, queueTimeoutMs }: SignInGuardConfiguration, dimensions: Dimensions): Promise<void> {
+  const deadline = Date.now() + queueTimeoutMs;
+  let delay = 10;
+  for (;;) {
+    const verdict = await reserve(store, dimensions);
+    if (verdict.kind === 'refuse') throw verdict.error;
+    if (verdict.kind === 'admit') return;
+    if (Date.now() + delay > deadline) {
+      throw apiError('tooManyLoginFailures', {
+        message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    await sleep(delay / 2 + Math.random() * delay);
+    delay = Math.min(delay * 2, 200);
+  }
+}
+
+/** Reserves one pending slot in each dimension, then reads the failures (in that order: never an under-count). */
+async function reserve(store: CounterStore, dimensions: Dimensions): Promise<Verdict> {
+  const reserved = await Promise.allSettled(dimensions.map((d) => store.increment(d.pending, PENDING_WINDOW_MS)));
+  const refused = reserved.find((outcome) => outcome.status === 'rejected');
+  if (refused) {
+    await release(
+      store,
+      dimensions.filter((_, i) => reserved[i]?.status === 'fulfilled'),
+    );
+    throw unavailable(refused.reason);
+  }
+  const pending = reserved.map((outcome) => (outcome as PromiseFulfilledResult<CounterState>).value);
+  let failures: (CounterState | undefined)[];
+  try {
+    failures = await Promise.all(dimensions.map((d) => store.get(d.failures)));
+  } catch (cause) {
+    await release(store, dimensions);
+    throw unavailable(cause);
+  }
+  const used = failures.map((state) => state?.count ?? 0);
+  if (dimensions.some((d, i) => (used[i] as number) >= d.limit)) {
+    await release(store, dimensions);
+    return { kind: 'refuse', error: throttled(dimensions, failures) };
+  }
+  // Failures so far plus attempts in flight (this one included) must fit the allowance.
+  // (A pending window that ends while attempts are in flight lets their give-back land in the
+  // next window: at most a few more checks at that instant, never a lasting over-count.)
+  if (dimensions.some((d, i) => (used[i] as number) + (pending[i] as CounterState).count > d.limit)) {
+    await release(store, dimensions);
+    return { kind: 'wait' };
+  }
+  return { kind: 'admit' };
+}
+
+/** Gives back the pending slot of each dimension; a failure here only lets the slot expire with its window. */
+async function release(store: CounterStore, dimensions: readonly Dimension[]): Promise<void> {
+  await Promise.all(dimensions.map((d) => store.decrement(d.pending).catch(() => undefined)));
+}
+
+/** The 429 of a username or address over its allowance, with `Retry-After` at the latest end of their windows. */
+function throttled(dimensions: Dimensions, states: readonly (CounterState | undefined)[]): ApiError {
+  const now = Date.now();
+  let retryAfter = 1;
+  let message = '';
+  dimensions.forEach((dimension, index) => {
+    const state = states[index];
+    if ((state?.count ?? 0) >= dimension.limit) {
+      retryAfter = Math.max(retryAfter, secondsUntil(state?.resetAt ?? now, now));
+      message = message || dimension.refusal;
+    }
+  });
+  return apiError('tooManyLoginFailures', { message, headers: { 'Retry-After': String(retryAfter) } });
+}
+
+/** The attempt once admitted: each outcome gives back its reservation, and may be told once. */
+function admittedAttempt({ store, windowMs }: SignInGuardConfiguration, dimensions: Dimensions): SignInAttempt {
+  const [byUser, byAddress] = dimensions;
+  let settled = false;
+  const settle = () => {
+    if (settled) throw new Error('This sign-in attempt was already settled.');
+    settled = true;
+  };
+  return {
+    async succeeded() {
+      settle();
+      await release(store, dimensions);
+      // The sign-in stands even if the store fails now: the failures left behind only expire with their window.
+      await store.reset(byUser.failures).catch(() => undefined);
+    },
+    async cancelled() {
+      settle();
+      await release(store, dimensions);
+    },
+    async failed() {
+      settle();
+      // The failure is counted before the reservation is given back: never an instant where neither counts.
+      try {
+        await guarded(() =>
+          Promise.all([store.increment(byUser.failures, windowMs), store.increment(byAddress.failures, windowMs)]),
+        );
+      } finally {
+        await release(store, dimensions);
+      }
+    },
+  };
+}
+
+/** A store operation whose failure (thrown or rejected) becomes the guard's 503. */
+async function guarded<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (cause) {
+    throw unavailable(cause);
+  }
 }

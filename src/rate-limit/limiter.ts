@@ -1,7 +1,9 @@
 import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import type { CounterState, CounterStore } from '../stores/counter-store.js';
+import { checkStore } from '../stores/check-store.js';
+import { storeKeyOf } from '../stores/counter-keys.js';
+import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
 import { MemoryCounterStore, synchronousIncrement } from '../stores/memory-counter-store.js';
 import {
   DEFAULT_QUOTA_UNIT,
@@ -13,7 +15,10 @@ import {
   quotedName,
   stateItem,
 } from './headers.js';
-import { type PartitionHasher, type PartitionSecret, partitionHasher, storeKeyOf } from './partition.js';
+import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
+
+// The `t` of a LimitState, named beside limiter() for callers that compute a Retry-After of their own.
+export { secondsUntil } from '../stores/counter-store.js';
 
 /** Options of limiter(): one named policy, usable outside a middleware. */
 export interface LimiterOptions {
@@ -100,18 +105,16 @@ export interface KeyedLimiter extends Limiter {
   keyOf(identity: string, partitionKey?: string): PolicyKey;
   consumeKey(key: PolicyKey): Promise<LimitState>;
   /**
-   * consumeKey() without a promise, when the store counts synchronously (the
-   * MemoryCounterStore); `undefined` for every other store.
+   * consumeKey() that answers at once, without a promise, when the store
+   * counts synchronously (the MemoryCounterStore), and with consumeKey()'s
+   * promise for every other store.
    */
-  readonly consumeKeyNow: ((key: PolicyKey) => LimitState) | undefined;
+  countKey(key: PolicyKey): LimitState | Promise<LimitState>;
   peekKey(key: PolicyKey): Promise<LimitState>;
   refundKey(key: PolicyKey): Promise<void>;
   /** The state once a consumed hit was given back: one fewer used; `limited` still says whether that hit was over. */
   givenBack(state: LimitState): LimitState;
 }
-
-/** Seconds from `now` to `resetAt`, rounded up: the `t` of a state item and the `Retry-After` of a 429. */
-export const secondsUntil = (resetAt: number, now: number): number => Math.max(0, Math.ceil((resetAt - now) / 1000));
 
 /** Checks a policy's name, limit, window and unit at construction. */
 export function checkPolicy(
@@ -131,25 +134,10 @@ export function checkPolicy(
   };
 }
 
-export function checkStore(factory: string, store: unknown): CounterStore {
-  const candidate = store as Partial<CounterStore> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.increment !== 'function' ||
-    typeof candidate.get !== 'function' ||
-    typeof candidate.decrement !== 'function' ||
-    typeof candidate.reset !== 'function'
-  ) {
-    invalidOption(factory, 'store', store, 'a CounterStore (increment, get, decrement and reset)');
-  }
-  return candidate as CounterStore;
-}
-
 /**
- * One rate-limit policy as an object, for limits that are not a middleware:
- * the oauth2 brute-force guard counts failures per user name and per client
- * address with it, and rateLimit() counts its policies with it. A store
+ * One rate-limit policy as an object, for limits that are not a middleware
+ * (failures per user name, per client address); rateLimit() counts its
+ * policies with it too. A store
  * failure rejects with the `stateStoreUnavailable` ApiError (503); the
  * caller decides whether to fail open.
  */
@@ -226,8 +214,8 @@ export function keyedLimiter(
     attempt(() => store.get(key.storeKey)).then((counter) => peeked(key, counter));
   const refundKey = (key: PolicyKey): Promise<void> => attempt(() => store.decrement(key.storeKey));
   const incrementNow = synchronousIncrement(store);
-  const consumeKeyNow =
-    incrementNow === undefined ? undefined : (key: PolicyKey): LimitState => counted(key, incrementNow(key.storeKey, windowMs));
+  const countKey =
+    incrementNow === undefined ? consumeKey : (key: PolicyKey): LimitState => counted(key, incrementNow(key.storeKey, windowMs));
 
   return {
     name: policy.name,
@@ -239,7 +227,7 @@ export function keyedLimiter(
     reset: (identity) => attempt(() => store.reset(storeKeyOf(policy.name, identity))).catch(unavailable),
     keyOf,
     consumeKey,
-    consumeKeyNow,
+    countKey,
     peekKey,
     refundKey,
     givenBack: (given) => state(given, given.used > 0 ? given.used - 1 : 0, given.resetAt, given.resetSeconds, given.limited),

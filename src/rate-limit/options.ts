@@ -1,10 +1,11 @@
 import type { Request } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { checkStore } from '../stores/check-store.js';
+import { clientAddressKey } from '../stores/counter-keys.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
-import { checkPolicy, checkStore, type KeyedLimiter, keyedLimiter } from './limiter.js';
+import { checkPolicy, type KeyedLimiter, keyedLimiter } from './limiter.js';
 import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
 
 /**
@@ -140,17 +141,17 @@ const logStoreError = (error: unknown): void => {
   process.stderr.write(`${JSON.stringify({ level: 'error', message: 'rate-limit store failed', cause })}\n`);
 };
 
-const addressOf = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket?.remoteAddress ?? '');
 // Without Express's `trust proxy` (its default) req.ip is the connection's
 // own address, whatever the headers say: worked out once per connection,
 // not per request (proxy-addr, then the IPv6 test of ipKeyGenerator).
 const addressBySocket = new WeakMap<object, string>();
 const defaultAddress = (req: Request): string => {
   const socket = req.socket as object | undefined;
-  if (socket === undefined || typeof req.app?.enabled !== 'function' || req.app.enabled('trust proxy')) return addressOf(req);
+  if (socket === undefined || typeof req.app?.enabled !== 'function' || req.app.enabled('trust proxy'))
+    return clientAddressKey(req);
   let address = addressBySocket.get(socket);
   if (address === undefined) {
-    address = addressOf(req);
+    address = clientAddressKey(req);
     addressBySocket.set(socket, address);
   }
   return address;

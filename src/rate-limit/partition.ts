@@ -1,4 +1,4 @@
-import { createHmac, hash, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Partition keys. the conventions' Limits rule 4 counts per user and per application;
@@ -7,13 +7,11 @@ import { createHmac, hash, randomBytes } from 'node:crypto';
  * - `pk` never shows the raw user id or client address: it is a keyed hash
  *   (HMAC-SHA-256 cut to 96 bits), so nobody without the secret can test a
  *   guessed address or user name against it.
- * - The store key is an unkeyed SHA-256 digest of the identity (cut to 96
- *   bits): fixed and small whatever a client sends, free of raw ids in Redis,
- *   and the same on every instance even when their secrets differ, so a
- *   shared store always counts one partition as one.
+ * - The store key is not the `pk`: it is an unkeyed digest, the same on
+ *   every instance whatever their secrets (storeKeyOf(), src/stores/).
  */
 
-/** Bytes kept of a digest: 96 bits, written as 16 base64 characters. */
+/** Bytes kept of the HMAC in a `pk`: 96 bits, written as 16 base64 characters. */
 export const PARTITION_KEY_BYTES = 12;
 
 /**
@@ -32,10 +30,3 @@ export function partitionHasher(secret: PartitionSecret = PROCESS_SECRET): Parti
     return createHmac('sha256', secret).update(identity).digest().toString('base64', 0, PARTITION_KEY_BYTES);
   };
 }
-
-/** The store key of an identity within a policy: `<policy>:<digest>`. */
-// The digest is encoded from a buffer, not sliced from a longer string: a
-// V8 slice would keep the whole 44-character string alive in the memory
-// store (about 6 MB more at 100,000 keys).
-export const storeKeyOf = (policyName: string, identity: string): string =>
-  `${policyName}:${hash('sha256', identity, 'buffer').toString('base64', 0, PARTITION_KEY_BYTES)}`;

@@ -3,8 +3,9 @@ import { refuse, takeHeldRefusal } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
-import { type LimitState, type PolicyKey, tooManyRequests } from './limiter.js';
-import { type RateLimitOptions, readRateLimitOptions } from './options.js';
+import { type KeyedLimiter, type LimitState, type PolicyKey, tooManyRequests } from './limiter.js';
+import { type RateLimitConfiguration, type RateLimitOptions, readRateLimitOptions } from './options.js';
+import type { PartitionHasher } from './partition.js';
 
 // Partition keys and store keys of the identities seen lately, so that a
 // client's next request neither hashes nor HMACs again: a Map, emptied when
@@ -17,7 +18,27 @@ interface IdentityKeys {
   readonly perPolicy: (PolicyKey | undefined)[];
 }
 
-const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
+/** rateLimit()'s configuration, with what is built from it once: the key cache and the store-error hook. */
+interface Limits extends RateLimitConfiguration {
+  /** The keys of `identity` in the policy at `index`. */
+  readonly keyOf: (identity: string, index: number) => PolicyKey;
+  /** Hands a store failure to `log`, when logging is on. */
+  readonly onStoreError: (error: unknown) => void;
+}
+
+/** One request being counted: its keys, and its state in each policy once counted (or peeked). */
+interface Counting {
+  readonly req: Request;
+  readonly res: Response;
+  readonly next: NextFunction;
+  readonly keys: readonly PolicyKey[];
+  readonly states: (LimitState | undefined)[];
+}
+
+/** How a counted request is answered: passed on, 429, or 503 (the store failed and the limiter fails closed). */
+type Outcome = 'passed' | 'refused' | 'failed';
+
+const isPromiseLike = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
   typeof (value as { then?: unknown }).then === 'function';
 
 /**
@@ -39,17 +60,39 @@ const isPromiseLike = (value: unknown): value is PromiseLike<RequestIdentity> =>
  * (docs/performance.md).
  */
 export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler {
-  const { policies, kinds, identify, address, failOpen, log, partitionKeyOf } = readRateLimitOptions(options);
-  const onStoreError = (error: unknown): void => log?.(error);
-  const count = policies.length;
-  const countNow = policies.every((policy) => policy.consumeKeyNow !== undefined);
+  const configuration = readRateLimitOptions(options);
+  const { log } = configuration;
+  const limits: Limits = {
+    ...configuration,
+    keyOf: identityKeyCache(configuration.policies, configuration.partitionKeyOf),
+    onStoreError: (error) => log?.(error),
+  };
+  const { identify } = limits;
+  return function rateLimitMiddleware(req, res, next) {
+    const who = identify(req);
+    // A synchronous identify (the default) goes straight on: no promise.
+    if (isPromiseLike(who)) {
+      who.then(
+        (resolved) => countRequest(limits, req, res, next, resolved),
+        (error: unknown) => next(error ?? new Error('identify rejected')),
+      );
+      return;
+    }
+    countRequest(limits, req, res, next, who);
+  };
+}
 
+/** The keys of an identity in each policy, remembered for the identities seen lately (IDENTITY_CACHE_SIZE). */
+function identityKeyCache(
+  policies: readonly KeyedLimiter[],
+  partitionKeyOf: PartitionHasher,
+): (identity: string, index: number) => PolicyKey {
   const cache = new Map<string, IdentityKeys>();
-  const keyOf = (identity: string, index: number): PolicyKey => {
+  return function keyOf(identity, index) {
     let keys = cache.get(identity);
     if (keys === undefined) {
       if (cache.size >= IDENTITY_CACHE_SIZE) cache.clear();
-      keys = { pk: partitionKeyOf(identity), perPolicy: new Array(count) };
+      keys = { pk: partitionKeyOf(identity), perPolicy: new Array(policies.length) };
       cache.set(identity, keys);
     }
     let key = keys.perPolicy[index];
@@ -59,141 +102,136 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     return key;
   };
+}
 
-  // Writes both headers; then passes the request on, or answers 429 (one
-  // path: tooManyRequests()), or 503 when the store failed and the limiter
-  // fails closed.
-  function answer(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    keys: readonly PolicyKey[],
-    states: readonly (LimitState | undefined)[],
-    outcome: 'passed' | 'refused' | 'failed',
-    failure?: unknown,
-  ): void {
-    let policyHeader = '';
-    let stateHeader = '';
-    for (let i = 0; i < count; i++) {
-      policyHeader += (i === 0 ? '' : ', ') + (keys[i] as PolicyKey).policyItem;
-      const state = states[i];
-      if (state !== undefined) stateHeader += (stateHeader === '' ? '' : ', ') + state.stateItem;
+/** What a request is counted under in each policy: its user or its application, else its client address. */
+function keysOf(limits: Limits, req: Request, who: RequestIdentity): PolicyKey[] {
+  const { kinds } = limits;
+  let fallback: string | undefined;
+  const keys: PolicyKey[] = new Array(kinds.length);
+  for (let i = 0; i < kinds.length; i++) {
+    const id = kinds[i] === 'user' ? who.user : who.application;
+    let identity: string;
+    if (id !== undefined && id !== '') {
+      identity = `${kinds[i]}:${id}`;
+    } else {
+      fallback ??= `address:${limits.address(req)}`;
+      identity = fallback;
     }
-    appendRateLimitHeaders(res, policyHeader, stateHeader);
-    if (outcome === 'passed') {
-      // A refusal held until the request was counted (conventions():
-      // a bad bearer token, a refused preflight) is answered now.
-      const held = takeHeldRefusal(req);
-      if (held === undefined) next();
-      else refuse(req, res, next, held);
-    } else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
-    else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
+    keys[i] = limits.keyOf(identity, i);
   }
+  return keys;
+}
 
-  // A refused request (over the limit of policy `at`, or the store failed
-  // there and the limiter fails closed) gives back its hit in every policy
-  // that counted it. The policies after `at` did not count it: a refusal
-  // shows their state too (a peek), as a passed request would.
-  function giveBackAndRefuse(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    keys: readonly PolicyKey[],
-    states: (LimitState | undefined)[],
-    at: number,
-    failure?: { readonly error: unknown },
-  ): void {
-    const pending: Promise<void>[] = [];
-    for (let i = 0; i < count; i++) {
-      const policy = policies[i];
-      const state = states[i];
-      if (policy === undefined) continue;
-      if (state !== undefined) {
-        pending.push(
-          policy.refundKey(keys[i] as PolicyKey).then(() => {
-            states[i] = policy.givenBack(state);
-          }, onStoreError),
-        );
-      } else if (i > at && failure === undefined) {
-        pending.push(
-          policy.peekKey(keys[i] as PolicyKey).then((peeked) => {
-            states[i] = peeked;
-          }, onStoreError),
-        );
-      }
-    }
-    // Answered whatever happened to the refunds (even a `log` that throws).
-    const done = (): void =>
-      failure === undefined
-        ? answer(req, res, next, keys, states, 'refused')
-        : answer(req, res, next, keys, states, 'failed', failure.error);
-    Promise.all(pending).then(done, done);
-  }
+function countRequest(limits: Limits, req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
+  const counting: Counting = { req, res, next, keys: keysOf(limits, req, who), states: new Array(limits.policies.length) };
+  countFrom(limits, counting, 0);
+}
 
-  function countRequest(req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
-    let fallback: string | undefined;
-    const keys: PolicyKey[] = new Array(count);
-    for (let i = 0; i < count; i++) {
-      const id = kinds[i] === 'user' ? who.user : who.application;
-      let identity: string;
-      if (id !== undefined && id !== '') {
-        identity = `${kinds[i]}:${id}`;
-      } else {
-        fallback ??= `address:${address(req)}`;
-        identity = fallback;
-      }
-      keys[i] = keyOf(identity, i);
-    }
-    const states: (LimitState | undefined)[] = new Array(count);
-    if (countNow) {
-      // The memory store counts synchronously: the same order as below
-      // (a policy is counted only once the ones before it admitted the
-      // request), without a promise per policy.
-      for (let i = 0; i < count; i++) {
-        const state = (policies[i] as (typeof policies)[number]).consumeKeyNow?.(keys[i] as PolicyKey) as LimitState;
-        states[i] = state;
-        if (state.limited) {
-          giveBackAndRefuse(req, res, next, keys, states, i);
-          return;
-        }
-      }
-      answer(req, res, next, keys, states, 'passed');
-      return;
-    }
-    // One policy after the other: a policy is counted only once the ones
-    // before it admitted the request, so that a hit given back is never one
-    // another request was refused for in a later policy.
-    const step = (index: number): void => {
-      if (index === count) {
-        answer(req, res, next, keys, states, 'passed');
-        return;
-      }
-      (policies[index] as (typeof policies)[number]).consumeKey(keys[index] as PolicyKey).then(
+/**
+ * Counts the request in the policies from `index` on, one after the other:
+ * a policy is counted only once the ones before it admitted the request, so
+ * that a hit given back is never one another request was refused for in a
+ * later policy. A store that counts synchronously (the MemoryCounterStore)
+ * answers at once and the loop goes on without a promise; the answer of any
+ * other store resumes the loop at the next policy.
+ */
+function countFrom(limits: Limits, counting: Counting, index: number): void {
+  const { policies } = limits;
+  for (let i = index; i < policies.length; i++) {
+    const counted = (policies[i] as KeyedLimiter).countKey(counting.keys[i] as PolicyKey);
+    if (isPromiseLike(counted)) {
+      counted.then(
         (state) => {
-          states[index] = state;
-          if (state.limited) giveBackAndRefuse(req, res, next, keys, states, index);
-          else step(index + 1);
+          if (decide(limits, counting, i, state)) countFrom(limits, counting, i + 1);
         },
-        (error: unknown) => {
-          onStoreError(error);
-          if (failOpen) step(index + 1);
-          else giveBackAndRefuse(req, res, next, keys, states, index, { error });
-        },
-      );
-    };
-    step(0);
-  }
-
-  return function rateLimitMiddleware(req, res, next) {
-    const who = identify(req);
-    // A synchronous identify (the default) goes straight on: no promise.
-    if (isPromiseLike(who)) {
-      who.then(
-        (resolved) => countRequest(req, res, next, resolved),
-        (error: unknown) => next(error ?? new Error('identify rejected')),
+        (error: unknown) => storeFailed(limits, counting, i, error),
       );
       return;
     }
-    countRequest(req, res, next, who);
-  };
+    if (!decide(limits, counting, i, counted)) return;
+  }
+  answer(counting, 'passed');
+}
+
+/**
+ * Takes the state of the policy at `index`: within its limit, the request
+ * goes on to the next policy (true); over it, the request is refused
+ * (false).
+ */
+function decide(limits: Limits, counting: Counting, index: number, state: LimitState): boolean {
+  counting.states[index] = state;
+  if (!state.limited) return true;
+  giveBackAndRefuse(limits, counting, index);
+  return false;
+}
+
+/** The store failed on the policy at `index`: the request goes on uncounted there (fail open), or is refused with 503. */
+function storeFailed(limits: Limits, counting: Counting, index: number, error: unknown): void {
+  limits.onStoreError(error);
+  if (limits.failOpen) countFrom(limits, counting, index + 1);
+  else giveBackAndRefuse(limits, counting, index, { error });
+}
+
+/**
+ * A refused request (over the limit of policy `at`, or the store failed
+ * there and the limiter fails closed) gives back its hit in every policy
+ * that counted it. The policies after `at` did not count it: a refusal
+ * shows their state too (a peek), as a passed request would.
+ */
+function giveBackAndRefuse(limits: Limits, counting: Counting, at: number, failure?: { readonly error: unknown }): void {
+  const { policies, onStoreError } = limits;
+  const { keys, states } = counting;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i];
+    const state = states[i];
+    if (policy === undefined) continue;
+    if (state !== undefined) {
+      pending.push(
+        policy.refundKey(keys[i] as PolicyKey).then(() => {
+          states[i] = policy.givenBack(state);
+        }, onStoreError),
+      );
+    } else if (i > at && failure === undefined) {
+      pending.push(
+        policy.peekKey(keys[i] as PolicyKey).then((peeked) => {
+          states[i] = peeked;
+        }, onStoreError),
+      );
+    }
+  }
+  // Answered whatever happened to the refunds (even a `log` that throws).
+  const done = (): void => (failure === undefined ? answer(counting, 'refused') : answer(counting, 'failed', failure.error));
+  Promise.all(pending).then(done, done);
+}
+
+/**
+ * Writes both headers; then passes the request on, or answers 429 (one
+ * path: tooManyRequests()), or 503 when the store failed and the limiter
+ * fails closed.
+ */
+function answer(counting: Counting, outcome: Outcome, failure?: unknown): void {
+  const { req, res, next, states } = counting;
+  writeHeaders(counting);
+  if (outcome === 'passed') {
+    // A refusal held until the request was counted (conventions():
+    // a bad bearer token, a refused preflight) is answered now.
+    const held = takeHeldRefusal(req);
+    if (held === undefined) next();
+    else refuse(req, res, next, held);
+  } else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
+  else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
+}
+
+/** Appends every policy to `RateLimit-Policy`, and the state of each the store told to `RateLimit`. */
+function writeHeaders({ res, keys, states }: Counting): void {
+  let policyHeader = '';
+  let stateHeader = '';
+  for (let i = 0; i < keys.length; i++) {
+    policyHeader += (i === 0 ? '' : ', ') + (keys[i] as PolicyKey).policyItem;
+    const state = states[i];
+    if (state !== undefined) stateHeader += (stateHeader === '' ? '' : ', ') + state.stateItem;
+  }
+  appendRateLimitHeaders(res, policyHeader, stateHeader);
 }

@@ -28,3 +28,10 @@ export interface CounterStore {
   /** Forgets `key` (a successful sign-in clears its failures). */
   reset(key: string): Promise<void>;
 }
+
+/**
+ * Seconds from `now` to `resetAt` (both in milliseconds since the epoch),
+ * rounded up and never below 0: how long until a window ends, as the `t` of
+ * a RateLimit state item and the `Retry-After` of a 429.
+ */
+export const secondsUntil = (resetAt: number, now: number): number => Math.max(0, Math.ceil((resetAt - now) / 1000));

@@ -1,0 +1,80 @@
+import { checkInteger, readOptions } from '../config/options.js';
+import { checkStore } from '../stores/check-store.js';
+import type { CounterStore } from '../stores/counter-store.js';
+import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+
+/** Default: 10 failed sign-ins per username per window, far below what guessing needs. */
+export const DEFAULT_MAX_FAILURES_PER_USERNAME = 10;
+/** Default: 100 failed sign-ins per client address per window (one address may serve many users). */
+export const DEFAULT_MAX_FAILURES_PER_ADDRESS = 100;
+/** Default window: 15 minutes. */
+export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
+/**
+ * Default of `queueTimeoutMs`: the longest an attempt waits for attempts in
+ * flight before it is refused with 429. A few seconds: a sign-in answered
+ * later than that is worse than a quick "retry after 1 s", and the password
+ * check itself may still wait up to PasswordHasher's `maxWaitMs` after it.
+ */
+export const SIGN_IN_QUEUE_TIMEOUT_MS = 3000;
+
+export interface SignInGuardOptions {
+  /** Where counts live; a RedisCounterStore shares them between instances. Default: a new MemoryCounterStore. */
+  store?: CounterStore;
+  /** Failed sign-ins allowed per username per window. Default: 10. */
+  maxFailuresPerUsername?: number;
+  /** Failed sign-ins allowed per client address (`req.ip`) per window. Default: 100. */
+  maxFailuresPerAddress?: number;
+  /** Window length in seconds; a throttled username or address is free again at its end. Default: 900 (15 minutes). */
+  windowSeconds?: number;
+  /**
+   * Longest an attempt held only by attempts in flight (many parallel
+   * sign-ins of one user) waits for them to be decided, in ms (100 to
+   * 60000); then it is refused with 429 and `Retry-After: 1`. Default: 3000.
+   */
+  queueTimeoutMs?: number;
+}
+
+const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds', 'queueTimeoutMs'] as const;
+const FACTORY = 'signInGuard';
+
+/** signInGuard()'s options, checked, with their defaults. */
+export interface SignInGuardConfiguration {
+  readonly store: CounterStore;
+  readonly maxFailuresPerUsername: number;
+  readonly maxFailuresPerAddress: number;
+  readonly windowSeconds: number;
+  /** `windowSeconds` in milliseconds, as the store takes it. */
+  readonly windowMs: number;
+  readonly queueTimeoutMs: number;
+}
+
+/** Turns signInGuard()'s options into its configuration, or throws a ConfigurationError at start-up. */
+export function readSignInGuardOptions(options: unknown): SignInGuardConfiguration {
+  const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES);
+  const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
+  const windowSeconds = checkInteger(FACTORY, 'windowSeconds', given.windowSeconds ?? DEFAULT_GUARD_WINDOW_SECONDS, {
+    min: 1,
+    max: 86_400 * 30,
+  });
+  return {
+    store,
+    maxFailuresPerUsername: checkInteger(
+      FACTORY,
+      'maxFailuresPerUsername',
+      given.maxFailuresPerUsername ?? DEFAULT_MAX_FAILURES_PER_USERNAME,
+      { min: 1 },
+    ),
+    maxFailuresPerAddress: checkInteger(
+      FACTORY,
+      'maxFailuresPerAddress',
+      given.maxFailuresPerAddress ?? DEFAULT_MAX_FAILURES_PER_ADDRESS,
+      { min: 1 },
+    ),
+    windowSeconds,
+    windowMs: windowSeconds * 1000,
+    queueTimeoutMs: checkInteger(FACTORY, 'queueTimeoutMs', given.queueTimeoutMs ?? SIGN_IN_QUEUE_TIMEOUT_MS, {
+      min: 100,
+      max: 60_000,
+    }),
+  };
+}
