@@ -63,17 +63,19 @@ export {
 } from './redis-stores.js';
 export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
 export {
-  DEFAULT_GUARD_WINDOW_SECONDS,
-  DEFAULT_MAX_FAILURES_PER_ADDRESS,
-  DEFAULT_MAX_FAILURES_PER_USERNAME,
   SIGN_IN_POLICIES,
-  SIGN_IN_QUEUE_TIMEOUT_MS,
   type SignInAttempt,
   type SignInGuard,
-  type SignInGuardOptions,
   signInAddressKey,
   signInGuard,
 } from './sign-in-guard.js';
+export {
+  DEFAULT_GUARD_WINDOW_SECONDS,
+  DEFAULT_MAX_FAILURES_PER_ADDRESS,
+  DEFAULT_MAX_FAILURES_PER_USERNAME,
+  SIGN_IN_QUEUE_TIMEOUT_MS,
+  type SignInGuardOptions,
+} from './sign-in-guard-options.js';
 export {
   type ClientRecord,
   type ClientStore,

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from '../config/options.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
-import { type SignInGuard, type SignInGuardOptions, signInAddressKey, signInGuard } from './sign-in-guard.js';
+import { type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
+import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore } from './stores.js';
 
 /**

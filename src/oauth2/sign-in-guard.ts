@@ -32,15 +32,6 @@ import { normalizeUsername } from './stores.js';
  * how many failures and how long.
  */
 
-// The guard's options and their defaults are named beside signInGuard(), where its callers import them.
-export {
-  DEFAULT_GUARD_WINDOW_SECONDS,
-  DEFAULT_MAX_FAILURES_PER_ADDRESS,
-  DEFAULT_MAX_FAILURES_PER_USERNAME,
-  SIGN_IN_QUEUE_TIMEOUT_MS,
-  type SignInGuardOptions,
-} from './sign-in-guard-options.js';
-
 /** A reservation left by a process that died mid-check is forgotten after this long. */
 const PENDING_WINDOW_MS = 60_000;
 

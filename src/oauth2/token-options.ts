@@ -7,7 +7,8 @@ import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { checkScopeList } from './scope.js';
-import type { SignInGuard, SignInGuardOptions } from './sign-in-guard.js';
+import type { SignInGuard } from './sign-in-guard.js';
+import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import {
   type ClientStore,
   GRANT_TYPES,

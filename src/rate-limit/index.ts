@@ -17,7 +17,6 @@ export {
   type LimiterOptions,
   type LimitState,
   limiter,
-  secondsUntil,
   type TooManyRequestsInit,
   type TooManyRequestsName,
   tooManyRequests,

@@ -18,7 +18,6 @@ import {
 import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
 
 // The `t` of a LimitState, named beside limiter() for callers that compute a Retry-After of their own.
-export { secondsUntil } from '../stores/counter-store.js';
 
 /** Options of limiter(): one named policy, usable outside a middleware. */
 export interface LimiterOptions {

@@ -1,4 +1,4 @@
-export type { CounterState, CounterStore } from './counter-store.js';
+export { type CounterState, type CounterStore, secondsUntil } from './counter-store.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, MemoryCounterStore, type MemoryCounterStoreOptions } from './memory-counter-store.js';
 export {
   hashSlot,
