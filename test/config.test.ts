@@ -1,6 +1,6 @@
 import { ConfigurationError, checkInteger, checkLog, checkOneOf, readOptions, refuseHintedOptions } from '../src/config/index.js';
 import { corsPolicy } from '../src/cors/index.js';
-import { bearerAuth, MemoryRefreshTokenStore, revokeRefreshToken, tokenRouter } from '../src/oauth2/index.js';
+import { bearerAuth, MemoryRefreshTokenStore, revokeRefreshToken, signInGuard, tokenRouter } from '../src/oauth2/index.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { securityHeaders } from '../src/security/index.js';
 
@@ -108,6 +108,23 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
     ['rateLimit handler', () => rateLimit({ handler: () => undefined } as never), 'There is no `handler`'],
     ['rateLimit standardHeaders', () => rateLimit({ standardHeaders: 'draft-8' } as never), 'are always sent'],
     ['rateLimit legacyHeaders', () => rateLimit({ legacyHeaders: false } as never), 'are never sent (docs/conventions.md §12.5)'],
+    // express-rate-limit and express-brute, on the sign-in guard
+    [
+      'signInGuard windowMs',
+      () => signInGuard({ windowMs: 900_000 } as never),
+      "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds",
+    ],
+    ['signInGuard max', () => signInGuard({ max: 5 } as never), 'The guard counts failures, not requests'],
+    [
+      'signInGuard freeRetries',
+      () => signInGuard({ freeRetries: 5 } as never),
+      "express-brute's `freeRetries` is `maxFailuresPerUsername` here",
+    ],
+    [
+      'signInGuard lifetime',
+      () => signInGuard({ lifetime: 900 } as never),
+      "express-brute's `lifetime` is `windowSeconds` here.",
+    ],
     ['rateLimit passOnStoreError', () => rateLimit({ passOnStoreError: true } as never), "`storeFailure: 'open'`"],
     // cors
     ['corsPolicy origin', () => corsPolicy({ origin: 'https://a.example' } as never), "cors's `origin` is `origins` here"],

@@ -1,4 +1,4 @@
-import { checkInteger, readOptions } from '../config/options.js';
+import { checkInteger, type OptionHints, readOptions } from '../config/options.js';
 import { checkStore } from '../stores/check-store.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
@@ -35,6 +35,15 @@ export interface SignInGuardOptions {
 }
 
 const OPTION_NAMES = ['store', 'maxFailuresPerUsername', 'maxFailuresPerAddress', 'windowSeconds', 'queueTimeoutMs'] as const;
+
+/** What a team used to express-rate-limit or express-brute reaches for, and the option it is here. */
+const SIGN_IN_GUARD_HINTS: OptionHints = {
+  windowMs: "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds (900000 ms is `windowSeconds: 900`).",
+  max: 'The guard counts failures, not requests: `maxFailuresPerUsername` and `maxFailuresPerAddress`.',
+  limit: 'The guard counts failures, not requests: `maxFailuresPerUsername` and `maxFailuresPerAddress`.',
+  freeRetries: "express-brute's `freeRetries` is `maxFailuresPerUsername` here (and `maxFailuresPerAddress` per address).",
+  lifetime: "express-brute's `lifetime` is `windowSeconds` here.",
+};
 const FACTORY = 'signInGuard';
 
 /** signInGuard()'s options, checked, with their defaults. */
@@ -50,7 +59,7 @@ export interface SignInGuardConfiguration {
 
 /** Turns signInGuard()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readSignInGuardOptions(options: unknown): SignInGuardConfiguration {
-  const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES);
+  const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES, SIGN_IN_GUARD_HINTS);
   const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
   const windowSeconds = checkInteger(FACTORY, 'windowSeconds', given.windowSeconds ?? DEFAULT_GUARD_WINDOW_SECONDS, {
     min: 1,
