@@ -165,6 +165,151 @@ function mergeExceptions(...sources: readonly PathExceptions[]): ReadonlyMap<Pat
   return merged;
 }
 
+/** The findings and fixes of one path, as its rules are checked. */
+class PathCheck {
+  readonly findings: PathRuleFinding[] = [];
+  /** Each segment's text with the fixes applied so far; `''` drops the segment. */
+  readonly fixes: string[];
+
+  constructor(
+    private readonly exceptions: ReadonlyMap<PathRule, ReadonlySet<string>>,
+    segments: readonly Segment[],
+  ) {
+    this.fixes = segments.map((s) => s.text);
+  }
+
+  excepted(rule: PathRule, text: string): boolean {
+    return this.exceptions.get(rule)?.has(text) === true;
+  }
+
+  add(rule: PathRule, message: string): void {
+    this.findings.push({ rule, message });
+  }
+}
+
+/**
+ * Path rule 1 and Versioning: `v<major>` first. Returns the index of the
+ * version segment (-1 without one); fixes a minor version, and reports
+ * segments before it.
+ */
+function checkVersion(check: PathCheck, segments: readonly Segment[]): number {
+  const versionAt = segments.findIndex((s) => !s.dynamic && VERSION_LIKE.test(s.fixed));
+  if (versionAt === -1) {
+    check.add('version', 'The path has no version; it must start with /v<major>, such as /v1.');
+    return versionAt;
+  }
+  const version = segments[versionAt] as Segment;
+  if (!VERSION.test(version.fixed)) {
+    const major =
+      version.fixed
+        .slice(1)
+        .split(/[._-]/)[0]
+        ?.replace(/^0+(?=\d)/, '') ?? '1';
+    check.add('version', `"${version.fixed}" is not a major version; write only the major number, such as v1.`);
+    check.fixes[versionAt] = `v${major === '0' ? '1' : major}`;
+  }
+  if (versionAt > 0) {
+    const before = segments
+      .slice(0, versionAt)
+      .map((s) => s.text)
+      .join('/');
+    check.add('version', `The version must follow the host name directly; "${before}" comes before it.`);
+  }
+  return versionAt;
+}
+
+/**
+ * Rule 3 (percent-encoding) and rule 2 (lower case), which hold for every
+ * segment, ids included, and rule 4 (hyphens), which holds for names.
+ */
+function checkCharacters(check: PathCheck, segment: Segment, index: number, isName: boolean): void {
+  const { fixed, text } = segment;
+  if (fixed.includes('%') || NOT_URL_SAFE.test(fixed)) {
+    if (!check.excepted('noPercentEncoding', text)) {
+      check.add(
+        'noPercentEncoding',
+        `"${text}" holds a percent-encoded or non-ASCII character; use plain lower-case ASCII words.`,
+      );
+    }
+  }
+  const upper = /[A-Z]/.test(fixed.replace(/%[0-9A-F]{2}/g, ''));
+  if (upper && !check.excepted('lowerCase', text)) {
+    check.fixes[index] = text.replace(fixed, isName ? hyphenate(fixed) : fixed.toLowerCase());
+    check.add('lowerCase', `"${text}" has upper-case letters; paths are all lower case, words joined with "-".`);
+  }
+  // Rule 4 is about names: an id is a value, whatever characters it holds.
+  if (isName && !check.excepted('hyphen', text)) {
+    if (fixed.includes('_')) {
+      check.fixes[index] = (check.fixes[index] as string).replace(/_/g, '-');
+      check.add('hyphen', `"${text}" joins words with "_"; join them with "-".`);
+    } else if (/[a-z0-9][A-Z]/.test(fixed)) {
+      check.add('hyphen', `"${text}" joins words by case; join them with "-".`);
+    }
+  }
+}
+
+/**
+ * Rules 3, 6, 7 and 8 on the words of a segment: a file extension, a
+ * technology, a list segment, a search word, a verb. Returns whether a fix
+ * renamed the segment (rule 3's plural is then judged on the new name).
+ */
+function checkWords(check: PathCheck, segment: Segment, index: number): boolean {
+  const { fixed, text } = segment;
+  const dot = fixed.indexOf('.');
+  if ((dot !== -1 || (segment.dynamic && /[.]$/.test(fixed))) && !check.excepted('noTechnology', text)) {
+    const name = dot === -1 ? fixed : fixed.slice(0, dot);
+    check.fixes[index] = name === '' ? text.slice(dot + 1) : name;
+    check.add(
+      'noTechnology',
+      `"${text}" has a file extension; the URI never reveals the implementation (ask for a format with Accept).`,
+    );
+  }
+  const words = wordsOf(dot === -1 ? fixed : fixed.slice(0, dot));
+  if (words.some((w) => TECHNOLOGIES.has(w)) && !check.excepted('noTechnology', text)) {
+    check.add('noTechnology', `"${text}" names an implementation technology; name the resource instead.`);
+    check.fixes[index] = words.filter((w) => !TECHNOLOGIES.has(w)).join('-');
+  } else if (words.includes('list') && !check.excepted('noList', text)) {
+    const rest = words.filter((w) => w !== 'list');
+    check.add('noList', `"${text}" is a list segment; the collection itself is the list.`);
+    check.fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
+  } else if (words.some((w) => SEARCH_WORDS.has(w)) && !check.excepted('search', text)) {
+    check.add('search', `"${text}" looks like a search; a search endpoint uses the segment "search" (with q).`);
+    check.fixes[index] = 'search';
+  } else if (isVerbName(words) && !check.excepted('noVerb', text)) {
+    const rest = words.slice(1);
+    const verb = rest.length > 0 ? `starts with the verb "${words[0]}"` : 'is a verb';
+    check.add('noVerb', `"${text}" ${verb}; name the resource and let the HTTP method say the action.`);
+    check.fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Rule 1's shape and rule 3's plural on a collection segment. Returns its
+ * name, lower case, for rule 9 across paths; undefined when it is not a name.
+ */
+function checkCollection(check: PathCheck, segment: Segment, index: number, renamed: boolean): string | undefined {
+  const { fixed, text } = segment;
+  if (segment.dynamic && fixed === '') {
+    check.add('shape', `"${text}" stands where a collection name belongs; collection names are fixed plural nouns.`);
+    return undefined;
+  }
+  if (/^[0-9]+$/.test(fixed)) {
+    check.add('shape', `"${text}" is a value where a collection name belongs; collection names are fixed plural nouns.`);
+    return undefined;
+  }
+  if (fixed === '') return undefined;
+  const fixedWords = wordsOf(check.fixes[index] as string);
+  const last = fixedWords[fixedWords.length - 1];
+  if (!renamed && last && last !== 'search' && !isPlural(last) && !check.excepted('plural', text)) {
+    check.fixes[index] = [...fixedWords.slice(0, -1), pluralOf(last)].join('-');
+    check.add('plural', `"${text}" is singular; resource names are plural nouns, such as "${check.fixes[index]}".`);
+  }
+  return fixed.toLowerCase();
+}
+
 /**
  * Checks one path against the conventions' path rules: a route pattern
  * (`/v1/users/:id`) or a concrete path (`/v1/users/42`), without the base
@@ -174,42 +319,11 @@ function mergeExceptions(...sources: readonly PathExceptions[]): ReadonlyMap<Pat
  * one rule, added to {@link DEFAULT_PATH_EXCEPTIONS}.
  */
 export function checkPath(path: string, given: PathExceptions = {}): PathVerdict {
-  const exceptions = mergeExceptions(DEFAULT_PATH_EXCEPTIONS, given);
-  const findings: PathRuleFinding[] = [];
   const bare = path.split('?')[0] ?? '';
-  if (bare.startsWith(WELL_KNOWN_PREFIX)) return { findings, suggestion: bare, collections: [] };
+  if (bare.startsWith(WELL_KNOWN_PREFIX)) return { findings: [], suggestion: bare, collections: [] };
   const segments = segmentsOf(path);
-  const fixes = segments.map((s) => s.text);
-  const excepted = (rule: PathRule, text: string): boolean => exceptions.get(rule)?.has(text) === true;
-  const add = (rule: PathRule, message: string): void => {
-    findings.push({ rule, message });
-  };
-  let dropBefore = 0;
-
-  // Path rule 1 and Versioning: `v<major>` first.
-  const versionAt = segments.findIndex((s) => !s.dynamic && VERSION_LIKE.test(s.fixed));
-  if (versionAt === -1) {
-    add('version', 'The path has no version; it must start with /v<major>, such as /v1.');
-  } else {
-    const version = segments[versionAt] as Segment;
-    if (!VERSION.test(version.fixed)) {
-      const major =
-        version.fixed
-          .slice(1)
-          .split(/[._-]/)[0]
-          ?.replace(/^0+(?=\d)/, '') ?? '1';
-      add('version', `"${version.fixed}" is not a major version; write only the major number, such as v1.`);
-      fixes[versionAt] = `v${major === '0' ? '1' : major}`;
-    }
-    if (versionAt > 0) {
-      const before = segments
-        .slice(0, versionAt)
-        .map((s) => s.text)
-        .join('/');
-      add('version', `The version must follow the host name directly; "${before}" comes before it.`);
-      dropBefore = versionAt;
-    }
-  }
+  const check = new PathCheck(mergeExceptions(DEFAULT_PATH_EXCEPTIONS, given), segments);
+  const versionAt = checkVersion(check, segments);
 
   // Without a version, which segment is a collection and which an id is unknown: the positional
   // rules (plural, shape) would only echo the missing version, segment by segment.
@@ -219,88 +333,27 @@ export function checkPath(path: string, given: PathExceptions = {}): PathVerdict
   const collections: string[] = [];
   segments.forEach((segment, index) => {
     if (index === versionAt) return;
-    const { fixed, text } = segment;
     // 0, 2, 4: collections; 1, 3: ids. A caller alias is a collection and an id at once.
     const position = index - start + (aliased && index > start ? 1 : 0);
     const isName = index < start || position % 2 === 0;
     const isCollection = positional && index >= start && position % 2 === 0;
-
-    // Rule 3 (percent-encoding) and rule 2 (lower case) hold for every segment, ids included.
-    if (fixed.includes('%') || NOT_URL_SAFE.test(fixed)) {
-      if (!excepted('noPercentEncoding', text)) {
-        add('noPercentEncoding', `"${text}" holds a percent-encoded or non-ASCII character; use plain lower-case ASCII words.`);
-      }
-    }
-    const upper = /[A-Z]/.test(fixed.replace(/%[0-9A-F]{2}/g, ''));
-    if (upper && !excepted('lowerCase', text)) {
-      fixes[index] = text.replace(fixed, isName ? hyphenate(fixed) : fixed.toLowerCase());
-      add('lowerCase', `"${text}" has upper-case letters; paths are all lower case, words joined with "-".`);
-    }
-    // Rule 4 is about names: an id is a value, whatever characters it holds.
-    if (isName && !excepted('hyphen', text)) {
-      if (fixed.includes('_')) {
-        fixes[index] = (fixes[index] as string).replace(/_/g, '-');
-        add('hyphen', `"${text}" joins words with "_"; join them with "-".`);
-      } else if (/[a-z0-9][A-Z]/.test(fixed)) {
-        add('hyphen', `"${text}" joins words by case; join them with "-".`);
-      }
-    }
-    const dot = fixed.indexOf('.');
-    if ((dot !== -1 || (segment.dynamic && /[.]$/.test(fixed))) && !excepted('noTechnology', text)) {
-      const name = dot === -1 ? fixed : fixed.slice(0, dot);
-      fixes[index] = name === '' ? text.slice(dot + 1) : name;
-      add(
-        'noTechnology',
-        `"${text}" has a file extension; the URI never reveals the implementation (ask for a format with Accept).`,
-      );
-    }
-    const words = wordsOf(dot === -1 ? fixed : fixed.slice(0, dot));
-    let renamed = true;
-    if (words.some((w) => TECHNOLOGIES.has(w)) && !excepted('noTechnology', text)) {
-      add('noTechnology', `"${text}" names an implementation technology; name the resource instead.`);
-      fixes[index] = words.filter((w) => !TECHNOLOGIES.has(w)).join('-');
-    } else if (words.includes('list') && !excepted('noList', text)) {
-      const rest = words.filter((w) => w !== 'list');
-      add('noList', `"${text}" is a list segment; the collection itself is the list.`);
-      fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
-    } else if (words.some((w) => SEARCH_WORDS.has(w)) && !excepted('search', text)) {
-      add('search', `"${text}" looks like a search; a search endpoint uses the segment "search" (with q).`);
-      fixes[index] = 'search';
-    } else if (isVerbName(words) && !excepted('noVerb', text)) {
-      const rest = words.slice(1);
-      const verb = rest.length > 0 ? `starts with the verb "${words[0]}"` : 'is a verb';
-      add('noVerb', `"${text}" ${verb}; name the resource and let the HTTP method say the action.`);
-      fixes[index] = rest.length > 0 ? pluralOf(rest.join('-')) : '';
-    } else {
-      renamed = false;
-    }
-
+    checkCharacters(check, segment, index, isName);
+    const renamed = checkWords(check, segment, index);
     if (!isCollection || (aliased && index === start)) return;
-    if (segment.dynamic && fixed === '') {
-      add('shape', `"${text}" stands where a collection name belongs; collection names are fixed plural nouns.`);
-    } else if (/^[0-9]+$/.test(fixed)) {
-      add('shape', `"${text}" is a value where a collection name belongs; collection names are fixed plural nouns.`);
-    } else if (fixed !== '') {
-      collections.push(fixed.toLowerCase());
-      const fixedWords = wordsOf(fixes[index] as string);
-      const last = fixedWords[fixedWords.length - 1];
-      if (!renamed && last && last !== 'search' && !isPlural(last) && !excepted('plural', text)) {
-        fixes[index] = [...fixedWords.slice(0, -1), pluralOf(last)].join('-');
-        add('plural', `"${text}" is singular; resource names are plural nouns, such as "${fixes[index]}".`);
-      }
-    }
+    const collection = checkCollection(check, segment, index, renamed);
+    if (collection !== undefined) collections.push(collection);
   });
   const depth = segments.length - start + (aliased ? 1 : 0);
   if (positional && depth > 3) {
-    add(
+    check.add(
       'shape',
       `The path is ${depth} segments deep after the version; the path shape of docs/conventions.md §3.1 stops at a sub-collection.`,
     );
   }
-  // Segments a fix removed (a verb or a list segment on its own) are dropped.
-  const kept = fixes.slice(dropBefore).filter((fix) => fix !== '');
+  // Segments a fix removed (a verb or a list segment on its own) are dropped, and so are those before the version.
+  const kept = check.fixes.slice(Math.max(versionAt, 0)).filter((fix) => fix !== '');
   const suggestion = `${versionAt === -1 ? '/v1' : ''}/${kept.join('/')}`.replace(/(.)\/$/, '$1');
-  return { findings, suggestion, collections };
+  return { findings: check.findings, suggestion, collections };
 }
 
 /**

@@ -150,60 +150,81 @@ const joinPath = (prefix: string, path: string): string => {
   return joined.length > 1 ? joined.replace(/\/+$/, '') : joined;
 };
 
-/**
- * Reads every route registered on an Express 5 or Express 4 app or router
- * (mounted routers included) and checks each path against the conventions' path
- * rules. Returns every finding, each naming the route, the rule and a
- * suggestion; by default it also throws them at once (`report: 'throw'`), so
- * `checkRoutes(app)` before `app.listen()` stops a service that breaks a rule.
- */
-export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutesOptions>): readonly RouteFinding[] {
-  const given = readOptions<CheckRoutesOptions>('checkRoutes', options, ['report', 'log', 'exceptions', 'ignore', 'prefix']);
-  const report = checkOneOf('checkRoutes', 'report', given.report ?? 'throw', ['throw', 'log', 'none'] as const);
-  const log = checkLog<(finding: RouteFinding) => void>('checkRoutes', given.log, (finding: RouteFinding) => {
-    process.stderr.write(`${JSON.stringify({ level: 'warn', ...finding })}\n`);
-  });
-  // Added to DEFAULT_ROUTE_EXCEPTIONS by checkPath().
-  const exceptions: PathExceptions = given.exceptions ?? {};
+// ---------------------------------------------------------------------------
+// Options
+
+const FACTORY = 'checkRoutes';
+const OPTION_NAMES = ['report', 'log', 'exceptions', 'ignore', 'prefix'] as const;
+const REPORTS = ['throw', 'log', 'none'] as const;
+
+/** checkRoutes()'s options, checked, with their defaults. */
+interface CheckRoutesConfiguration {
+  readonly report: (typeof REPORTS)[number];
+  /** Receives each finding when `report` is `'log'`; undefined when logging is off. */
+  readonly log: ((finding: RouteFinding) => void) | undefined;
+  /** Added to DEFAULT_ROUTE_EXCEPTIONS by checkPath(). */
+  readonly exceptions: PathExceptions;
+  readonly ignore: readonly (string | RegExp)[];
+  readonly prefix: string;
+}
+
+const logFinding = (finding: RouteFinding): void => {
+  process.stderr.write(`${JSON.stringify({ level: 'warn', ...finding })}\n`);
+};
+
+/** `exceptions`: rule names to segment lists. */
+function readExceptions(value: unknown): PathExceptions {
+  const exceptions = (value ?? {}) as PathExceptions;
   if (typeof exceptions !== 'object' || exceptions === null || Array.isArray(exceptions)) {
-    invalidOption(
-      'checkRoutes',
-      'exceptions',
-      exceptions,
-      "an object of rule names to segment lists, such as { plural: ['health'] }",
-    );
+    invalidOption(FACTORY, 'exceptions', exceptions, "an object of rule names to segment lists, such as { plural: ['health'] }");
   }
   for (const [rule, segments] of Object.entries(exceptions)) {
     if (!Object.hasOwn(ROUTE_RULES, rule)) {
-      invalidOption('checkRoutes', 'exceptions', rule, `keyed by rule names (${Object.keys(ROUTE_RULES).join(', ')})`);
+      invalidOption(FACTORY, 'exceptions', rule, `keyed by rule names (${Object.keys(ROUTE_RULES).join(', ')})`);
     }
     if (!Array.isArray(segments) || segments.some((s) => typeof s !== 'string')) {
-      invalidOption('checkRoutes', `exceptions.${rule}`, segments, 'an array of path segments');
+      invalidOption(FACTORY, `exceptions.${rule}`, segments, 'an array of path segments');
     }
   }
+  return exceptions;
+}
+
+/** Turns checkRoutes()'s options into its configuration, or throws a ConfigurationError. */
+function readCheckRoutesOptions(options: unknown): CheckRoutesConfiguration {
+  const given = readOptions<CheckRoutesOptions>(FACTORY, options, OPTION_NAMES);
+  const report = checkOneOf(FACTORY, 'report', given.report ?? 'throw', REPORTS);
+  const log = checkLog<(finding: RouteFinding) => void>(FACTORY, given.log, logFinding);
+  const exceptions = readExceptions(given.exceptions);
   const ignore = given.ignore ?? [];
   if (!Array.isArray(ignore) || ignore.some((i) => typeof i !== 'string' && !(i instanceof RegExp))) {
-    invalidOption('checkRoutes', 'ignore', ignore, 'an array of paths and regular expressions');
+    invalidOption(FACTORY, 'ignore', ignore, 'an array of paths and regular expressions');
   }
   const prefix = given.prefix ?? '';
-  if (typeof prefix !== 'string') invalidOption('checkRoutes', 'prefix', prefix, "a path such as '/v1'");
-  if (stackOf(appOrRouter) === undefined) {
-    invalidOption('checkRoutes', 'appOrRouter', appOrRouter, 'an Express app or router');
-  }
+  if (typeof prefix !== 'string') invalidOption(FACTORY, 'prefix', prefix, "a path such as '/v1'");
+  return { report, log, exceptions, ignore, prefix };
+}
 
-  const routes: RouteEntry[] = [];
-  const unreadable: string[] = [];
-  collect(appOrRouter, prefix, routes, unreadable);
-  const checked = routes
-    .filter((r) => !ignore.some((i) => (typeof i === 'string' ? i === r.path : i.test(r.path))))
-    .map((entry) => {
-      const route = `${entry.methods.join(', ')} ${entry.path}`;
-      const { findings, suggestion, collections } = checkPath(entry.path, exceptions);
-      const found: RouteFinding[] = findings.map((f) => ({ route, path: entry.path, ...f, suggestion }));
-      return { route, entry, collections, findings: found };
-    });
+// ---------------------------------------------------------------------------
+// Checking
 
-  // Path rule 9: one resource is not named both singular and plural.
+/** One route with its findings and the collection names its path uses. */
+interface CheckedRoute {
+  readonly route: string;
+  readonly entry: RouteEntry;
+  readonly collections: readonly string[];
+  readonly findings: RouteFinding[];
+}
+
+/** One route's path through checkPath(), its findings named after the route. */
+function checkRoute(entry: RouteEntry, exceptions: PathExceptions): CheckedRoute {
+  const route = `${entry.methods.join(', ')} ${entry.path}`;
+  const { findings, suggestion, collections } = checkPath(entry.path, exceptions);
+  const found: RouteFinding[] = findings.map((f) => ({ route, path: entry.path, ...f, suggestion }));
+  return { route, entry, collections, findings: found };
+}
+
+/** Path rule 9: one resource is not named both singular and plural. Adds a finding to each route that writes it singular. */
+function addInconsistentNames(checked: readonly CheckedRoute[], exceptions: PathExceptions): void {
   const twins = inconsistentNames(
     checked.flatMap((c) => c.collections),
     exceptions,
@@ -224,16 +245,39 @@ export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutes
       });
     }
   }
-  const findings = checked.flatMap((c) => c.findings);
-  for (const path of unreadable) {
-    findings.push({
-      route: path,
-      path,
-      rule: 'shape',
-      message: 'A regular-expression path cannot be checked against the path rules; write it as a path string.',
-      suggestion: '/v1/<collection>[/:id][/<sub-collection>]',
-    });
+}
+
+/** A route whose path is a regular expression, which no path rule can read. */
+const unreadableFinding = (path: string): RouteFinding => ({
+  route: path,
+  path,
+  rule: 'shape',
+  message: 'A regular-expression path cannot be checked against the path rules; write it as a path string.',
+  suggestion: '/v1/<collection>[/:id][/<sub-collection>]',
+});
+
+/**
+ * Reads every route registered on an Express 5 or Express 4 app or router
+ * (mounted routers included) and checks each path against the conventions' path
+ * rules. Returns every finding, each naming the route, the rule and a
+ * suggestion; by default it also throws them at once (`report: 'throw'`), so
+ * `checkRoutes(app)` before `app.listen()` stops a service that breaks a rule.
+ */
+export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutesOptions>): readonly RouteFinding[] {
+  const { report, log, exceptions, ignore, prefix } = readCheckRoutesOptions(options);
+  if (stackOf(appOrRouter) === undefined) {
+    invalidOption(FACTORY, 'appOrRouter', appOrRouter, 'an Express app or router');
   }
+
+  const routes: RouteEntry[] = [];
+  const unreadable: string[] = [];
+  collect(appOrRouter, prefix, routes, unreadable);
+  const checked = routes
+    .filter((r) => !ignore.some((i) => (typeof i === 'string' ? i === r.path : i.test(r.path))))
+    .map((entry) => checkRoute(entry, exceptions));
+  addInconsistentNames(checked, exceptions);
+  const findings = checked.flatMap((c) => c.findings);
+  for (const path of unreadable) findings.push(unreadableFinding(path));
   if (report === 'log' && log) for (const finding of findings) log(finding);
   if (report === 'throw' && findings.length > 0) throw new RouteConventionError(findings);
   return findings;

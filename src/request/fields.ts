@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { invalidOption, readOptions } from '../config/options.js';
-import { apiError, type ErrorItem } from '../errors/api-error.js';
+import { type ApiError, apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { sendJson } from '../json/json-responses.js';
 import { parsedQuery } from './query.js';
@@ -61,6 +61,7 @@ const FORBIDDEN_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 const NAME = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 const CACHE_SIZE = 256;
 const MAX_REPORTED_UNKNOWN = 20;
+const FACTORY = 'selectFields';
 
 type Declared = Map<string, Declared | null>;
 type Selection = Map<string, Selection | null>;
@@ -199,7 +200,7 @@ function declare(option: string, text: string): Declared {
   let last: string | undefined;
   const fail = (why: string): never =>
     invalidOption(
-      'selectFields',
+      FACTORY,
       option,
       text,
       `a list of field names in the selection syntax, such as 'id,name,address(city)' (${why})`,
@@ -242,6 +243,130 @@ function levelOf(root: Declared, dotted: string): Declared {
   return level;
 }
 
+// ---------------------------------------------------------------------------
+// Options
+
+const OPTION_NAMES = ['fields', 'sets', 'defaultSet'] as const;
+
+/** selectFields()'s options, checked: the declared fields, the named sets and the default selection. */
+interface SelectFieldsConfiguration {
+  readonly root: Declared;
+  /** Each named set, already a selection in the declared order. */
+  readonly sets: ReadonlyMap<string, Selection>;
+  /** The selection when the client sends no `fields`; undefined sends every field. */
+  readonly defaultSelection: Selection | undefined;
+}
+
+/** A selection expression option: a string, or an array of strings joined with commas. */
+function checkExpression(option: string, value: unknown): string {
+  if (typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
+    return joinExpression(value as string | string[]);
+  }
+  return invalidOption(FACTORY, option, value, 'a string or an array of strings in the selection syntax');
+}
+
+/** `sets`: each named set parsed against the declared fields. */
+function readSets(given: unknown, root: Declared): Map<string, Selection> {
+  const sets = new Map<string, Selection>();
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    invalidOption(FACTORY, 'sets', given, "an object of named sets, such as { summary: 'id,name' }");
+  }
+  for (const [name, expression] of Object.entries(given as object)) {
+    const option = `sets.${name}`;
+    if (!NAME.test(name) || FORBIDDEN_NAMES.has(name) || name === ALL_FIELDS) {
+      invalidOption(FACTORY, 'sets', name, 'an object whose keys are set names made of letters, digits, "_" and "-"');
+    }
+    if (root.has(name)) invalidOption(FACTORY, option, name, 'a name that is not also a field name');
+    const text = checkExpression(option, expression);
+    try {
+      sets.set(name, ordered(new SelectionParser(text, root, undefined, false).parse(), root));
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem)) throw error;
+      invalidOption(FACTORY, option, text, `a selection of the declared fields (${error.message})`);
+    }
+  }
+  return sets;
+}
+
+/** Turns selectFields()'s options into its configuration, or throws a ConfigurationError at start-up. */
+function readSelectFieldsOptions(options: unknown): SelectFieldsConfiguration {
+  const given = readOptions<SelectFieldsOptions>(FACTORY, options, OPTION_NAMES);
+  if (given.fields === undefined) {
+    invalidOption(FACTORY, 'fields', undefined, "the route's fields, such as 'id,name,address(city)'");
+  }
+  const root = declare('fields', checkExpression('fields', given.fields));
+  const sets = readSets(given.sets ?? {}, root);
+  let defaultSelection: Selection | undefined;
+  if (given.defaultSet !== undefined) {
+    defaultSelection = sets.get(given.defaultSet);
+    if (!defaultSelection) {
+      invalidOption(
+        FACTORY,
+        'defaultSet',
+        given.defaultSet,
+        `the name of one of the sets (${[...sets.keys()].join(', ') || 'none declared'})`,
+      );
+    }
+  }
+  return { root, sets, defaultSelection };
+}
+
+// ---------------------------------------------------------------------------
+// At request time
+
+/** 400 `invalidQueryParameter` on `fields`, its one item carrying the same message. */
+function invalidFieldsParameter(message: string): ApiError {
+  return apiError('invalidQueryParameter', {
+    message,
+    items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: FIELDS_PARAMETER }],
+  });
+}
+
+/** 400 `unknownField`: one item per unknown name, naming the valid fields at its level. */
+function unknownFields(unknown: readonly string[], config: SelectFieldsConfiguration): ApiError {
+  const { root, sets } = config;
+  const validSummary = (level: Declared, top: boolean): string => {
+    const named = top && sets.size > 0 ? `; the named sets are: ${[...sets.keys()].join(', ')}` : '';
+    return `${listNames(level)}${named}`;
+  };
+  // Bounded: a long query string of made-up names gets a bounded answer.
+  const items: ErrorItem[] = unknown.slice(0, MAX_REPORTED_UNKNOWN).map((name) => {
+    const dot = name.lastIndexOf('.');
+    const where = dot === -1 ? 'the fields are' : `the fields inside "${name.slice(0, dot)}" are`;
+    return {
+      message: `The fields parameter names an unknown field "${name}"; ${where}: ${validSummary(levelOf(root, name), dot === -1)}.`,
+      code: ERROR_CATALOGUE.unknownField.code,
+      field: FIELDS_PARAMETER,
+    };
+  });
+  return apiError('unknownField', { items, detail: { unknown } });
+}
+
+/** Parses a `fields` value into its selection, in the declared order; the last selections parsed are kept. */
+function selectionCompiler(config: SelectFieldsConfiguration): (text: string) => Selection {
+  const { root, sets } = config;
+  const cache = new Map<string, Selection>();
+  return function compile(text: string): Selection {
+    const cached = cache.get(text);
+    if (cached) return cached;
+    const parser = new SelectionParser(text, root, sets, true);
+    let selection: Selection;
+    try {
+      selection = parser.parse();
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem)) throw error;
+      throw invalidFieldsParameter(
+        `The query parameter "${FIELDS_PARAMETER}" is not valid: ${error.message}. Write field names separated by commas, nested fields in parentheses, such as id,name,address(city).`,
+      );
+    }
+    if (parser.unknown.length > 0) throw unknownFields(parser.unknown, config);
+    const result = ordered(selection, root);
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    cache.set(text, result);
+    return result;
+  };
+}
+
 /**
  * Field selection for one route (the conventions' "Field selection"): the route
  * declares its fields, named sets and default set; the client's `fields`
@@ -252,100 +377,17 @@ function levelOf(root: Declared, dotted: string): Declared {
  * naming the valid fields; a malformed parameter with 400 (code 40003).
  */
 export function selectFields(options: Readonly<SelectFieldsOptions>): RequestHandler {
-  const given = readOptions<SelectFieldsOptions>('selectFields', options, ['fields', 'sets', 'defaultSet']);
-  if (given.fields === undefined) {
-    invalidOption('selectFields', 'fields', undefined, "the route's fields, such as 'id,name,address(city)'");
-  }
-  const checkExpression = (option: string, value: unknown): string => {
-    if (typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
-      return joinExpression(value as string | string[]);
-    }
-    return invalidOption('selectFields', option, value, 'a string or an array of strings in the selection syntax');
-  };
-  const root = declare('fields', checkExpression('fields', given.fields));
-
-  const sets = new Map<string, Selection>();
-  const givenSets = given.sets ?? {};
-  if (typeof givenSets !== 'object' || givenSets === null || Array.isArray(givenSets)) {
-    invalidOption('selectFields', 'sets', givenSets, "an object of named sets, such as { summary: 'id,name' }");
-  }
-  for (const [name, expression] of Object.entries(givenSets)) {
-    const option = `sets.${name}`;
-    if (!NAME.test(name) || FORBIDDEN_NAMES.has(name) || name === ALL_FIELDS) {
-      invalidOption('selectFields', 'sets', name, 'an object whose keys are set names made of letters, digits, "_" and "-"');
-    }
-    if (root.has(name)) invalidOption('selectFields', option, name, 'a name that is not also a field name');
-    const text = checkExpression(option, expression);
-    try {
-      sets.set(name, ordered(new SelectionParser(text, root, undefined, false).parse(), root));
-    } catch (error) {
-      if (!(error instanceof SyntaxProblem)) throw error;
-      invalidOption('selectFields', option, text, `a selection of the declared fields (${error.message})`);
-    }
-  }
-  let defaultSelection: Selection | undefined;
-  if (given.defaultSet !== undefined) {
-    defaultSelection = sets.get(given.defaultSet);
-    if (!defaultSelection) {
-      invalidOption(
-        'selectFields',
-        'defaultSet',
-        given.defaultSet,
-        `the name of one of the sets (${[...sets.keys()].join(', ') || 'none declared'})`,
-      );
-    }
-  }
-
-  const validSummary = (level: Declared, top: boolean): string => {
-    const named = top && sets.size > 0 ? `; the named sets are: ${[...sets.keys()].join(', ')}` : '';
-    return `${listNames(level)}${named}`;
-  };
-  const cache = new Map<string, Selection>();
-
-  const compile = (text: string): Selection => {
-    const cached = cache.get(text);
-    if (cached) return cached;
-    const parser = new SelectionParser(text, root, sets, true);
-    let selection: Selection;
-    try {
-      selection = parser.parse();
-    } catch (error) {
-      if (!(error instanceof SyntaxProblem)) throw error;
-      const message = `The query parameter "${FIELDS_PARAMETER}" is not valid: ${error.message}. Write field names separated by commas, nested fields in parentheses, such as id,name,address(city).`;
-      throw apiError('invalidQueryParameter', {
-        message,
-        items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: FIELDS_PARAMETER }],
-      });
-    }
-    if (parser.unknown.length > 0) {
-      // Bounded: a long query string of made-up names gets a bounded answer.
-      const items: ErrorItem[] = parser.unknown.slice(0, MAX_REPORTED_UNKNOWN).map((name) => {
-        const dot = name.lastIndexOf('.');
-        const where = dot === -1 ? 'the fields are' : `the fields inside "${name.slice(0, dot)}" are`;
-        return {
-          message: `The fields parameter names an unknown field "${name}"; ${where}: ${validSummary(levelOf(root, name), dot === -1)}.`,
-          code: ERROR_CATALOGUE.unknownField.code,
-          field: FIELDS_PARAMETER,
-        };
-      });
-      throw apiError('unknownField', { items, detail: { unknown: parser.unknown } });
-    }
-    const result = ordered(selection, root);
-    if (cache.size >= CACHE_SIZE) cache.clear();
-    cache.set(text, result);
-    return result;
-  };
+  const config = readSelectFieldsOptions(options);
+  const compile = selectionCompiler(config);
 
   return function selectFieldsMiddleware(req, _res, next) {
     const raw = parsedQuery(req)[FIELDS_PARAMETER];
     if (raw === undefined) {
-      req.fieldSelection = defaultSelection;
+      req.fieldSelection = config.defaultSelection;
     } else if (typeof raw !== 'string') {
-      const message = `The query parameter "${FIELDS_PARAMETER}" must be given once; separate the field names with commas.`;
-      throw apiError('invalidQueryParameter', {
-        message,
-        items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: FIELDS_PARAMETER }],
-      });
+      throw invalidFieldsParameter(
+        `The query parameter "${FIELDS_PARAMETER}" must be given once; separate the field names with commas.`,
+      );
     } else {
       req.fieldSelection = compile(raw);
     }
