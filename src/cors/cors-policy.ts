@@ -6,9 +6,6 @@ import { inOriginList } from '../http/origins.js';
 import { getResponseHeader, setResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 import { type CorsPolicyConfiguration, type CorsPolicyOptions, readCorsPolicyOptions } from './options.js';
 
-// The options type beside the factory that takes it: what the preset imports.
-export type { CorsPolicyOptions } from './options.js';
-
 /**
  * the conventions' "Cross-origin (CORS)", Preflight: "Response 200, `Content-Length: 0`,
  * `Content-Type: text/plain`".

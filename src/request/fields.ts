@@ -3,7 +3,7 @@ import { invalidOption, readOptions } from '../config/options.js';
 import { type ApiError, apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { sendJson } from '../json/json-responses.js';
-import { parsedQuery } from './query.js';
+import { invalidQueryParameter, parsedQuery } from './query.js';
 
 /**
  * A parsed field selection: each selected name, mapped to the selection
@@ -314,14 +314,6 @@ function readSelectFieldsOptions(options: unknown): SelectFieldsConfiguration {
 // ---------------------------------------------------------------------------
 // At request time
 
-/** 400 `invalidQueryParameter` on `fields`, its one item carrying the same message. */
-function invalidFieldsParameter(message: string): ApiError {
-  return apiError('invalidQueryParameter', {
-    message,
-    items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: FIELDS_PARAMETER }],
-  });
-}
-
 /** 400 `unknownField`: one item per unknown name, naming the valid fields at its level. */
 function unknownFields(unknown: readonly string[], config: SelectFieldsConfiguration): ApiError {
   const { root, sets } = config;
@@ -355,7 +347,8 @@ function selectionCompiler(config: SelectFieldsConfiguration): (text: string) =>
       selection = parser.parse();
     } catch (error) {
       if (!(error instanceof SyntaxProblem)) throw error;
-      throw invalidFieldsParameter(
+      throw invalidQueryParameter(
+        FIELDS_PARAMETER,
         `The query parameter "${FIELDS_PARAMETER}" is not valid: ${error.message}. Write field names separated by commas, nested fields in parentheses, such as id,name,address(city).`,
       );
     }
@@ -385,7 +378,8 @@ export function selectFields(options: Readonly<SelectFieldsOptions>): RequestHan
     if (raw === undefined) {
       req.fieldSelection = config.defaultSelection;
     } else if (typeof raw !== 'string') {
-      throw invalidFieldsParameter(
+      throw invalidQueryParameter(
+        FIELDS_PARAMETER,
         `The query parameter "${FIELDS_PARAMETER}" must be given once; separate the field names with commas.`,
       );
     } else {

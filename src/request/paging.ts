@@ -1,12 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
-import { apiError } from '../errors/api-error.js';
-import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { pathAndQuery } from '../http/paths.js';
 import { appendResponseHeader } from '../http/response-headers.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
-import { parsedQuery } from './query.js';
+import { invalidQueryParameter, parsedQuery } from './query.js';
 
 /** Options of paging(). */
 export interface PagingOptions {
@@ -80,11 +78,7 @@ const SCHEME_AND_HOST = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 const NOT_IN_LINK = /[^\x21-\x7e]|[<>"\\^`{|}]/g;
 
 const invalid = (name: string, why: string): never => {
-  const message = `The query parameter "${name}" ${why}`;
-  throw apiError('invalidQueryParameter', {
-    message,
-    items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: name }],
-  });
+  throw invalidQueryParameter(name, `The query parameter "${name}" ${why}`);
 };
 
 function readNonNegative(name: string, raw: unknown, max: number): number | undefined {

@@ -1,4 +1,6 @@
 import type { Request } from 'express';
+import { type ApiError, apiError } from '../errors/api-error.js';
+import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 
 /**
  * The parsed query of a request, parsed at most once. Express 5's
@@ -13,4 +15,12 @@ export function parsedQuery(req: Request): Record<string, unknown> {
   const query = req.query as Record<string, unknown>;
   Object.defineProperty(req, 'query', { value: query, writable: true, enumerable: true, configurable: true });
   return query;
+}
+
+/** 400 `invalidQueryParameter`, with one item naming the parameter. */
+export function invalidQueryParameter(name: string, message: string): ApiError {
+  return apiError('invalidQueryParameter', {
+    message,
+    items: [{ message, code: ERROR_CATALOGUE.invalidQueryParameter.code, field: name }],
+  });
 }
