@@ -356,7 +356,7 @@ function readCommand(argv: readonly string[], io: CliIo): { flags: Flags; target
   return { flags: values, target: positionals[1] as string };
 }
 
-/** Checks the flags in the order the command's messages promise (the first wrong one is named); throws a UsageError. */
+/** Checks the flags one after another: the first wrong one throws a UsageError that names it. */
 function readInvocation(flags: Flags, target: string, io: CliIo): Invocation {
   const base = baseUrlOf(target);
   const format = formatOf(flags);
