@@ -8,10 +8,24 @@
 export class ConfigurationError extends Error {
   override readonly name = 'ConfigurationError';
   readonly code: ConfigurationErrorCode;
+  /**
+   * The option the error is about, as the message names it (`maxRequests`,
+   * `paths[0]`, `credentials.username`), so that a caller can say it in its own
+   * terms (a command line names its flag) without reading the message.
+   * Undefined when the error is about the options as a whole. Declared, not
+   * defined, so an error about no one option carries no such key.
+   */
+  declare readonly option?: string;
+  /** What is wrong with `option`, the message's words after its name: "must be an integer from 1 to 200; received 0.". */
+  declare readonly problem?: string;
 
-  constructor(code: ConfigurationErrorCode, message: string) {
+  constructor(code: ConfigurationErrorCode, message: string, about?: { readonly option: string; readonly problem: string }) {
     super(`${message} [${code}: see node_modules/express-api-conventions/docs/configuration-errors.md#${code.toLowerCase()}]`);
     this.code = code;
+    if (about) {
+      this.option = about.option;
+      this.problem = about.problem;
+    }
   }
 }
 

@@ -116,10 +116,8 @@ export function readOptions<T extends object>(
 
 /** Throws a ConfigurationError naming the option, the bad value and what is expected. */
 export function invalidOption(factory: string, name: string, value: unknown, expected: string): never {
-  throw new ConfigurationError(
-    'EAC_OPTION_INVALID',
-    `${factory}(options): \`${name}\` must be ${expected}; received ${show(value)}.`,
-  );
+  const problem = `must be ${expected}; received ${show(value)}.`;
+  throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): \`${name}\` ${problem}`, { option: name, problem });
 }
 
 export function checkBoolean(factory: string, name: string, value: unknown): boolean {

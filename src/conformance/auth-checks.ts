@@ -1,3 +1,4 @@
+import type { CheckId } from './catalogue.js';
 import { isSpecJsonType, mediaType, parseJson, type RunContext, shown } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
 
@@ -39,16 +40,19 @@ function tokenShape(body: Record<string, unknown>): string {
   return `{ ${[field('access_token', false), field('token_type', true), field('expires_in', true), field('refresh_token', false)].join(', ')} }`;
 }
 
+/** A refused grant in evidence: its status, and its OAuth error when it has one. */
+function refusalOf(exchange: Exchange): string {
+  const error = (parseJson(exchange.body) as { error?: unknown } | undefined)?.error;
+  return `status ${exchange.status}${typeof error === 'string' ? ` with error ${JSON.stringify(error)}` : ''}`;
+}
+
 type TokenAnswer = { token: Record<string, unknown>; accessToken: string } | { problem: string };
 
 /** The token of a good answer (200 JSON, string access_token, token_type bearer), or what is wrong (never a secret). */
 function readTokenResponse(exchange: Exchange): TokenAnswer {
   const type = exchange.headers['content-type'];
   const body = parseJson(exchange.body);
-  if (exchange.status !== 200) {
-    const error = typeof body === 'object' && body !== null ? (body as { error?: unknown }).error : undefined;
-    return { problem: `status ${exchange.status}${typeof error === 'string' ? ` with error ${JSON.stringify(error)}` : ''}` };
-  }
+  if (exchange.status !== 200) return { problem: refusalOf(exchange) };
   if (!isSpecJsonType(type)) return { problem: `Content-Type ${shown(type)}` };
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { problem: 'a body that is not a JSON object' };
   const token = body as Record<string, unknown>;
@@ -85,19 +89,61 @@ function remember(ctx: RunContext, exchange: Exchange): void {
   }
 }
 
+/** A POST to the token endpoint with form parameters; with the client's `Authorization: Basic` unless told not to. */
+type Grant = (purpose: string, params: Record<string, string>, withClient?: boolean) => Promise<Exchange | undefined>;
+
+/** What the checks after the password grant share: how to ask for a token, and the first answer. */
+interface TokenRun {
+  readonly ctx: RunContext;
+  readonly grant: Grant;
+  /** Whether the registered application's id and secret were given. */
+  readonly clientGiven: boolean;
+  readonly username: string;
+  readonly password: string;
+  /** The password grant's answer. */
+  readonly granted: Exchange;
+  /** How evidence names that grant. */
+  readonly request: string;
+}
+
+/** The token checks that need the password grant: all but the error shape. */
+const AFTER_ERROR_IDS = TOKEN_IDS.filter((id) => id !== 'auth.token.error');
+
+/** The token endpoint's checks, one function a group, in the order their requests are sent. */
 async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
   const { tokenEndpoint, allowWrites, credentials } = ctx.config;
-  const skipAll = (reason: string) => {
-    for (const id of TOKEN_IDS) ctx.skip(id, reason);
-  };
-  if (tokenEndpoint === undefined) return skipAll('needs the token endpoint: give --token-endpoint /v1/oauth2/token');
-  if (!allowWrites) return skipAll('a token request is a POST: give --allow-writes to send it');
-  const path = ctx.under(tokenEndpoint);
+  if (tokenEndpoint === undefined)
+    return ctx.skipEach(TOKEN_IDS, 'needs the token endpoint: give --token-endpoint /v1/oauth2/token');
+  if (!allowWrites) return ctx.skipEach(TOKEN_IDS, 'a token request is a POST: give --allow-writes to send it');
   const clientGiven = credentials.clientId !== undefined && credentials.clientSecret !== undefined;
+  const grant = tokenGrant(ctx, ctx.under(tokenEndpoint), clientGiven);
+
+  // The error shape first: an unsupported grant type changes no state and counts no failed sign-in.
+  await checkTokenError(ctx, grant);
+
+  const { username, password } = credentials;
+  if (username === undefined || password === undefined)
+    return ctx.skipEach(
+      AFTER_ERROR_IDS,
+      'needs a user: set EAC_USERNAME and EAC_PASSWORD (credentials.username, credentials.password)',
+    );
+  const granted = await grant('token', { grant_type: 'password', username, password });
+  if (!granted) return ctx.skipEach(AFTER_ERROR_IDS, ctx.budgetReason);
+  const request = `${describeExchange(granted)} (grant_type=password${clientGiven ? ', client authenticated' : ''})`;
+  const run: TokenRun = { ctx, grant, clientGiven, username, password, granted, request };
+  checkPasswordGrant(run);
+  await checkClientOptional(run);
+  await checkClientInBody(run);
+  await checkRefresh(run);
+  await checkInsufficientRights(ctx, grant);
+}
+
+function tokenGrant(ctx: RunContext, path: string, clientGiven: boolean): Grant {
+  const { clientId, clientSecret } = ctx.config.credentials;
   const client: Record<string, string> = clientGiven
-    ? { authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}` }
+    ? { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` }
     : {};
-  const grant = async (purpose: string, params: Record<string, string>, withClient = true) => {
+  return async (purpose, params, withClient = true) => {
     const answer = await ctx.send({
       purpose,
       method: 'POST',
@@ -108,162 +154,135 @@ async function checkTokenEndpoint(ctx: RunContext): Promise<void> {
     if (answer) remember(ctx, answer);
     return answer;
   };
+}
 
-  // The error shape first: an unsupported grant type changes no state and counts no failed sign-in.
+/** auth.token.error: a grant type no server supports gets the OAuth error shape. */
+async function checkTokenError(ctx: RunContext, grant: Grant): Promise<void> {
   const refused = await grant('token error', { grant_type: 'urn:express-api-conventions:conformance-unsupported' });
-  if (!refused) ctx.skip('auth.token.error', ctx.budgetReason);
-  else {
-    const body = parseJson(refused.body);
+  ctx.judge('auth.token.error', refused, (answer) => {
+    const body = parseJson(answer.body);
     const problems: string[] = [];
-    if (refused.status !== 400 && refused.status !== 401) problems.push(`status ${refused.status}`);
-    if (mediaType(refused.headers['content-type']) !== 'application/json')
-      problems.push(`Content-Type ${shown(refused.headers['content-type'])}`);
+    if (answer.status !== 400 && answer.status !== 401) problems.push(`status ${answer.status}`);
+    if (mediaType(answer.headers['content-type']) !== 'application/json')
+      problems.push(`Content-Type ${shown(answer.headers['content-type'])}`);
     if (typeof body !== 'object' || body === null || typeof (body as { error?: unknown }).error !== 'string') {
       problems.push('a body without a string error');
     }
-    ctx.verdict(
-      'auth.token.error',
-      problems.length === 0
-        ? undefined
-        : {
-            request: describeExchange(refused),
-            expected: 'status 400 (or 401), JSON { error: string, ... }',
-            seen: problems.join(', '),
-          },
-    );
-  }
+    if (problems.length === 0) return undefined;
+    return {
+      request: describeExchange(answer),
+      expected: 'status 400 (or 401), JSON { error: string, ... }',
+      seen: problems.join(', '),
+    };
+  });
+}
 
-  const { username, password } = credentials;
-  if (username === undefined || password === undefined) {
-    const reason = 'needs a user: set EAC_USERNAME and EAC_PASSWORD (credentials.username, credentials.password)';
-    for (const id of TOKEN_IDS) if (id !== 'auth.token.error') ctx.skip(id, reason);
-    return;
-  }
-  const granted = await grant('token', { grant_type: 'password', username, password });
-  if (!granted) {
-    for (const id of TOKEN_IDS) if (id !== 'auth.token.error') ctx.skip(id, ctx.budgetReason);
-    return;
-  }
-  const request = `${describeExchange(granted)} (grant_type=password${clientGiven ? ', client authenticated' : ''})`;
+/** The password grant's answer: its shape, `expires_in`, a refresh token, no `Pragma`; its token serves the writes. */
+function checkPasswordGrant({ ctx, granted, request }: TokenRun): void {
   const read = readTokenResponse(granted);
   if ('problem' in read) {
     ctx.fail('auth.token.response', { request, expected: TOKEN_EXPECTED, seen: read.problem });
-    if (granted.status !== 200) for (const id of GRANT_IDS.slice(1)) ctx.skip(id, 'the password grant was refused');
+    if (granted.status !== 200) ctx.skipEach(GRANT_IDS.slice(1), 'the password grant was refused');
   } else ctx.pass('auth.token.response');
   // The run's own writes use any token it was given, whatever the shape of the answer that carried it.
   ctx.accessToken = usableToken(granted);
-  if (granted.status === 200) {
-    const token = (parseJson(granted.body) ?? {}) as Record<string, unknown>;
-    ctx.verdict(
-      'auth.token.expires-in',
-      Number.isInteger(token.expires_in)
-        ? undefined
-        : {
-            request,
-            expected: 'expires_in: an integer',
-            seen: `expires_in ${token.expires_in === undefined ? '(absent)' : JSON.stringify(token.expires_in)}`,
-          },
-    );
-    ctx.verdict(
-      'auth.token.refresh-token',
-      typeof token.refresh_token === 'string' && token.refresh_token !== ''
-        ? undefined
-        : { request, expected: 'refresh_token: a string, in the same answer as the access token', seen: tokenShape(token) },
-    );
-    ctx.verdict(
-      'auth.token.no-pragma',
-      granted.headers.pragma === undefined
-        ? undefined
-        : {
-            request,
-            expected: 'no Pragma on the 200 (Cache-Control: no-store says it)',
-            seen: `Pragma ${shown(granted.headers.pragma)}`,
-          },
-    );
-  }
+  if (granted.status !== 200) return;
+  const token = (parseJson(granted.body) ?? {}) as Record<string, unknown>;
+  ctx.verdict(
+    'auth.token.expires-in',
+    Number.isInteger(token.expires_in)
+      ? undefined
+      : {
+          request,
+          expected: 'expires_in: an integer',
+          seen: `expires_in ${token.expires_in === undefined ? '(absent)' : JSON.stringify(token.expires_in)}`,
+        },
+  );
+  ctx.verdict(
+    'auth.token.refresh-token',
+    typeof token.refresh_token === 'string' && token.refresh_token !== ''
+      ? undefined
+      : { request, expected: 'refresh_token: a string, in the same answer as the access token', seen: tokenShape(token) },
+  );
+  ctx.verdict(
+    'auth.token.no-pragma',
+    granted.headers.pragma === undefined
+      ? undefined
+      : {
+          request,
+          expected: 'no Pragma on the 200 (Cache-Control: no-store says it)',
+          seen: `Pragma ${shown(granted.headers.pragma)}`,
+        },
+  );
+}
 
-  // Client authentication is optional: the same grant, without any client credentials, gets a
-  // token (its shape is auth.token.response's to judge).
-  const TOKEN_GIVEN = 'status 200 with an access_token';
-  const refusal = (exchange: Exchange) => {
-    const error = (parseJson(exchange.body) as { error?: unknown } | undefined)?.error;
-    return `status ${exchange.status}${typeof error === 'string' ? ` with error ${JSON.stringify(error)}` : ''}`;
-  };
+const TOKEN_GIVEN = 'status 200 with an access_token';
+
+/** A grant that must give a token (its shape is auth.token.response's to judge); `how` says how it was sent. */
+function judgeTokenGiven(ctx: RunContext, id: CheckId, answer: Exchange | undefined, how: string): void {
+  ctx.judge(id, answer, (exchange) =>
+    usableToken(exchange)
+      ? undefined
+      : { request: `${describeExchange(exchange)} (${how})`, expected: TOKEN_GIVEN, seen: refusalOf(exchange) },
+  );
+}
+
+/** Client authentication is optional: the same grant, without any client credentials, gets a token. */
+async function checkClientOptional({ ctx, grant, clientGiven, username, password, granted, request }: TokenRun): Promise<void> {
   if (!clientGiven) {
     ctx.verdict(
       'auth.token.client-optional',
-      ctx.accessToken ? undefined : { request, expected: TOKEN_GIVEN, seen: refusal(granted) },
+      ctx.accessToken ? undefined : { request, expected: TOKEN_GIVEN, seen: refusalOf(granted) },
     );
-  } else {
-    const anonymous = await grant('token', { grant_type: 'password', username, password }, false);
-    ctx.judge('auth.token.client-optional', anonymous, (answer) =>
-      usableToken(answer)
-        ? undefined
-        : {
-            request: `${describeExchange(answer)} (grant_type=password, no client credentials)`,
-            expected: TOKEN_GIVEN,
-            seen: refusal(answer),
-          },
-    );
+    return;
   }
+  const anonymous = await grant('token', { grant_type: 'password', username, password }, false);
+  judgeTokenGiven(ctx, 'auth.token.client-optional', anonymous, 'grant_type=password, no client credentials');
+}
 
-  // Client authentication 2: the same credentials in the body instead of the header.
+/** The client's credentials in the body instead of the header get a token too. */
+async function checkClientInBody({ ctx, grant, clientGiven, username, password }: TokenRun): Promise<void> {
   if (!clientGiven)
-    ctx.skip('auth.token.client-in-body', 'needs the registered application: set EAC_CLIENT_ID and EAC_CLIENT_SECRET');
-  else {
-    const inBody = await grant(
-      'token',
-      {
-        grant_type: 'password',
-        username,
-        password,
-        client_id: credentials.clientId as string,
-        client_secret: credentials.clientSecret as string,
-      },
-      false,
-    );
-    ctx.judge('auth.token.client-in-body', inBody, (answer) =>
-      usableToken(answer)
-        ? undefined
-        : {
-            request: `${describeExchange(answer)} (grant_type=password, client_id and client_secret in the body)`,
-            expected: TOKEN_GIVEN,
-            seen: refusal(answer),
-          },
-    );
-  }
+    return ctx.skip('auth.token.client-in-body', 'needs the registered application: set EAC_CLIENT_ID and EAC_CLIENT_SECRET');
+  const { clientId, clientSecret } = ctx.config.credentials;
+  const inBody = await grant(
+    'token',
+    {
+      grant_type: 'password',
+      username,
+      password,
+      client_id: clientId as string,
+      client_secret: clientSecret as string,
+    },
+    false,
+  );
+  judgeTokenGiven(ctx, 'auth.token.client-in-body', inBody, 'grant_type=password, client_id and client_secret in the body');
+}
 
+/** The password grant's refresh token gets a new token of the same shape, which the writes then use. */
+async function checkRefresh({ ctx, grant, granted }: TokenRun): Promise<void> {
   const refreshToken =
     granted.status === 200 ? (parseJson(granted.body) as { refresh_token?: unknown }).refresh_token : undefined;
   if (typeof refreshToken !== 'string' || refreshToken === '')
-    ctx.skip('auth.token.refresh', 'the password grant gave no refresh token');
-  else {
-    const refreshed = await grant('token refresh', { grant_type: 'refresh_token', refresh_token: refreshToken });
-    if (!refreshed) ctx.skip('auth.token.refresh', ctx.budgetReason);
-    else {
-      const again = readTokenResponse(refreshed);
-      ctx.verdict(
-        'auth.token.refresh',
-        'problem' in again
-          ? {
-              request: `${describeExchange(refreshed)} (grant_type=refresh_token)`,
-              expected: TOKEN_EXPECTED,
-              seen: again.problem,
-            }
-          : undefined,
-      );
-      ctx.accessToken = usableToken(refreshed) ?? ctx.accessToken;
-    }
-  }
-
-  await checkInsufficientRights(ctx, grant);
+    return ctx.skip('auth.token.refresh', 'the password grant gave no refresh token');
+  const refreshed = await grant('token refresh', { grant_type: 'refresh_token', refresh_token: refreshToken });
+  if (!refreshed) return ctx.skip('auth.token.refresh', ctx.budgetReason);
+  const again = readTokenResponse(refreshed);
+  ctx.verdict(
+    'auth.token.refresh',
+    'problem' in again
+      ? {
+          request: `${describeExchange(refreshed)} (grant_type=refresh_token)`,
+          expected: TOKEN_EXPECTED,
+          seen: again.problem,
+        }
+      : undefined,
+  );
+  ctx.accessToken = usableToken(refreshed) ?? ctx.accessToken;
 }
 
 /** 403: a valid token without the right to act, from the limited user or the limited scope. */
-async function checkInsufficientRights(
-  ctx: RunContext,
-  grant: (purpose: string, params: Record<string, string>) => Promise<Exchange | undefined>,
-): Promise<void> {
+async function checkInsufficientRights(ctx: RunContext, grant: Grant): Promise<void> {
   const id = 'auth.insufficient-rights';
   const { forbidden, limitedScope, credentials } = ctx.config;
   if (forbidden === undefined) return ctx.skip(id, 'needs a path a limited token may not use: give --forbidden /v1/<path>');
@@ -310,10 +329,7 @@ async function checkInsufficientRights(
 
 async function checkInvalidToken(ctx: RunContext): Promise<void> {
   const target = ctx.config.protected;
-  if (target === undefined) {
-    for (const id of INVALID_IDS) ctx.skip(id, 'needs a protected path: give --protected /v1/<path>');
-    return;
-  }
+  if (target === undefined) return ctx.skipEach(INVALID_IDS, 'needs a protected path: give --protected /v1/<path>');
   const missing = await ctx.send({ purpose: 'no credential', method: 'GET', path: ctx.under(target) });
   ctx.judge('auth.missing-credential', missing, (answer) =>
     answer.status === 401
@@ -330,10 +346,7 @@ async function checkInvalidToken(ctx: RunContext): Promise<void> {
     path: ctx.under(target),
     headers: { authorization: `Bearer ${INVALID_TOKEN}` },
   });
-  if (!answer) {
-    for (const id of INVALID_IDS) ctx.skip(id, ctx.budgetReason);
-    return;
-  }
+  if (!answer) return ctx.skipEach(INVALID_IDS, ctx.budgetReason);
   const request = `${describeExchange(answer)} (Authorization: Bearer <invalid>)`;
   ctx.verdict(
     'auth.invalid-token.status',

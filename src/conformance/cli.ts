@@ -231,24 +231,23 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
 };
 
 /**
- * A ConfigurationError of checkConventions() in the command's terms:
- * "checkConventions(options): `maxRequests` must be ..." becomes
- * "--max-requests must be ...", without the API's documentation anchor.
+ * A ConfigurationError of checkConventions() in the command's terms, from the
+ * option it names: `maxRequests` "must be ..." becomes "--max-requests must
+ * be ...", without the API's documentation anchor.
  */
-export function inCliTerms(message: string): string {
-  const match =
-    /^checkConventions(?:\(options\))?(?: credentials)?: `([A-Za-z]+)(?:\[\d+\]|\.[A-Za-z]+)?` (.*?)(?: \[EAC_[A-Z_]+: see [^\]]+\])?$/s.exec(
-      message,
-    );
-  if (!match) return message.replace(/ \[EAC_[A-Z_]+: see [^\]]+\]$/, '');
-  return `${FLAG_OF_OPTION[match[1] as string] ?? match[1]} ${match[2]}`;
+export function inCliTerms(error: ConfigurationError): string {
+  if (error.option === undefined || error.problem === undefined) return error.message;
+  // `paths[0]` and `credentials.username` are set by the flag (or variables) of `paths` and `credentials`.
+  const option = error.option.split(/[.[]/, 1)[0] as string;
+  return `${FLAG_OF_OPTION[option] ?? option} ${error.problem}`;
 }
 
-/** A baseline ConfigurationError in the file's terms: "`baseline.accepted[0].id` must be ..." becomes "accepted[0].id must be ...". */
-const inFileTerms = (message: string): string =>
-  message
-    .replace(/^checkConventions\(options\): `baseline\.?([^`]*)`/, (_, path: string) => path || 'the file')
-    .replace(/ \[EAC_[A-Z_]+: see [^\]]+\]$/, '');
+/** A baseline ConfigurationError in the file's terms: `baseline.accepted[0].id` "must be ..." becomes "accepted[0].id must be ...". */
+function inFileTerms(error: ConfigurationError): string {
+  if (error.option === undefined || error.problem === undefined) return error.message;
+  const entry = error.option.startsWith('baseline.') ? error.option.slice('baseline.'.length) : 'the file';
+  return `${entry} ${error.problem}`;
+}
 
 const integer = (flag: string, value: string | undefined, min: number, max: number): number | undefined => {
   if (value === undefined) return undefined;
@@ -300,17 +299,46 @@ function pathExceptions(values: readonly string[] | undefined): PathExceptions |
   return result;
 }
 
+type Flags = ReturnType<typeof parse>['values'];
+type Format = (typeof FORMATS)[number];
+
+/** A command line, checked: what to run, and what to do with the report. */
+interface Invocation {
+  readonly target: string;
+  readonly flags: Flags;
+  readonly options: ConformanceOptions;
+  readonly format: Format;
+  readonly waitSeconds: number;
+  readonly baselineFile: string | undefined;
+  readonly baseline: ConformanceBaseline | undefined;
+}
+
+function usageError(io: CliIo, message: string): number {
+  io.stderr.write(`express-api-conventions: ${message}\nRun "express-api-conventions --help" for the options.\n`);
+  return EXIT.usage;
+}
+
 /** Runs the command line; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const usageError = (message: string) => {
-    io.stderr.write(`express-api-conventions: ${message}\nRun "express-api-conventions --help" for the options.\n`);
-    return EXIT.usage;
-  };
+  const command = readCommand(argv, io);
+  if (typeof command === 'number') return command;
+  let invocation: Invocation;
+  try {
+    invocation = readInvocation(command.flags, command.target, io);
+  } catch (error) {
+    if (error instanceof UsageError) return usageError(io, error.message);
+    throw error;
+  }
+  return run(invocation, io);
+}
+
+/** The flags and the base URL of `check <base-url>`, or the exit code of a line that asked for help, the version, or nothing right. */
+function readCommand(argv: readonly string[], io: CliIo): { flags: Flags; target: string } | number {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (error) {
-    return usageError(parseProblem(error as Error & { code?: string }));
+    return usageError(io, parseProblem(error as Error & { code?: string }));
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -325,180 +353,233 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr.write(`express-api-conventions: expected "check <base-url>"\n\n${USAGE}`);
     return EXIT.usage;
   }
-  const credentials: ConformanceCredentials = {};
-  for (const [key, variable] of Object.entries(CREDENTIAL_VARIABLES) as [keyof ConformanceCredentials, string][]) {
-    const value = io.env[variable];
-    if (value !== undefined && value !== '') credentials[key] = value;
-  }
-  let options: ConformanceOptions;
-  let baselineFile: string | undefined;
-  let waitSeconds = 0;
-  let baseline: ConformanceBaseline | undefined;
-  let format: (typeof FORMATS)[number];
-  const target = positionals[1] as string;
+  return { flags: values, target: positionals[1] as string };
+}
+
+/** Checks the flags one after another: the first wrong one throws a UsageError that names it. */
+function readInvocation(flags: Flags, target: string, io: CliIo): Invocation {
+  const base = baseUrlOf(target);
+  const format = formatOf(flags);
+  checkPathFlags(flags, base);
+  const ignore = ignoreOf(flags.ignore);
+  const waitSeconds = integer('--wait', flags.wait, 0, 600) ?? 0;
+  const failOn = failOnOf(flags['fail-on']);
+  if (flags['update-baseline'] && flags.baseline === undefined)
+    throw new UsageError('--update-baseline writes the --baseline file: give --baseline <file>.');
+  const baselineFile = flags.baseline;
+  const baseline = baselineFile === undefined ? undefined : readBaselineFile(baselineFile, flags['update-baseline'] === true, io);
+  const credentials = credentialsOf(io.env);
+  const onProgress = !flags.quiet && format === 'text' ? progressLine(io) : undefined;
+  const options = optionsOf(flags, { credentials, ignore, failOn, baseline, onProgress });
+  return { target, flags, options, format, waitSeconds, baselineFile, baseline };
+}
+
+function baseUrlOf(target: string): URL {
+  let base: URL | undefined;
   try {
-    let base: URL | undefined;
-    try {
-      base = new URL(target);
-    } catch {
-      base = undefined;
+    base = new URL(target);
+  } catch {
+    base = undefined;
+  }
+  if (!base || (base.protocol !== 'http:' && base.protocol !== 'https:'))
+    throw new UsageError(`<base-url> must be an http(s) URL such as http://127.0.0.1:3000; received ${JSON.stringify(target)}.`);
+  return base;
+}
+
+function formatOf(flags: Flags): Format {
+  if (flags.format !== undefined && !(FORMATS as readonly string[]).includes(flags.format))
+    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; received ${JSON.stringify(flags.format)}.`);
+  if (flags.json && flags.format !== undefined && flags.format !== 'json')
+    throw new UsageError(`--json and --format ${flags.format} ask for two formats; give one.`);
+  return flags.json ? 'json' : ((flags.format as Format | undefined) ?? 'text');
+}
+
+/** The flags that name a path: each a path, or a URL on the base URL's origin. */
+function checkPathFlags(flags: Flags, base: URL): void {
+  for (const flag of ['resource', 'path', 'protected', 'token-endpoint', 'reflect'] as const) {
+    const given = flags[flag];
+    for (const path of typeof given === 'string' ? [given] : (given ?? [])) {
+      if (path.startsWith('/')) continue;
+      if (!/^https?:\/\//.test(path))
+        throw new UsageError(`--${flag} must be a path starting with "/" or an http(s) URL; received ${JSON.stringify(path)}.`);
+      if (new URL(path).origin !== base.origin)
+        throw new UsageError(`--${flag} must be on the <base-url>'s origin (${base.origin}); received ${JSON.stringify(path)}.`);
     }
-    if (!base || (base.protocol !== 'http:' && base.protocol !== 'https:'))
+  }
+}
+
+function ignoreOf(values: readonly string[] | undefined): string[] {
+  const ignore = commaList(values) ?? [];
+  for (const pattern of ignore) {
+    const matcher = ignorePattern(pattern);
+    if (!CONFORMANCE_CHECK_IDS.some((id) => matcher.test(id)))
       throw new UsageError(
-        `<base-url> must be an http(s) URL such as http://127.0.0.1:3000; received ${JSON.stringify(target)}.`,
+        `--ignore names no check: ${JSON.stringify(pattern)}.${pattern.includes('*') ? ' Patterns use * for any characters, such as security.*.' : didYouMean(pattern, CONFORMANCE_CHECK_IDS, 'Checks')}`,
       );
-    if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format))
-      throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; received ${JSON.stringify(values.format)}.`);
-    if (values.json && values.format !== undefined && values.format !== 'json')
-      throw new UsageError(`--json and --format ${values.format} ask for two formats; give one.`);
-    format = values.json ? 'json' : ((values.format as (typeof FORMATS)[number] | undefined) ?? 'text');
-    for (const flag of ['resource', 'path', 'protected', 'token-endpoint', 'reflect'] as const) {
-      const given = values[flag];
-      for (const path of typeof given === 'string' ? [given] : (given ?? [])) {
-        if (path.startsWith('/')) continue;
-        if (!/^https?:\/\//.test(path))
-          throw new UsageError(`--${flag} must be a path starting with "/" or an http(s) URL; received ${JSON.stringify(path)}.`);
-        if (new URL(path).origin !== base.origin)
-          throw new UsageError(
-            `--${flag} must be on the <base-url>'s origin (${base.origin}); received ${JSON.stringify(path)}.`,
-          );
-      }
-    }
-    const ignore = commaList(values.ignore) ?? [];
-    for (const pattern of ignore) {
-      const matcher = ignorePattern(pattern);
-      if (!CONFORMANCE_CHECK_IDS.some((id) => matcher.test(id)))
-        throw new UsageError(
-          `--ignore names no check: ${JSON.stringify(pattern)}.${pattern.includes('*') ? ' Patterns use * for any characters, such as security.*.' : didYouMean(pattern, CONFORMANCE_CHECK_IDS, 'Checks')}`,
-        );
-    }
-    waitSeconds = integer('--wait', values.wait, 0, 600) ?? 0;
-    const failOnFlag = values['fail-on'];
-    if (failOnFlag !== undefined && !Object.hasOwn(FAIL_ON, failOnFlag))
-      throw new UsageError(`--fail-on must be one of must, should, any; received ${JSON.stringify(failOnFlag)}.`);
-    if (values['update-baseline'] && values.baseline === undefined)
-      throw new UsageError('--update-baseline writes the --baseline file: give --baseline <file>.');
-    baselineFile = values.baseline;
-    if (baselineFile !== undefined) {
-      let text: string | undefined;
-      try {
-        text = (io.readFile ?? readIfPresent)(baselineFile);
-      } catch (error) {
-        throw new UsageError(`--baseline could not read ${JSON.stringify(baselineFile)}: ${(error as Error).message}`);
-      }
-      // A missing file is an empty baseline only when this run is to write it.
-      if (text === undefined && !values['update-baseline'])
-        throw new UsageError(`--baseline ${JSON.stringify(baselineFile)} does not exist; write it with --update-baseline.`);
-      if (text !== undefined) {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch (error) {
-          throw new UsageError(`--baseline ${JSON.stringify(baselineFile)} is not JSON: ${(error as Error).message}`);
-        }
-        try {
-          baseline = readBaseline(parsed);
-        } catch (error) {
-          if (error instanceof ConfigurationError)
-            throw new UsageError(`--baseline ${JSON.stringify(baselineFile)}: ${inFileTerms(error.message)}`);
-          throw error;
-        }
-      }
-    }
-    if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined))
-      throw new UsageError(
-        `${CREDENTIAL_VARIABLES.clientId} and ${CREDENTIAL_VARIABLES.clientSecret} go together: set both or neither.`,
-      );
-    const preflightHeaders = commaList(values['preflight-headers'] === undefined ? undefined : [values['preflight-headers']]);
-    const exceptions = pathExceptions(values['path-exception']);
-    const progress = !values.quiet && format === 'text';
-    const tty = io.stderr.isTTY === true;
-    options = {
-      origin: values.origin,
-      resource: values.resource,
-      paths: values.path ?? [],
-      protected: values.protected,
-      tokenEndpoint: values['token-endpoint'],
-      reflect: values.reflect,
-      forbidden: values.forbidden,
-      limitedScope: values['limited-scope'],
-      disposable: values.disposable,
-      change: jsonObject('change', values.change),
-      credentials,
-      allowWrites: values['allow-writes'] ?? false,
-      maxRequests: integer('--max-requests', values['max-requests'], 1, CONFORMANCE_REQUEST_CAP),
-      timeoutMs: integer('--timeout', values.timeout, 100, 120_000),
-      preflightMethod: values['preflight-method'],
-      preflightHeaders,
-      ignore,
-      failOn: FAIL_ON[(failOnFlag ?? 'must') as keyof typeof FAIL_ON],
-      ...(baseline ? { baseline } : {}),
-      openapi: values.openapi,
-      explore: !values['no-explore'],
-      ...(exceptions ? { pathExceptions: exceptions } : {}),
-      onProgress: progress
-        ? (sent, planned, request, phase) =>
-            io.stderr.write(
-              `${tty ? '\r\x1b[2K' : ''}${phase === 'exploring' ? `exploring [${sent}]` : `checking [${sent}/${planned}]`} ${request}${tty ? '' : '\n'}`,
-            )
-        : undefined,
-    };
+  }
+  return ignore;
+}
+
+function failOnOf(flag: string | undefined): Severity {
+  if (flag !== undefined && !Object.hasOwn(FAIL_ON, flag))
+    throw new UsageError(`--fail-on must be one of must, should, any; received ${JSON.stringify(flag)}.`);
+  return FAIL_ON[(flag ?? 'must') as keyof typeof FAIL_ON];
+}
+
+/** The `--baseline` file, checked; undefined when it does not exist yet and this run is to write it. */
+function readBaselineFile(file: string, updating: boolean, io: CliIo): ConformanceBaseline | undefined {
+  let text: string | undefined;
+  try {
+    text = (io.readFile ?? readIfPresent)(file);
   } catch (error) {
-    if (error instanceof UsageError) return usageError(error.message);
+    throw new UsageError(`--baseline could not read ${JSON.stringify(file)}: ${(error as Error).message}`);
+  }
+  // A missing file is an empty baseline only when this run is to write it.
+  if (text === undefined && !updating)
+    throw new UsageError(`--baseline ${JSON.stringify(file)} does not exist; write it with --update-baseline.`);
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--baseline ${JSON.stringify(file)} is not JSON: ${(error as Error).message}`);
+  }
+  try {
+    return readBaseline(parsed);
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw new UsageError(`--baseline ${JSON.stringify(file)}: ${inFileTerms(error)}`);
     throw error;
   }
+}
+
+/** The credentials the `EAC_*` variables give (an empty one is not given). */
+function credentialsOf(env: CliIo['env']): ConformanceCredentials {
+  const credentials: ConformanceCredentials = {};
+  for (const [key, variable] of Object.entries(CREDENTIAL_VARIABLES) as [keyof ConformanceCredentials, string][]) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') credentials[key] = value;
+  }
+  if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined))
+    throw new UsageError(
+      `${CREDENTIAL_VARIABLES.clientId} and ${CREDENTIAL_VARIABLES.clientSecret} go together: set both or neither.`,
+    );
+  return credentials;
+}
+
+/** The progress line on stderr: rewritten in place on a terminal, a line a request elsewhere. */
+function progressLine(io: CliIo): NonNullable<ConformanceOptions['onProgress']> {
+  const tty = io.stderr.isTTY === true;
+  return (sent, planned, request, phase) =>
+    io.stderr.write(
+      `${tty ? '\r\x1b[2K' : ''}${phase === 'exploring' ? `exploring [${sent}]` : `checking [${sent}/${planned}]`} ${request}${tty ? '' : '\n'}`,
+    );
+}
+
+/** checkConventions()'s options from the flags; what only it can judge (an origin, a scope) it judges. */
+function optionsOf(
+  flags: Flags,
+  read: Pick<ConformanceOptions, 'credentials' | 'ignore' | 'failOn' | 'baseline' | 'onProgress'>,
+): ConformanceOptions {
+  const preflightHeaders = commaList(flags['preflight-headers'] === undefined ? undefined : [flags['preflight-headers']]);
+  const exceptions = pathExceptions(flags['path-exception']);
+  return {
+    origin: flags.origin,
+    resource: flags.resource,
+    paths: flags.path ?? [],
+    protected: flags.protected,
+    tokenEndpoint: flags['token-endpoint'],
+    reflect: flags.reflect,
+    forbidden: flags.forbidden,
+    limitedScope: flags['limited-scope'],
+    disposable: flags.disposable,
+    change: jsonObject('change', flags.change),
+    credentials: read.credentials,
+    allowWrites: flags['allow-writes'] ?? false,
+    maxRequests: integer('--max-requests', flags['max-requests'], 1, CONFORMANCE_REQUEST_CAP),
+    timeoutMs: integer('--timeout', flags.timeout, 100, 120_000),
+    preflightMethod: flags['preflight-method'],
+    preflightHeaders,
+    ignore: read.ignore,
+    failOn: read.failOn,
+    ...(read.baseline ? { baseline: read.baseline } : {}),
+    openapi: flags.openapi,
+    explore: !flags['no-explore'],
+    ...(exceptions ? { pathExceptions: exceptions } : {}),
+    onProgress: read.onProgress,
+  };
+}
+
+/** Runs the checks and writes the reports; a wrong option only the run could see is a usage error, a failed request exit 3. */
+async function run(invocation: Invocation, io: CliIo): Promise<number> {
+  const { target, options } = invocation;
   const tty = io.stderr.isTTY === true && options.onProgress !== undefined;
-  if (waitSeconds > 0) await waitForAnswer(target, waitSeconds * 1000);
+  if (invocation.waitSeconds > 0) await waitForAnswer(target, invocation.waitSeconds * 1000);
   try {
     const report = await checkConventions(target, options);
     if (tty) io.stderr.write('\r\x1b[2K');
-    const artifact = typeof values.openapi === 'string' && !/^https?:/.test(values.openapi) ? values.openapi : undefined;
-    const formats = {
-      text: formatReport,
-      json: (r: ConformanceReport) => `${JSON.stringify(r, null, 2)}\n`,
-      junit: formatJunit,
-      sarif: (r: ConformanceReport) => formatSarif(r, { version: io.version?.(), artifact }),
-      html: formatHtml,
-    };
-    io.stdout.write(formats[format](report));
-    const write = io.writeFile ?? ((path, text) => writeFileSync(path, text));
-    for (const side of ['junit', 'sarif', 'html'] as const) {
-      const file = values[side];
-      if (file === undefined) continue;
-      try {
-        write(file, formats[side](report));
-      } catch (error) {
-        return usageError(`--${side} could not write ${JSON.stringify(file)}: ${(error as Error).message}`);
-      }
-    }
-    if (values['update-baseline'] && baselineFile !== undefined) {
-      const next = updatedBaseline(report.results, baseline);
-      try {
-        write(baselineFile, `${JSON.stringify(next, null, 2)}\n`);
-      } catch (error) {
-        return usageError(`--update-baseline could not write ${JSON.stringify(baselineFile)}: ${(error as Error).message}`);
-      }
-      io.stderr.write(
-        `express-api-conventions: wrote ${next.accepted.length} accepted ${next.accepted.length === 1 ? 'finding' : 'findings'} to ${baselineFile}; give each a reason.\n`,
-      );
-      // What the next run with this baseline will say: only expired entries still fail.
-      return exitCodeOf(
-        buildReport(report.target, report.requests, report.results, {
-          gate: { ignore: options.ignore ?? [], failOn: report.failOn, baseline: next },
-          openapi: report.openapi,
-        }),
-      );
-    }
-    return exitCodeOf(report);
+    return writeReports(report, invocation, io);
   } catch (error) {
     if (tty) io.stderr.write('\n');
-    if (error instanceof ConfigurationError) return usageError(inCliTerms(error.message));
+    if (error instanceof ConfigurationError) return usageError(io, inCliTerms(error));
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
     io.stderr.write(
       `express-api-conventions: the API could not be reached: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`,
     );
     return EXIT.unreachable;
   }
+}
+
+type WriteFile = NonNullable<CliIo['writeFile']>;
+
+/** Writes a file a flag names; a usage error's exit code when it cannot be written. */
+function writeFileOf(io: CliIo, write: WriteFile, flag: string, file: string, text: string): number | undefined {
+  try {
+    write(file, text);
+    return undefined;
+  } catch (error) {
+    return usageError(io, `${flag} could not write ${JSON.stringify(file)}: ${(error as Error).message}`);
+  }
+}
+
+/** The report on stdout, the `--junit`, `--sarif` and `--html` files, and the `--update-baseline` file; resolves to the exit code. */
+function writeReports(report: ConformanceReport, invocation: Invocation, io: CliIo): number {
+  const { flags } = invocation;
+  const artifact = typeof flags.openapi === 'string' && !/^https?:/.test(flags.openapi) ? flags.openapi : undefined;
+  const formats = {
+    text: formatReport,
+    json: (r: ConformanceReport) => `${JSON.stringify(r, null, 2)}\n`,
+    junit: formatJunit,
+    sarif: (r: ConformanceReport) => formatSarif(r, { version: io.version?.(), artifact }),
+    html: formatHtml,
+  };
+  io.stdout.write(formats[invocation.format](report));
+  const write: WriteFile = io.writeFile ?? ((path, text) => writeFileSync(path, text));
+  for (const side of ['junit', 'sarif', 'html'] as const) {
+    const file = flags[side];
+    if (file === undefined) continue;
+    const failed = writeFileOf(io, write, `--${side}`, file, formats[side](report));
+    if (failed !== undefined) return failed;
+  }
+  if (flags['update-baseline'] && invocation.baselineFile !== undefined)
+    return writeBaseline(report, invocation, invocation.baselineFile, write, io);
+  return exitCodeOf(report);
+}
+
+/** Writes the baseline of this run; resolves to the exit code the next run with it will have. */
+function writeBaseline(report: ConformanceReport, invocation: Invocation, file: string, write: WriteFile, io: CliIo): number {
+  const next = updatedBaseline(report.results, invocation.baseline);
+  const failed = writeFileOf(io, write, '--update-baseline', file, `${JSON.stringify(next, null, 2)}\n`);
+  if (failed !== undefined) return failed;
+  io.stderr.write(
+    `express-api-conventions: wrote ${next.accepted.length} accepted ${next.accepted.length === 1 ? 'finding' : 'findings'} to ${file}; give each a reason.\n`,
+  );
+  // What the next run with this baseline will say: only expired entries still fail.
+  return exitCodeOf(
+    buildReport(report.target, report.requests, report.results, {
+      gate: { ignore: invocation.options.ignore ?? [], failOn: report.failOn, baseline: next },
+      openapi: report.openapi,
+    }),
+  );
 }
 
 function parse(argv: readonly string[]) {

@@ -39,6 +39,11 @@ export class RunContext {
     this.record(id, 'skip', { reason });
   }
 
+  /** Skips each of a group of checks that share one reason (a missing option, the spent budget). */
+  skipEach(ids: readonly CheckId[], reason: string): void {
+    for (const id of ids) this.skip(id, reason);
+  }
+
   /** Fails with the evidence when there is some, passes otherwise. */
   verdict(id: CheckId, evidence: CheckEvidence | undefined): void {
     if (evidence) this.fail(id, evidence);

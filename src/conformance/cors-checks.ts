@@ -1,5 +1,6 @@
 import { mediaType, type RunContext, shown } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
+import type { CheckEvidence } from './report.js';
 
 const PREFLIGHT_IDS = [
   'cors.preflight.status',
@@ -40,24 +41,48 @@ function allowOriginProblem(exchange: Exchange, origin: string): string | undefi
   return undefined;
 }
 
-/** The conventions' "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
-export async function checkCors(ctx: RunContext): Promise<void> {
-  const { origin, preflightMethod, preflightHeaders } = ctx.config;
-  if (origin === undefined) {
-    for (const id of ALL_IDS) ctx.skip(id, 'needs an allowed origin: give --origin https://app.example');
-    return;
-  }
-  const path = ctx.under(ctx.config.resource ?? ctx.config.paths[0] ?? '/');
-  const preflightHeadersFor = (from: string) => ({
-    origin: from,
+/** The evidence of an answer that does not allow an allowed origin, or undefined. */
+function allowOriginEvidence(exchange: Exchange, origin: string): CheckEvidence | undefined {
+  const problem = allowOriginProblem(exchange, origin);
+  if (!problem) return undefined;
+  return {
+    request: describeExchange(exchange),
+    expected: `Access-Control-Allow-Origin ${JSON.stringify(origin)} (or "*" without credentials)`,
+    seen: problem,
+  };
+}
+
+/** The request headers of a preflight from `origin`, asking for the configured method and headers. */
+function preflightRequestHeaders(ctx: RunContext, origin: string): Record<string, string> {
+  const { preflightMethod, preflightHeaders } = ctx.config;
+  return {
+    origin,
     'access-control-request-method': preflightMethod,
     'access-control-request-headers': preflightHeaders.join(', ').toLowerCase(),
-  });
-  const preflight = await ctx.send({ purpose: 'CORS preflight', method: 'OPTIONS', path, headers: preflightHeadersFor(origin) });
-  if (!preflight) {
-    for (const id of ALL_IDS) ctx.skip(id, ctx.budgetReason);
-    return;
-  }
+  };
+}
+
+/** The conventions' "Cross-origin (CORS)": the preflight shape for an allowed origin, and refusal of a look-alike. */
+export async function checkCors(ctx: RunContext): Promise<void> {
+  const { origin } = ctx.config;
+  if (origin === undefined) return ctx.skipEach(ALL_IDS, 'needs an allowed origin: give --origin https://app.example');
+  const path = ctx.under(ctx.config.resource ?? ctx.config.paths[0] ?? '/');
+  const headers = preflightRequestHeaders(ctx, origin);
+  const preflight = await ctx.send({ purpose: 'CORS preflight', method: 'OPTIONS', path, headers });
+  if (!preflight) return ctx.skipEach(ALL_IDS, ctx.budgetReason);
+  checkPreflightAnswer(ctx, preflight);
+  checkPreflightAllows(ctx, preflight, origin);
+
+  const actual = await ctx.send({ purpose: 'CORS request', method: 'GET', path, headers: { origin } });
+  ctx.judge('cors.actual.allow-origin', actual, (answer) => allowOriginEvidence(answer, origin));
+
+  if (preflight.headers['access-control-allow-origin'] === '*')
+    return ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as docs/conventions.md §8.1 permits');
+  await checkLookAlikeRefused(ctx, path, origin);
+}
+
+/** The preflight's own answer: 200, empty, text/plain. */
+function checkPreflightAnswer(ctx: RunContext, preflight: Exchange): void {
   const request = describeExchange(preflight);
   const h = preflight.headers;
   ctx.verdict(
@@ -80,17 +105,14 @@ export async function checkCors(ctx: RunContext): Promise<void> {
       ? undefined
       : { request, expected: 'Content-Type: text/plain', seen: `Content-Type ${shown(h['content-type'])}` },
   );
-  const originProblem = allowOriginProblem(preflight, origin);
-  ctx.verdict(
-    'cors.preflight.allow-origin',
-    originProblem
-      ? {
-          request,
-          expected: `Access-Control-Allow-Origin ${JSON.stringify(origin)} (or "*" without credentials)`,
-          seen: originProblem,
-        }
-      : undefined,
-  );
+}
+
+/** What the preflight allows: the origin, the method and headers asked for, and for how long. */
+function checkPreflightAllows(ctx: RunContext, preflight: Exchange, origin: string): void {
+  const { preflightMethod, preflightHeaders } = ctx.config;
+  const request = describeExchange(preflight);
+  const h = preflight.headers;
+  ctx.verdict('cors.preflight.allow-origin', allowOriginEvidence(preflight, origin));
   const methods = h['access-control-allow-methods'];
   const methodsGood =
     methods !== undefined &&
@@ -133,47 +155,24 @@ export async function checkCors(ctx: RunContext): Promise<void> {
           seen: `Access-Control-Max-Age ${shown(maxAge)}`,
         },
   );
+}
 
-  const actual = await ctx.send({ purpose: 'CORS request', method: 'GET', path, headers: { origin } });
-  if (!actual) ctx.skip('cors.actual.allow-origin', ctx.budgetReason);
-  else {
-    const problem = allowOriginProblem(actual, origin);
-    ctx.verdict(
-      'cors.actual.allow-origin',
-      problem
-        ? {
-            request: describeExchange(actual),
-            expected: `Access-Control-Allow-Origin ${JSON.stringify(origin)} (or "*" without credentials)`,
-            seen: problem,
-          }
-        : undefined,
-    );
-  }
-
-  if (h['access-control-allow-origin'] === '*') {
-    ctx.skip('cors.look-alike-refused', 'the API allows every origin ("*"), as docs/conventions.md §8.1 permits');
-    return;
-  }
+/** A preflight from a look-alike of the allowed origin must not be allowed. */
+async function checkLookAlikeRefused(ctx: RunContext, path: string, origin: string): Promise<void> {
   const lookAlike = lookAlikeOrigin(origin);
   const refused = await ctx.send({
     purpose: 'CORS look-alike',
     method: 'OPTIONS',
     path,
-    headers: preflightHeadersFor(lookAlike),
+    headers: preflightRequestHeaders(ctx, lookAlike),
   });
-  if (!refused) {
-    ctx.skip('cors.look-alike-refused', ctx.budgetReason);
-    return;
-  }
-  const granted = refused.headers['access-control-allow-origin'];
-  ctx.verdict(
-    'cors.look-alike-refused',
-    granted === lookAlike || granted === '*'
-      ? {
-          request: `${describeExchange(refused)} (Origin: ${lookAlike})`,
-          expected: 'no Access-Control-Allow-Origin for an origin that is not allowed',
-          seen: `Access-Control-Allow-Origin ${shown(granted)}`,
-        }
-      : undefined,
-  );
+  ctx.judge('cors.look-alike-refused', refused, (answer) => {
+    const granted = answer.headers['access-control-allow-origin'];
+    if (granted !== lookAlike && granted !== '*') return undefined;
+    return {
+      request: `${describeExchange(answer)} (Origin: ${lookAlike})`,
+      expected: 'no Access-Control-Allow-Origin for an origin that is not allowed',
+      seen: `Access-Control-Allow-Origin ${shown(granted)}`,
+    };
+  });
 }

@@ -147,6 +147,21 @@ export function plannedRequests(
   return Math.min(planned, config.maxRequests);
 }
 
+/** What each way of exploring works with: where the API is, its own budget of GETs, and what it has found. */
+interface Exploring {
+  readonly probe: Probe;
+  readonly base: URL;
+  readonly prefix: string;
+  readonly under: (path: string) => string;
+  /** A GET of the API, or undefined once exploring's share of the budget (or the budget) is spent. */
+  readonly send: (path: string) => Promise<Exchange | undefined>;
+  readonly fetched: Set<string>;
+  readonly discovered: Set<Discovered>;
+}
+
+/** Told the options as they are expected to end, and the paths exploring still means to GET first. */
+type Replan = (expected: ConformanceConfiguration, pending: readonly string[]) => void;
+
 /** Finds what the options leave out (see the module comment); returns the completed options. */
 export async function explore(
   probe: Probe,
@@ -154,12 +169,9 @@ export async function explore(
   base: URL,
   prefix: string,
   under: (path: string) => string,
-  /** Told the options as they are expected to end, and the paths exploring still means to GET first. */
-  replan?: (expected: ConformanceConfiguration, pending: readonly string[]) => void,
+  replan?: Replan,
 ): Promise<Explored> {
-  const discovered = new Set<Discovered>(given.discovered);
   const fetched = new Set<string>();
-  let config: ConformanceConfiguration = given;
   const limit = Math.min(EXPLORE_LIMIT, Math.floor(given.maxRequests / 4));
   let spent = 0;
   const send = async (path: string): Promise<Exchange | undefined> => {
@@ -174,72 +186,91 @@ export async function explore(
       throw error;
     }
   };
-
-  if (given.openapi !== undefined) {
-    const plan = planFromOpenApi(await loadOpenApi(given.openapi, given.timeoutMs), base);
-    const found: Partial<Record<Discovered, string>> = {};
-    for (const key of ['protected', 'tokenEndpoint', 'reflect'] as const) {
-      if (given[key] === undefined && plan[key] !== undefined) found[key] = plan[key];
-    }
-    const merged = {
-      paths: [...new Set([...given.paths, ...plan.paths])],
-      lintPaths: [...given.lintPaths, ...plan.lintPaths],
-    };
-    if (given.resource === undefined && plan.resource) {
-      if ('path' in plan.resource) found.resource = plan.resource.path;
-      else {
-        const { collection, template, parameter } = plan.resource;
-        // The plan as it will be once the collection names the resource, for the progress line.
-        replan?.({ ...config, ...found, ...merged, resource: template }, [under(collection)]);
-        const list = await send(under(collection));
-        const id = list?.status === 200 ? firstItemId(list.body, parameter) : undefined;
-        if (id !== undefined) found.resource = template.replace(`{${parameter}}`, encodeURIComponent(id));
-      }
-    }
-    for (const key of Object.keys(found) as Discovered[]) discovered.add(key);
-    config = { ...config, ...found, ...merged, discovered };
-  }
-
-  if (config.explore && config.resource === undefined) {
-    // From the paths given (or the base URL itself), breadth first, until a list item names a resource
-    // and a 401 with `WWW-Authenticate: Bearer` names a protected path (or the links or the exploring budget run out).
-    const queue = config.paths.length > 0 ? config.paths.map(under) : [under('/')];
-    const seen = new Set(queue);
-    let resource: string | undefined;
-    let protectedPath: string | undefined;
-    const wanted = () => resource === undefined || (config.protected === undefined && protectedPath === undefined);
-    while (queue.length > 0 && wanted()) {
-      const path = queue.shift() as string;
-      const answer = fetched.has(path) ? probe.exchanges.find((e) => e.path === path) : await send(path);
-      if (!answer) break;
-      if (
-        answer.status === 401 &&
-        /^\s*bearer\b/i.test(answer.headers['www-authenticate'] ?? '') &&
-        config.protected === undefined
-      ) {
-        protectedPath ??= path;
-      }
-      if (answer.status === 200 && resource === undefined) {
-        const id = firstItemId(answer.body);
-        const collection = (path.split('?')[0] as string).replace(/\/+$/, '');
-        if (id !== undefined && collection.startsWith(`${prefix}/`)) {
-          resource = `${base.origin}${collection}/${encodeURIComponent(id)}`;
-          // A list's next page or items add nothing once there is a resource.
-          continue;
-        }
-      }
-      for (const link of linksOf(answer, base, prefix)) {
-        if (!seen.has(link)) {
-          seen.add(link);
-          queue.push(link);
-        }
-      }
-    }
-    const found: Partial<Record<Discovered, string>> = {};
-    if (resource !== undefined) found.resource = resource;
-    if (protectedPath !== undefined) found.protected = `${base.origin}${protectedPath}`;
-    for (const key of Object.keys(found) as Discovered[]) discovered.add(key);
-    config = { ...config, ...found, discovered };
-  }
+  const run: Exploring = { probe, base, prefix, under, send, fetched, discovered: new Set(given.discovered) };
+  let config = await fromOpenApi(run, given, replan);
+  if (config.explore && config.resource === undefined) config = await followLinks(run, config);
   return { config, fetched };
+}
+
+/** The options with what was found filled in, each found one counted as discovered. */
+function withFound(
+  run: Exploring,
+  config: ConformanceConfiguration,
+  found: Partial<Record<Discovered, string>>,
+): ConformanceConfiguration {
+  for (const key of Object.keys(found) as Discovered[]) run.discovered.add(key);
+  return { ...config, ...found, discovered: run.discovered };
+}
+
+/**
+ * The options completed from the OpenAPI document, when one is given; a
+ * resource the document names only as a template is looked up in its collection.
+ */
+async function fromOpenApi(run: Exploring, given: ConformanceConfiguration, replan?: Replan): Promise<ConformanceConfiguration> {
+  if (given.openapi === undefined) return given;
+  const plan = planFromOpenApi(await loadOpenApi(given.openapi, given.timeoutMs), run.base);
+  const found: Partial<Record<Discovered, string>> = {};
+  for (const key of ['protected', 'tokenEndpoint', 'reflect'] as const) {
+    if (given[key] === undefined && plan[key] !== undefined) found[key] = plan[key];
+  }
+  const merged = {
+    paths: [...new Set([...given.paths, ...plan.paths])],
+    lintPaths: [...given.lintPaths, ...plan.lintPaths],
+  };
+  if (given.resource === undefined && plan.resource) {
+    if ('path' in plan.resource) found.resource = plan.resource.path;
+    else {
+      const { collection, template, parameter } = plan.resource;
+      // The plan as it will be once the collection names the resource, for the progress line.
+      replan?.({ ...given, ...found, ...merged, resource: template }, [run.under(collection)]);
+      const list = await run.send(run.under(collection));
+      const id = list?.status === 200 ? firstItemId(list.body, parameter) : undefined;
+      if (id !== undefined) found.resource = template.replace(`{${parameter}}`, encodeURIComponent(id));
+    }
+  }
+  return withFound(run, { ...given, ...merged }, found);
+}
+
+/**
+ * From the paths given (or the base URL itself), breadth first, until a list item names a resource
+ * and a 401 with `WWW-Authenticate: Bearer` names a protected path (or the links or the exploring budget run out).
+ */
+async function followLinks(run: Exploring, config: ConformanceConfiguration): Promise<ConformanceConfiguration> {
+  const { base, prefix } = run;
+  const queue = config.paths.length > 0 ? config.paths.map(run.under) : [run.under('/')];
+  const seen = new Set(queue);
+  let resource: string | undefined;
+  let protectedPath: string | undefined;
+  const wanted = () => resource === undefined || (config.protected === undefined && protectedPath === undefined);
+  while (queue.length > 0 && wanted()) {
+    const path = queue.shift() as string;
+    const answer = run.fetched.has(path) ? run.probe.exchanges.find((e) => e.path === path) : await run.send(path);
+    if (!answer) break;
+    if (
+      answer.status === 401 &&
+      /^\s*bearer\b/i.test(answer.headers['www-authenticate'] ?? '') &&
+      config.protected === undefined
+    ) {
+      protectedPath ??= path;
+    }
+    if (answer.status === 200 && resource === undefined) {
+      const id = firstItemId(answer.body);
+      const collection = (path.split('?')[0] as string).replace(/\/+$/, '');
+      if (id !== undefined && collection.startsWith(`${prefix}/`)) {
+        resource = `${base.origin}${collection}/${encodeURIComponent(id)}`;
+        // A list's next page or items add nothing once there is a resource.
+        continue;
+      }
+    }
+    for (const link of linksOf(answer, base, prefix)) {
+      if (!seen.has(link)) {
+        seen.add(link);
+        queue.push(link);
+      }
+    }
+  }
+  const found: Partial<Record<Discovered, string>> = {};
+  if (resource !== undefined) found.resource = resource;
+  if (protectedPath !== undefined) found.protected = `${base.origin}${protectedPath}`;
+  return withFound(run, config, found);
 }

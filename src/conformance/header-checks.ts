@@ -1,3 +1,4 @@
+import type { CheckId } from './catalogue.js';
 import {
   excerpt,
   firstOffender,
@@ -49,6 +50,27 @@ export function isSpecCacheControl(value: string): boolean {
   });
 }
 
+/** A check's verdict on the first of `exchanges` that breaks it, or a skip when there is none to look at. */
+function judgeEach(
+  ctx: RunContext,
+  id: CheckId,
+  exchanges: readonly Exchange[],
+  noneSeen: string,
+  expected: string,
+  seen: (exchange: Exchange) => string | undefined,
+): void {
+  if (exchanges.length === 0) ctx.skip(id, noneSeen);
+  else ctx.verdict(id, firstOffender(exchanges, expected, seen));
+}
+
+/** What a response that must not carry `name` shows when it does. */
+const absent =
+  (name: string, label = name) =>
+  (exchange: Exchange): string | undefined => {
+    const value = exchange.headers[name];
+    return value === undefined ? undefined : `${label} ${shown(value)}`;
+  };
+
 /**
  * Checks on the headers of every response the run saw. The security table
  * is read on every answer except 304, which RFC 9110 §15.4.5 lets carry
@@ -56,13 +78,26 @@ export function isSpecCacheControl(value: string): boolean {
  */
 export function checkHeaders(ctx: RunContext): void {
   const all = ctx.probe.exchanges;
-  if (all.length === 0) {
-    return;
-  }
+  if (all.length === 0) return;
+  checkCommonBehaviour(ctx, all);
   const full = all.filter((exchange) => exchange.status !== 304);
-  const header = (name: string) => (exchange: Exchange) => exchange.headers[name];
+  checkSecurityTable(ctx, all, full);
+  checkCachingHeaders(ctx, all);
+  checkSessionHeaders(ctx, all);
+  // Path rules rule 10: no new X- header.
+  ctx.verdict(
+    'paths.no-x-prefix',
+    firstOffender(all, 'no X- response header other than those the conventions name', (exchange) => {
+      const extra = Object.keys(exchange.headers).filter(
+        (name) => name.startsWith('x-') && !(NAMED_X_HEADERS as readonly string[]).includes(name),
+      );
+      return extra.length === 0 ? undefined : extra.join(', ');
+    }),
+  );
+}
 
-  // Common response behaviour
+/** Common response behaviour: Date, the JSON type and shape, no X-Powered-By, Location on a redirect. */
+function checkCommonBehaviour(ctx: RunContext, all: readonly Exchange[]): void {
   ctx.verdict(
     'common.date',
     firstOffender(
@@ -75,45 +110,26 @@ export function checkHeaders(ctx: RunContext): void {
     ),
   );
   const json = all.filter((exchange) => exchange.body.trim() !== '' && looksLikeJson(exchange));
-  if (json.length === 0) {
-    ctx.skip('common.json-content-type', 'no JSON body was seen');
-    ctx.skip('common.top-level-object', 'no JSON body was seen');
-  } else {
-    ctx.verdict(
-      'common.json-content-type',
-      firstOffender(json, JSON_EXPECTED, (exchange) =>
-        isSpecJsonType(exchange.headers['content-type']) ? undefined : `Content-Type ${shown(exchange.headers['content-type'])}`,
-      ),
-    );
-    ctx.verdict(
-      'common.top-level-object',
-      firstOffender(json, 'a JSON object at the top level', (exchange) => {
-        const parsed = parseJson(exchange.body);
-        return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-          ? undefined
-          : `JSON ${excerpt(exchange.body)}`;
-      }),
-    );
-  }
-  ctx.verdict(
-    'common.no-x-powered-by',
-    firstOffender(all, 'no X-Powered-By', (exchange) => {
-      const value = header('x-powered-by')(exchange);
-      return value === undefined ? undefined : `X-Powered-By ${shown(value)}`;
-    }),
+  judgeEach(ctx, 'common.json-content-type', json, 'no JSON body was seen', JSON_EXPECTED, (exchange) =>
+    isSpecJsonType(exchange.headers['content-type']) ? undefined : `Content-Type ${shown(exchange.headers['content-type'])}`,
   );
-  const redirects = all.filter((exchange) => exchange.status >= 300 && exchange.status < 400 && exchange.status !== 304);
-  if (redirects.length === 0) ctx.skip('common.location-on-3xx', 'no 3xx answer (other than 304) was seen');
-  else {
-    ctx.verdict(
-      'common.location-on-3xx',
-      firstOffender(redirects, 'Location: the new address', (exchange) =>
-        exchange.headers.location ? undefined : 'no Location',
-      ),
-    );
-  }
+  judgeEach(ctx, 'common.top-level-object', json, 'no JSON body was seen', 'a JSON object at the top level', (exchange) => {
+    const parsed = parseJson(exchange.body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? undefined : `JSON ${excerpt(exchange.body)}`;
+  });
+  ctx.verdict('common.no-x-powered-by', firstOffender(all, 'no X-Powered-By', absent('x-powered-by', 'X-Powered-By')));
+  judgeEach(
+    ctx,
+    'common.location-on-3xx',
+    all.filter((exchange) => exchange.status >= 300 && exchange.status < 400 && exchange.status !== 304),
+    'no 3xx answer (other than 304) was seen',
+    'Location: the new address',
+    (exchange) => (exchange.headers.location ? undefined : 'no Location'),
+  );
+}
 
-  // Security response headers
+/** The security headers every answer carries (`full`: all but the 304s), and those none carries. */
+function checkSecurityTable(ctx: RunContext, all: readonly Exchange[], full: readonly Exchange[]): void {
   for (const row of SECURITY_HEADERS) {
     const caseInsensitive = 'caseInsensitive' in row && row.caseInsensitive;
     ctx.verdict(
@@ -132,15 +148,11 @@ export function checkHeaders(ctx: RunContext): void {
       return value === undefined || value === '0' ? undefined : `x-xss-protection ${shown(value)}`;
     }),
   );
-  for (const row of ABSENT_HEADERS) {
-    ctx.verdict(
-      row.id,
-      firstOffender(all, `no ${row.name}`, (exchange) => {
-        const value = exchange.headers[row.name];
-        return value === undefined ? undefined : `${row.name} ${shown(value)}`;
-      }),
-    );
-  }
+  for (const row of ABSENT_HEADERS) ctx.verdict(row.id, firstOffender(all, `no ${row.name}`, absent(row.name)));
+}
+
+/** The caching headers: Pragma only on a token error, and a Cache-Control the conventions name. */
+function checkCachingHeaders(ctx: RunContext, all: readonly Exchange[]): void {
   ctx.verdict(
     'security.pragma',
     firstOffender(all, 'no Pragma (only a token error response carries it)', (exchange) => {
@@ -164,47 +176,40 @@ export function checkHeaders(ctx: RunContext): void {
       },
     ),
   );
-  const clearing = all.filter((exchange) => exchange.headers['clear-site-data'] !== undefined);
-  if (clearing.length === 0) ctx.skip('security.clear-site-data', 'no Clear-Site-Data was seen (it is sent on sign-out)');
-  else {
-    ctx.verdict(
-      'security.clear-site-data',
-      firstOffender(clearing, 'clear-site-data: "cache", "cookies", "storage"', (exchange) => {
-        const value = exchange.headers['clear-site-data'] as string;
-        const items = value
-          .split(',')
-          .map((item) => item.trim())
-          .sort();
-        return items.join(',') === '"cache","cookies","storage"' ? undefined : `clear-site-data ${shown(value)}`;
-      }),
-    );
-  }
-  const cookies = all.filter((exchange) => exchange.headers['set-cookie'] !== undefined);
-  if (cookies.length === 0) ctx.skip('security.cookies', 'no Set-Cookie was seen');
-  else {
-    ctx.verdict(
-      'security.cookies',
-      firstOffender(cookies, 'every Set-Cookie with Secure and HttpOnly', (exchange) => {
-        const bad = (exchange.headers['set-cookie'] as string).split('\n').find((cookie) => {
-          const attributes = cookie.toLowerCase();
-          return !/;\s*secure\s*(;|$)/.test(attributes) || !/;\s*httponly\s*(;|$)/.test(attributes);
-        });
-        if (bad === undefined) return undefined;
-        // The cookie's value is never shown: it may be a session.
-        const [pair, ...attributes] = bad.split(';');
-        return `cookie ${shown(pair?.split('=')[0]?.trim())} with attributes ${shown(attributes.join(';').trim())}`;
-      }),
-    );
-  }
+}
 
-  // Path rules rule 10: no new X- header.
-  ctx.verdict(
-    'paths.no-x-prefix',
-    firstOffender(all, 'no X- response header other than those the conventions name', (exchange) => {
-      const extra = Object.keys(exchange.headers).filter(
-        (name) => name.startsWith('x-') && !(NAMED_X_HEADERS as readonly string[]).includes(name),
-      );
-      return extra.length === 0 ? undefined : extra.join(', ');
-    }),
+/** Clear-Site-Data and Set-Cookie, each judged on the answers that carry it. */
+function checkSessionHeaders(ctx: RunContext, all: readonly Exchange[]): void {
+  judgeEach(
+    ctx,
+    'security.clear-site-data',
+    all.filter((exchange) => exchange.headers['clear-site-data'] !== undefined),
+    'no Clear-Site-Data was seen (it is sent on sign-out)',
+    'clear-site-data: "cache", "cookies", "storage"',
+    (exchange) => {
+      const value = exchange.headers['clear-site-data'] as string;
+      const items = value
+        .split(',')
+        .map((item) => item.trim())
+        .sort();
+      return items.join(',') === '"cache","cookies","storage"' ? undefined : `clear-site-data ${shown(value)}`;
+    },
+  );
+  judgeEach(
+    ctx,
+    'security.cookies',
+    all.filter((exchange) => exchange.headers['set-cookie'] !== undefined),
+    'no Set-Cookie was seen',
+    'every Set-Cookie with Secure and HttpOnly',
+    (exchange) => {
+      const bad = (exchange.headers['set-cookie'] as string).split('\n').find((cookie) => {
+        const attributes = cookie.toLowerCase();
+        return !/;\s*secure\s*(;|$)/.test(attributes) || !/;\s*httponly\s*(;|$)/.test(attributes);
+      });
+      if (bad === undefined) return undefined;
+      // The cookie's value is never shown: it may be a session.
+      const [pair, ...attributes] = bad.split(';');
+      return `cookie ${shown(pair?.split('=')[0]?.trim())} with attributes ${shown(attributes.join(';').trim())}`;
+    },
   );
 }

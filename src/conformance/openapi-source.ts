@@ -230,16 +230,33 @@ function sameOriginPath(url: string, base: URL): string | undefined {
 export function planFromOpenApi(doc: Json, base: URL): OpenApiPlan {
   const operations = operationsOf(doc);
   const gets = operations.filter((op) => op.method === 'get');
-  const lintPaths = Object.keys(doc.paths as Json);
+  const resource = resourceOf(doc, gets);
+  const protectedPath = protectedPathOf(doc, gets);
+  const tokenEndpoint = tokenEndpointOf(doc, operations, base);
+  const reflect = reflectOf(doc, gets);
+  return {
+    paths: plainGetPaths(doc, gets),
+    lintPaths: Object.keys(doc.paths as Json),
+    ...(resource ? { resource } : {}),
+    ...(protectedPath ? { protected: protectedPath } : {}),
+    ...(tokenEndpoint ? { tokenEndpoint } : {}),
+    ...(reflect ? { reflect } : {}),
+  };
+}
 
+/** The GETs without path parameters, their required query parameters filled from examples. */
+function plainGetPaths(doc: Json, gets: readonly Operation[]): string[] {
   const paths: string[] = [];
   for (const op of gets) {
     if (pathParameters(op.path).length > 0) continue;
     const query = requiredQuery(doc, op);
     if (query !== undefined) paths.push(withQuery(op.path, query));
   }
+  return paths;
+}
 
-  // A resource: an anonymous GET with path parameters, preferring one that declares an ETag.
+/** A resource: an anonymous GET with path parameters, preferring one that declares an ETag. */
+function resourceOf(doc: Json, gets: readonly Operation[]): OpenApiPlan['resource'] {
   const declaresEtag = (op: Operation) => {
     const ok = asObject(doc, asObject(doc, op.operation.responses)?.['200']);
     const headers = asObject(doc, ok?.headers) ?? {};
@@ -248,27 +265,23 @@ export function planFromOpenApi(doc: Json, base: URL): OpenApiPlan {
   const templates = gets
     .filter((op) => pathParameters(op.path).length > 0 && isAnonymous(doc, op.operation))
     .sort((a, b) => Number(declaresEtag(b)) - Number(declaresEtag(a)) || a.path.length - b.path.length);
-  let resource: OpenApiPlan['resource'];
   for (const op of templates) {
     const path = filled(doc, op);
-    if (path !== undefined) {
-      resource = { path };
-      break;
-    }
+    if (path !== undefined) return { path };
     const names = pathParameters(op.path);
     const last = names[names.length - 1] as string;
     const collection = op.path.slice(0, op.path.lastIndexOf('/'));
-    if (names.length === 1 && op.path.endsWith(`/{${last}}`) && gets.some((get) => get.path === collection)) {
-      resource = { template: op.path, parameter: last, collection };
-      break;
-    }
+    if (names.length === 1 && op.path.endsWith(`/{${last}}`) && gets.some((get) => get.path === collection))
+      return { template: op.path, parameter: last, collection };
   }
+  return undefined;
+}
 
-  // A protected GET: bearer needed, preferring one without path parameters (no example to find).
+/** A protected GET: bearer needed, preferring one without path parameters (no example to find). */
+function protectedPathOf(doc: Json, gets: readonly Operation[]): string | undefined {
   const bearerGets = gets
     .filter((op) => needsBearer(doc, op.operation))
     .sort((a, b) => pathParameters(a.path).length - pathParameters(b.path).length);
-  let protectedPath: string | undefined;
   for (const op of bearerGets) {
     // The token is refused before the route looks at the id: any well-formed value does.
     const path = filled(doc, op, (_name, parameter) => {
@@ -276,26 +289,30 @@ export function planFromOpenApi(doc: Json, base: URL): OpenApiPlan {
       if (schema?.format === 'uuid') return '00000000-0000-4000-8000-000000000000';
       return schema?.type === 'integer' || schema?.type === 'number' ? '1' : 'express-api-conventions-probe';
     });
-    if (path !== undefined) {
-      protectedPath = path;
-      break;
+    if (path !== undefined) return path;
+  }
+  return undefined;
+}
+
+/** The token endpoint: a POST ending in `oauth2/token`, else the first same-origin `tokenUrl` of an oauth2 scheme. */
+function tokenEndpointOf(doc: Json, operations: readonly Operation[], base: URL): string | undefined {
+  const posted = operations.find((op) => op.method === 'post' && /oauth2?\/token$/.test(op.path))?.path;
+  if (posted !== undefined) return posted;
+  let tokenEndpoint: string | undefined;
+  const schemes = asObject(doc, asObject(doc, doc.components)?.securitySchemes) ?? {};
+  for (const raw of Object.values(schemes)) {
+    const scheme = asObject(doc, raw);
+    if (scheme?.type !== 'oauth2') continue;
+    for (const flow of Object.values(asObject(doc, scheme.flows) ?? {})) {
+      const url = asObject(doc, flow)?.tokenUrl;
+      if (typeof url === 'string') tokenEndpoint ??= sameOriginPath(url, base);
     }
   }
+  return tokenEndpoint;
+}
 
-  let tokenEndpoint = operations.find((op) => op.method === 'post' && /oauth2?\/token$/.test(op.path))?.path;
-  if (tokenEndpoint === undefined) {
-    const schemes = asObject(doc, asObject(doc, doc.components)?.securitySchemes) ?? {};
-    for (const raw of Object.values(schemes)) {
-      const scheme = asObject(doc, raw);
-      if (scheme?.type !== 'oauth2') continue;
-      for (const flow of Object.values(asObject(doc, scheme.flows) ?? {})) {
-        const url = asObject(doc, flow)?.tokenUrl;
-        if (typeof url === 'string') tokenEndpoint ??= sameOriginPath(url, base);
-      }
-    }
-  }
-
-  let reflect: string | undefined;
+/** A search to reflect a probe through: an anonymous GET with a string `q`, its other required parameters filled. */
+function reflectOf(doc: Json, gets: readonly Operation[]): string | undefined {
   for (const op of gets) {
     if (pathParameters(op.path).length > 0 || !isAnonymous(doc, op.operation)) continue;
     const q = op.parameters.find((p) => p.in === 'query' && p.name === 'q');
@@ -304,16 +321,7 @@ export function planFromOpenApi(doc: Json, base: URL): OpenApiPlan {
     if (type !== undefined && type !== 'string') continue;
     const rest = requiredQuery(doc, op, 'q');
     if (rest === undefined) continue;
-    reflect = `${op.path}?q={probe}${rest === '' ? '' : `&${rest}`}`;
-    break;
+    return `${op.path}?q={probe}${rest === '' ? '' : `&${rest}`}`;
   }
-
-  return {
-    paths,
-    lintPaths,
-    ...(resource ? { resource } : {}),
-    ...(protectedPath ? { protected: protectedPath } : {}),
-    ...(tokenEndpoint ? { tokenEndpoint } : {}),
-    ...(reflect ? { reflect } : {}),
-  };
+  return undefined;
 }

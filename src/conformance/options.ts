@@ -231,70 +231,89 @@ const checkStringList = (name: string, value: unknown): string[] => {
   return value.map((item, index) => checkString(FACTORY, `${name}[${index}]`, item));
 };
 
-export function readConformanceOptions(options: unknown): ConformanceConfiguration {
-  const given = readOptions<ConformanceOptions>(FACTORY, options, OPTION_NAMES);
-  let origin: string | undefined;
-  if (given.origin !== undefined) {
-    const text = checkString(FACTORY, 'origin', given.origin);
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(text);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || parsed.origin !== text) invalidOption(FACTORY, 'origin', text, 'an origin: scheme://host[:port], no path');
-    origin = text;
+const optionalPath = (name: string, value: unknown): string | undefined =>
+  value === undefined ? undefined : checkPath(name, value);
+
+function checkOrigin(value: unknown): string {
+  const text = checkString(FACTORY, 'origin', value);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(text);
+  } catch {
+    parsed = undefined;
   }
+  if (!parsed || parsed.origin !== text) invalidOption(FACTORY, 'origin', text, 'an origin: scheme://host[:port], no path');
+  return text;
+}
+
+/** The credentials, each a non-empty string; the application's id and secret go together, and so do the limited user's. */
+function checkCredentials(value: unknown): ConformanceCredentials {
+  const names = ['clientId', 'clientSecret', 'username', 'password', 'limitedUsername', 'limitedPassword'] as const;
+  const raw = readOptions<ConformanceCredentials>(`${FACTORY} credentials`, value, names);
   const credentials: ConformanceCredentials = {};
-  if (given.credentials !== undefined) {
-    const names = ['clientId', 'clientSecret', 'username', 'password', 'limitedUsername', 'limitedPassword'] as const;
-    const raw = readOptions<ConformanceCredentials>(`${FACTORY} credentials`, given.credentials, names);
-    for (const key of names) {
-      if (raw[key] !== undefined) credentials[key] = checkString(FACTORY, `credentials.${key}`, raw[key]);
-    }
-    if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined)) {
-      invalidOption(FACTORY, 'credentials', '(redacted)', 'clientId and clientSecret together, or neither');
-    }
-    if ((credentials.limitedUsername === undefined) !== (credentials.limitedPassword === undefined)) {
-      invalidOption(FACTORY, 'credentials', '(redacted)', 'limitedUsername and limitedPassword together, or neither');
-    }
+  for (const key of names) {
+    if (raw[key] !== undefined) credentials[key] = checkString(FACTORY, `credentials.${key}`, raw[key]);
   }
-  let change: ConformanceChange | undefined;
-  if (given.change !== undefined) {
-    const value: unknown = given.change;
-    const flat =
-      typeof value === 'object' &&
-      value !== null &&
-      !Array.isArray(value) &&
-      Object.keys(value).length > 0 &&
-      Object.values(value).every((item) => ['string', 'number', 'boolean'].includes(typeof item));
-    if (!flat) invalidOption(FACTORY, 'change', value, 'an object of field names and string, number or boolean values');
-    change = { ...(value as ConformanceChange) };
+  if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined)) {
+    invalidOption(FACTORY, 'credentials', '(redacted)', 'clientId and clientSecret together, or neither');
   }
-  const limitedScope = given.limitedScope === undefined ? undefined : checkString(FACTORY, 'limitedScope', given.limitedScope);
-  if (limitedScope !== undefined && !/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(limitedScope))
-    invalidOption(FACTORY, 'limitedScope', limitedScope, 'an RFC 6749 scope: tokens separated by single spaces');
-  const disposable = given.disposable === undefined ? undefined : checkPath('disposable', given.disposable);
-  if (disposable !== undefined && change === undefined)
-    invalidOption(FACTORY, 'change', undefined, 'the fields a PATCH of `disposable` sets (`disposable` is given)');
-  const preflightMethod =
-    given.preflightMethod === undefined ? 'GET' : checkString(FACTORY, 'preflightMethod', given.preflightMethod);
-  if (!TOKEN.test(preflightMethod)) invalidOption(FACTORY, 'preflightMethod', preflightMethod, 'an HTTP method name');
-  const preflightHeaders =
+  if ((credentials.limitedUsername === undefined) !== (credentials.limitedPassword === undefined)) {
+    invalidOption(FACTORY, 'credentials', '(redacted)', 'limitedUsername and limitedPassword together, or neither');
+  }
+  return credentials;
+}
+
+function checkChange(value: unknown): ConformanceChange {
+  const flat =
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length > 0 &&
+    Object.values(value).every((item) => ['string', 'number', 'boolean'].includes(typeof item));
+  if (!flat) invalidOption(FACTORY, 'change', value, 'an object of field names and string, number or boolean values');
+  return { ...(value as ConformanceChange) };
+}
+
+function checkScope(value: unknown): string {
+  const scope = checkString(FACTORY, 'limitedScope', value);
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scope))
+    invalidOption(FACTORY, 'limitedScope', scope, 'an RFC 6749 scope: tokens separated by single spaces');
+  return scope;
+}
+
+/** The method and headers the CORS preflight asks for, each an HTTP token. */
+function checkPreflight(given: Partial<ConformanceOptions>): { method: string; headers: readonly string[] } {
+  const method = given.preflightMethod === undefined ? 'GET' : checkString(FACTORY, 'preflightMethod', given.preflightMethod);
+  if (!TOKEN.test(method)) invalidOption(FACTORY, 'preflightMethod', method, 'an HTTP method name');
+  const headers =
     given.preflightHeaders === undefined ? ['Authorization'] : checkStringList('preflightHeaders', given.preflightHeaders);
-  for (const name of preflightHeaders) {
+  for (const name of headers) {
     if (!TOKEN.test(name)) invalidOption(FACTORY, 'preflightHeaders', name, 'header names');
   }
+  return { method: method.toUpperCase(), headers };
+}
+
+/** Checks every option, one after another (the first wrong one throws), and applies the defaults. */
+export function readConformanceOptions(options: unknown): ConformanceConfiguration {
+  const given = readOptions<ConformanceOptions>(FACTORY, options, OPTION_NAMES);
+  const origin = given.origin === undefined ? undefined : checkOrigin(given.origin);
+  const credentials = given.credentials === undefined ? {} : checkCredentials(given.credentials);
+  const change = given.change === undefined ? undefined : checkChange(given.change);
+  const limitedScope = given.limitedScope === undefined ? undefined : checkScope(given.limitedScope);
+  const disposable = optionalPath('disposable', given.disposable);
+  if (disposable !== undefined && change === undefined)
+    invalidOption(FACTORY, 'change', undefined, 'the fields a PATCH of `disposable` sets (`disposable` is given)');
+  const preflight = checkPreflight(given);
   return {
     origin,
-    resource: given.resource === undefined ? undefined : checkPath('resource', given.resource),
+    resource: optionalPath('resource', given.resource),
     paths:
       given.paths === undefined ? [] : checkStringList('paths', given.paths).map((path, i) => checkPath(`paths[${i}]`, path)),
-    protected: given.protected === undefined ? undefined : checkPath('protected', given.protected),
-    tokenEndpoint: given.tokenEndpoint === undefined ? undefined : checkPath('tokenEndpoint', given.tokenEndpoint),
-    reflect: given.reflect === undefined ? undefined : checkPath('reflect', given.reflect),
+    protected: optionalPath('protected', given.protected),
+    tokenEndpoint: optionalPath('tokenEndpoint', given.tokenEndpoint),
+    reflect: optionalPath('reflect', given.reflect),
     credentials,
-    forbidden: given.forbidden === undefined ? undefined : checkPath('forbidden', given.forbidden),
+    forbidden: optionalPath('forbidden', given.forbidden),
     limitedScope,
     disposable,
     change,
@@ -305,8 +324,8 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
         : checkInteger(FACTORY, 'maxRequests', given.maxRequests, { min: 1, max: CONFORMANCE_REQUEST_CAP }),
     timeoutMs:
       given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
-    preflightMethod: preflightMethod.toUpperCase(),
-    preflightHeaders,
+    preflightMethod: preflight.method,
+    preflightHeaders: preflight.headers,
     ignore: readIgnore(given.ignore),
     failOn: readFailOn(given.failOn),
     baseline: readBaseline(given.baseline),

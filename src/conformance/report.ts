@@ -239,7 +239,22 @@ const evidenceLines = (result: CheckResult, indent: string): string[] => [
  * accepted, ignored, fixed or expired; then the counts and the verdict.
  */
 export function formatReport(report: ConformanceReport): string {
-  const lines: string[] = [`Conformance of ${report.target} to the API conventions (docs/conventions.md)`, ''];
+  const lines: string[] = [
+    `Conformance of ${report.target} to the API conventions (docs/conventions.md)`,
+    '',
+    ...sectionTables(report),
+    ...causeLines(report),
+    ...suppressedLines('Accepted by the baseline', report.accepted),
+    ...suppressedLines('Ignored', report.ignored),
+    ...baselineLines(report),
+    ...summaryLines(report),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** A table per section: each check's mark, id and title, and why it was suppressed or skipped. */
+function sectionTables(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const idWidth = Math.max(...report.results.map((result) => result.id.length), 2);
   for (const section of CONFORMANCE_SECTIONS) {
     const rows = report.results.filter((result) => result.section === section);
@@ -253,37 +268,48 @@ export function formatReport(report: ConformanceReport): string {
     }
     lines.push('');
   }
-  if (report.causes.length > 0) {
-    const { fail } = report.summary;
+  return lines;
+}
+
+/** The failures that count, grouped by cause: the fix, then the evidence of each check. */
+function causeLines(report: ConformanceReport): string[] {
+  if (report.causes.length === 0) return [];
+  const { fail } = report.summary;
+  const lines = [
+    `What to fix: ${fail} failing ${fail === 1 ? 'check' : 'checks'} from ${report.causes.length} ${report.causes.length === 1 ? 'cause' : 'causes'}`,
+    '',
+  ];
+  for (const cause of report.causes) {
     lines.push(
-      `What to fix: ${fail} failing ${fail === 1 ? 'check' : 'checks'} from ${report.causes.length} ${report.causes.length === 1 ? 'cause' : 'causes'}`,
-      '',
+      `${LABEL[cause.severity]}  ${cause.title} (${cause.checks.length} ${cause.checks.length === 1 ? 'check' : 'checks'})`,
     );
-    for (const cause of report.causes) {
-      lines.push(
-        `${LABEL[cause.severity]}  ${cause.title} (${cause.checks.length} ${cause.checks.length === 1 ? 'check' : 'checks'})`,
-      );
-      lines.push(`  fix:        ${cause.fix}`);
-      lines.push(`  elsewhere:  ${cause.elsewhere}`);
-      lines.push(`  docs:       ${cause.docs}`);
-      for (const id of cause.checks) {
-        const result = report.failures.find((failure) => failure.id === id) as CheckResult;
-        lines.push(`  FAIL  ${id}  [${LABEL[result.severity]}]  ${result.title}`, ...evidenceLines(result, '        '));
-      }
-      lines.push('');
-    }
-  }
-  const listed = (title: string, results: readonly CheckResult[]) => {
-    if (results.length === 0) return;
-    lines.push(`${title} (${results.length}): listed so that nothing is hidden`);
-    for (const result of results) {
-      lines.push(`  ${result.id}  [${LABEL[result.severity]}]  ${suppressionText(result.suppressed as Suppression)}`);
-      lines.push(...evidenceLines(result, '        '));
+    lines.push(`  fix:        ${cause.fix}`);
+    lines.push(`  elsewhere:  ${cause.elsewhere}`);
+    lines.push(`  docs:       ${cause.docs}`);
+    for (const id of cause.checks) {
+      const result = report.failures.find((failure) => failure.id === id) as CheckResult;
+      lines.push(`  FAIL  ${id}  [${LABEL[result.severity]}]  ${result.title}`, ...evidenceLines(result, '        '));
     }
     lines.push('');
-  };
-  listed('Accepted by the baseline', report.accepted);
-  listed('Ignored', report.ignored);
+  }
+  return lines;
+}
+
+/** The accepted or ignored failures, listed so that nothing is hidden. */
+function suppressedLines(title: string, results: readonly CheckResult[]): string[] {
+  if (results.length === 0) return [];
+  const lines = [`${title} (${results.length}): listed so that nothing is hidden`];
+  for (const result of results) {
+    lines.push(`  ${result.id}  [${LABEL[result.severity]}]  ${suppressionText(result.suppressed as Suppression)}`);
+    lines.push(...evidenceLines(result, '        '));
+  }
+  lines.push('');
+  return lines;
+}
+
+/** The baseline entries that pass now, and those past their date. */
+function baselineLines(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   if (report.baseline && report.baseline.fixed.length > 0) {
     lines.push(
       `Fixed since the baseline (${report.baseline.fixed.length}): ${report.baseline.fixed.map((entry) => entry.id).join(', ')}`,
@@ -298,6 +324,12 @@ export function formatReport(report: ConformanceReport): string {
       '',
     );
   }
+  return lines;
+}
+
+/** The verdict against --fail-on, the checks skipped for want of an option, and the counts. */
+function summaryLines(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const { pass, fail, skip, accepted, ignored } = report.summary;
   if (fail > 0 || !report.ok) {
     const counts = SEVERITIES.filter((severity) => report.summary[severity] > 0)
@@ -317,7 +349,7 @@ export function formatReport(report: ConformanceReport): string {
   lines.push(
     `checks: ${pass} pass, ${fail} fail, ${skip} skip${extra}; ${report.requests} ${report.requests === 1 ? 'request' : 'requests'} sent`,
   );
-  return `${lines.join('\n')}\n`;
+  return lines;
 }
 
 const xml = (text: string): string =>
@@ -365,12 +397,7 @@ export function formatJunit(report: ConformanceReport): string {
         lines.push(`      <skipped message="${xml(`${why}${evidence}`)}"/>`);
       } else {
         const evidence = row.evidence;
-        const detail = [
-          row.title,
-          ...(evidence?.request ? [`request:  ${evidence.request}`] : []),
-          ...(evidence ? [`expected: ${evidence.expected}`, `seen:     ${evidence.seen}`] : []),
-          `rule:     ${row.rule}`,
-        ].join('\n');
+        const detail = [row.title, ...evidenceLines(row, '')].join('\n');
         const message = evidence ? `expected ${evidence.expected}; seen ${evidence.seen}` : row.title;
         lines.push(`      <failure message="${xml(message)}" type="${xml(row.id)}">${xml(detail)}</failure>`);
       }
