@@ -332,6 +332,14 @@ describe('express-api-conventions check <base-url>', () => {
       );
     });
 
+    it("names the limited user's variables when one of them is missing", async () => {
+      const result = await run(['check', 'http://127.0.0.1:9'], { EAC_LIMITED_USERNAME: 'bob' });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        'express-api-conventions: EAC_LIMITED_USERNAME and EAC_LIMITED_PASSWORD go together: set both or neither.',
+      );
+    });
+
     it.each([['--version'], ['-v']])('prints the version of the package.json beside the bin with %s', async (flag) => {
       const result = await run([flag]);
       expect(result).toEqual({ code: 0, stdout: '9.8.7-scratch\n', stderr: '' });

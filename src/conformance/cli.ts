@@ -459,10 +459,17 @@ function credentialsOf(env: CliIo['env']): ConformanceCredentials {
     const value = env[variable];
     if (value !== undefined && value !== '') credentials[key] = value;
   }
-  if ((credentials.clientId === undefined) !== (credentials.clientSecret === undefined))
-    throw new UsageError(
-      `${CREDENTIAL_VARIABLES.clientId} and ${CREDENTIAL_VARIABLES.clientSecret} go together: set both or neither.`,
-    );
+  // The pairs checkConventions() wants whole, named here by their variables.
+  for (const [first, second] of [
+    ['clientId', 'clientSecret'],
+    ['limitedUsername', 'limitedPassword'],
+  ] as const) {
+    if ((credentials[first] === undefined) !== (credentials[second] === undefined)) {
+      throw new UsageError(
+        `${CREDENTIAL_VARIABLES[first]} and ${CREDENTIAL_VARIABLES[second]} go together: set both or neither.`,
+      );
+    }
+  }
   return credentials;
 }
 
