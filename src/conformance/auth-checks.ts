@@ -316,30 +316,14 @@ async function checkInsufficientRights(ctx: RunContext, grant: Grant): Promise<v
     path: ctx.under(forbidden),
     headers: { authorization: `Bearer ${limitedToken}` },
   });
-  ctx.judge(id, used, (answer) =>
-    answer.status === 403
-      ? undefined
-      : {
-          request: `${describeExchange(answer)} (Authorization: Bearer <limited token>)`,
-          expected: 'status 403 (an authorization failure)',
-          seen: `status ${answer.status}`,
-        },
-  );
+  ctx.judgeStatus(id, used, [403], 'Authorization: Bearer <limited token>', 'status 403 (an authorization failure)');
 }
 
 async function checkInvalidToken(ctx: RunContext): Promise<void> {
   const target = ctx.config.protected;
   if (target === undefined) return ctx.skipEach(INVALID_IDS, 'needs a protected path: give --protected /v1/<path>');
   const missing = await ctx.send({ purpose: 'no credential', method: 'GET', path: ctx.under(target) });
-  ctx.judge('auth.missing-credential', missing, (answer) =>
-    answer.status === 401
-      ? undefined
-      : {
-          request: `${describeExchange(answer)} (no Authorization)`,
-          expected: 'status 401 (an authentication failure)',
-          seen: `status ${answer.status}`,
-        },
-  );
+  ctx.judgeStatus('auth.missing-credential', missing, [401], 'no Authorization', 'status 401 (an authentication failure)');
   const answer = await ctx.send({
     purpose: 'invalid token',
     method: 'GET',

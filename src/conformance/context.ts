@@ -1,6 +1,6 @@
 import { type CheckId, CONFORMANCE_CHECKS } from './catalogue.js';
 import type { ConformanceConfiguration } from './options.js';
-import { BudgetExhausted, type Exchange, type Probe, type ProbeRequest } from './probe.js';
+import { BudgetExhausted, describeExchange, type Exchange, type Probe, type ProbeRequest } from './probe.js';
 import type { CheckEvidence, CheckOutcome, ExchangeRecord } from './report.js';
 import { JSON_MEDIA_TYPE } from './spec-values.js';
 
@@ -57,6 +57,15 @@ export class RunContext {
   judge(id: CheckId, answer: Exchange | undefined, evidenceOf: (answer: Exchange) => CheckEvidence | undefined): void {
     if (!answer) this.skip(id, this.budgetReason);
     else this.verdict(id, evidenceOf(answer));
+  }
+
+  /** judge() on the status alone: it passes when one of `statuses`; `sent` says what the request carried. */
+  judgeStatus(id: CheckId, answer: Exchange | undefined, statuses: readonly number[], sent: string, expected: string): void {
+    this.judge(id, answer, (seen) =>
+      statuses.includes(seen.status)
+        ? undefined
+        : { request: `${describeExchange(seen)} (${sent})`, expected, seen: `status ${seen.status}` },
+    );
   }
 
   /** Sends a request, or returns undefined once the budget is spent (the caller then skips). */
