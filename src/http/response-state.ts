@@ -3,11 +3,12 @@ import type { JsonWriteStep } from './json-writer.js';
 
 /**
  * What the ground floor keeps per response: the held headers, defaults and
- * rules (response-headers.ts) and the steps the JSON writer runs
- * (json-writer.ts). Higher floors hand in their behaviour through those
- * steps and rules; a fact of their own (jsonResponses() ran, the SameSite
- * default of secureCookies()) they keep under their own symbol in
- * localsOf(res), so this shape never names a concept above it.
+ * rules (response-headers.ts), the steps the JSON writer runs
+ * (json-writer.ts) and the choice each prototype dispatcher decides by
+ * (installOnPrototype()). Higher floors hand their behaviour in through
+ * those; this shape never names a concept above it. A rare fact of their
+ * own (the error shape of an OAuth endpoint) they keep under their own
+ * symbol in localsOf(res).
  *
  * It lives in one object under a symbol in `res.locals` (the object Express
  * makes for every response, with no prototype), never as new properties of
@@ -28,6 +29,10 @@ export interface ResponseState {
   jsonInspector: JsonWriteStep | undefined;
   /** Run on the text of a GET or HEAD 200 representation. */
   readStep: JsonWriteStep | undefined;
+  /** What the dispatcher put in place of `res.json()` decides by; `undefined`: the method it replaced runs. */
+  jsonChoice: unknown;
+  /** The same for `res.cookie()`. */
+  cookieChoice: unknown;
   /** Where the library's header writes go (src/http/response-headers.ts). */
   headerMode: number;
   /** The held headers, or after a held write, the list the head was written from. */
@@ -82,6 +87,8 @@ export function responseState(res: Response): ResponseState {
     state = {
       jsonInspector: undefined,
       readStep: undefined,
+      jsonChoice: undefined,
+      cookieChoice: undefined,
       headerMode: 0,
       headers: undefined,
       base: undefined,
@@ -114,7 +121,7 @@ export function peekResponseState(res: Response): ResponseState | undefined {
  */
 export function installOnPrototype<Method extends (...args: never[]) => unknown>(
   res: Response,
-  name: 'json' | 'cookie',
+  name: DispatchedMethod,
   make: (replaced: Method) => Method,
   dispatchers: WeakSet<object>,
 ): boolean {
@@ -127,4 +134,26 @@ export function installOnPrototype<Method extends (...args: never[]) => unknown>
   dispatchers.add(dispatcher);
   Object.defineProperty(proto, name, { value: dispatcher, writable: true, configurable: true, enumerable: false });
   return true;
+}
+
+/** The method names installOnPrototype() replaces. */
+export type DispatchedMethod = 'json' | 'cookie';
+
+/**
+ * Sets what the dispatcher in place of `res[name]` decides by for this
+ * response (the middleware that installed it calls this per response);
+ * `keepFirst`: a choice already made stays.
+ */
+export function setDispatchChoice(res: Response, name: DispatchedMethod, choice: unknown, keepFirst = false): void {
+  const state = responseState(res);
+  if (name === 'json') {
+    if (!keepFirst || state.jsonChoice === undefined) state.jsonChoice = choice;
+  } else if (!keepFirst || state.cookieChoice === undefined) state.cookieChoice = choice;
+}
+
+/** What the dispatcher in place of `res[name]` decides by for this response; `undefined`: the replaced method runs. */
+export function dispatchChoice(res: Response, name: DispatchedMethod): unknown {
+  const state = peekResponseState(res);
+  if (state === undefined) return undefined;
+  return name === 'json' ? state.jsonChoice : state.cookieChoice;
 }

@@ -3,7 +3,7 @@ import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { writeJson } from '../http/json-writer.js';
-import { installOnPrototype, localsOf } from '../http/response-state.js';
+import { dispatchChoice, installOnPrototype, setDispatchChoice } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
 
 // The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
@@ -84,14 +84,12 @@ function json(this: Response, body: unknown): Response {
 }
 
 type JsonMethod = (this: Response, body: unknown) => Response;
-// Marks, in the response's locals, a response that passed jsonResponses().
-const CONVENTIONS_JSON = Symbol.for('express-api-conventions.jsonResponses');
 const dispatchers = new WeakSet<object>();
 // On the app's response prototype, once: SPEC.md's json for the responses
 // that passed jsonResponses(), the one it replaced for the others.
 const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
   function json(this: Response, body: unknown): Response {
-    return localsOf(this)[CONVENTIONS_JSON] === true ? sendJson(this, body) : replaced.call(this, body);
+    return dispatchChoice(this, 'json') === true ? sendJson(this, body) : replaced.call(this, body);
   };
 
 /**
@@ -103,7 +101,7 @@ const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
 export function jsonResponses(options?: JsonResponsesOptions): RequestHandler {
   readOptions<Record<string, never>>('jsonResponses', options, []);
   return function jsonResponsesMiddleware(_req, res, next) {
-    if (installOnPrototype(res, 'json', makeDispatcher, dispatchers)) localsOf(res)[CONVENTIONS_JSON] = true;
+    if (installOnPrototype(res, 'json', makeDispatcher, dispatchers)) setDispatchChoice(res, 'json', true);
     else res.json = json;
     next();
   };

@@ -1,7 +1,13 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { addHeaderRule } from '../http/response-headers.js';
-import { type HeaderRule, type HeaderValue, installOnPrototype, localsOf } from '../http/response-state.js';
+import {
+  dispatchChoice,
+  type HeaderRule,
+  type HeaderValue,
+  installOnPrototype,
+  setDispatchChoice,
+} from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -36,8 +42,6 @@ export interface SecureCookiesOptions {
 const ORIGINAL_COOKIE: unique symbol = Symbol('express-api-conventions.originalCookie');
 const SAME_SITE: unique symbol = Symbol('express-api-conventions.sameSite');
 
-// Where the SameSite default of a response that passed secureCookies() is kept.
-type SameSiteHolder = { [SAME_SITE]?: 'strict' | 'lax' };
 type CookieSetter = (this: Response, name: string, value: unknown, options: CookieOptions) => Response;
 type CookieResponse = Response & {
   [ORIGINAL_COOKIE]: CookieSetter;
@@ -126,7 +130,7 @@ const dispatchers = new WeakSet<object>();
 // passed secureCookies(), the setter it replaced for the others.
 const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
   function cookie(this: Response, name: string, value: unknown, options: CookieOptions): Response {
-    const sameSite = (localsOf(this) as SameSiteHolder)[SAME_SITE];
+    const sameSite = dispatchChoice(this, 'cookie') as 'strict' | 'lax' | undefined;
     return sameSite === undefined
       ? replaced.call(this, name, value, options)
       : secureCookie(this, replaced, sameSite, name, value, options);
@@ -171,7 +175,7 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
     addHeaderRule(res, rule);
     if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
       // The first secureCookies() a response passes sets its default.
-      (localsOf(res) as SameSiteHolder)[SAME_SITE] ??= sameSite;
+      setDispatchChoice(res, 'cookie', sameSite, true);
     } else {
       const target = res as CookieResponse;
       if ((target.cookie as unknown) !== ownSecureCookie) {
