@@ -7,6 +7,8 @@ import { HTTP_DATE } from './spec-values.js';
 const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
 
 const CACHING_IDS = ['caching.etag', 'caching.last-modified', 'caching.if-none-match', 'caching.if-modified-since'] as const;
+// Every check this group decides from the resource's first answer.
+const RESOURCE_IDS = [...CACHING_IDS, 'methods.head'] as const;
 
 function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], answer: Exchange | undefined): void {
   if (!answer) {
@@ -28,18 +30,15 @@ function checkNotModified(ctx: RunContext, id: (typeof CACHING_IDS)[number], ans
 export async function checkCaching(ctx: RunContext): Promise<void> {
   const resource = ctx.config.resource;
   if (resource === undefined) {
-    for (const id of [...CACHING_IDS, 'methods.head'] as const)
-      ctx.skip(id, 'needs a resource URL: give --resource /v1/<collection>/<id>');
-    return;
+    return ctx.skipEach(RESOURCE_IDS, 'needs a resource URL: give --resource /v1/<collection>/<id>');
   }
   const path = ctx.under(resource);
   const first = await ctx.send({ purpose: 'resource', method: 'GET', path });
   if (!first) {
-    for (const id of [...CACHING_IDS, 'methods.head'] as const) ctx.skip(id, ctx.budgetReason);
-    return;
+    return ctx.skipEach(RESOURCE_IDS, ctx.budgetReason);
   }
   if (first.status !== 200) {
-    for (const id of [...CACHING_IDS, 'methods.head'] as const) {
+    for (const id of RESOURCE_IDS) {
       ctx.fail(id, {
         request: describeExchange(first),
         expected: 'status 200 (--resource must name an existing resource)',

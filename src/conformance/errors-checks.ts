@@ -37,20 +37,21 @@ const METHOD_LIST = /^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-
 export async function checkErrors(ctx: RunContext): Promise<void> {
   const unknown = await ctx.send({ purpose: 'unknown route', method: 'GET', path: ctx.under(UNKNOWN_ROUTE) });
   if (unknown) checkErrorAnswer(ctx, unknown, 'errors.not-found', 404);
-  else for (const id of ['status', 'json', 'body'] as const) ctx.skip(`errors.not-found.${id}`, ctx.budgetReason);
+  else ctx.skipEach(['errors.not-found.status', 'errors.not-found.json', 'errors.not-found.body'], ctx.budgetReason);
 
   await checkMissingResource(ctx, unknown);
 
   const existing = ctx.config.resource ?? ctx.config.paths[0];
-  const ids = ['status', 'allow', 'json', 'body'] as const;
-  if (existing === undefined) {
-    for (const id of ids) ctx.skip(`errors.method-not-allowed.${id}`, 'needs an existing path: give --resource or --path');
-    return;
-  }
+  const ids = [
+    'errors.method-not-allowed.status',
+    'errors.method-not-allowed.allow',
+    'errors.method-not-allowed.json',
+    'errors.method-not-allowed.body',
+  ] as const;
+  if (existing === undefined) return ctx.skipEach(ids, 'needs an existing path: give --resource or --path');
   const wrong = await ctx.send({ purpose: 'wrong method', method: 'TRACE', path: ctx.under(existing) });
   if (!wrong) {
-    for (const id of ids) ctx.skip(`errors.method-not-allowed.${id}`, ctx.budgetReason);
-    return;
+    return ctx.skipEach(ids, ctx.budgetReason);
   }
   checkErrorAnswer(ctx, wrong, 'errors.method-not-allowed', 405);
   const allow = wrong.headers.allow;
