@@ -7,7 +7,7 @@ import express4 from 'express4';
 import morgan from 'morgan';
 import onHeaders from 'on-headers';
 import { pinoHttp } from 'pino-http';
-import { conventions } from '../src/index.js';
+import { apiError, conventions, errorHandler } from '../src/index.js';
 import { closeServer, listen } from './support/services.js';
 import { SPEC_SECURITY_HEADERS } from './support/spec-headers.js';
 
@@ -235,6 +235,20 @@ describe('wrappers after the preset, and writers that go around it', () => {
     const [answer] = await answers(app, '/thing', 1);
     expect(answer?.headers['set-cookie']).toEqual(['pref=dark; Path=/; Secure; HttpOnly']);
     expect(answer?.headers['x-frame-options']).toBe('deny');
+  });
+
+  it('secures a cookie an error carries, written by errorHandler() while the headers are held', async () => {
+    const app = express();
+    app.use(conventions());
+    app.get('/thing', () => {
+      throw apiError('unauthenticated', { headers: { 'Set-Cookie': 'sid=; Max-Age=0; Path=/' } });
+    });
+    app.use(errorHandler({ log: false }));
+    for (const answer of await answers(app, '/thing', 2)) {
+      expect(answer.status).toBe(401);
+      expect(answer.headers['set-cookie']).toEqual(['sid=; Max-Age=0; Path=/; Secure; HttpOnly']);
+      expect(answer.headers['x-frame-options']).toBe('deny');
+    }
   });
 
   it('never throws when a middleware writes the head around the preset, and says so once', async () => {

@@ -414,23 +414,24 @@ function held(res: Response): ResponseState | undefined {
   return state.headerMode === Mode.Held ? state : undefined;
 }
 
-/** res.setHeader(name, value), held while the response's facts are. */
+/** res.setHeader(name, value), held while the response's facts are; the header's rules apply either way. */
 export function setResponseHeader(res: Response, name: string, value: HeaderValue): void {
   const state = held(res);
   if (state === undefined) {
     if (!res.headersSent) res.setHeader(name, value);
     return;
   }
+  const stored = state.headerRules === undefined ? value : ruled(res, state.headerRules, name, value);
   const list = state.headers as HeaderList;
   const at = indexIn(list, name);
-  if (at >= 0) list[at + 1] = value;
-  else list.push(name, value);
+  if (at >= 0) list[at + 1] = stored;
+  else list.push(name, stored);
 }
 
 /** Sets fixed headers, a flat [name, value, …] list computed once by the caller. */
 export function setResponseHeaders(res: Response, fixed: readonly string[]): void {
   const state = held(res);
-  if (state !== undefined && (state.headers as HeaderList).length === 0) {
+  if (state !== undefined && state.headerRules === undefined && (state.headers as HeaderList).length === 0) {
     (state.headers as HeaderList).push(...fixed);
     return;
   }
