@@ -57,6 +57,22 @@ for (const path of ['/v1/users/7', '/v1/taken', '/v1/store']) {
   };
 }
 server.close();
+
+// The preset of one build, notFound() of the other: the routers inside the
+// preset are still found for the 405's Allow.
+const cjsRoot = require('express-api-conventions');
+const tokenPaths = express.Router();
+tokenPaths.post('/v1/oauth2/token', (_req, res) => res.json({}));
+const mixed = express();
+mixed.use(cjsRoot.conventions({ after: { tokenRouter: [tokenPaths] } }));
+mixed.use(esm.notFound(), esm.errorHandler({ production: true, log: false }));
+const mixedServer = mixed.listen(0, '127.0.0.1');
+await new Promise((done) => mixedServer.once('listening', done));
+const wrongMethod = await fetch('http://127.0.0.1:' + mixedServer.address().port + '/v1/oauth2/token', { method: 'PATCH' });
+answers.innerRouter = { status: wrongMethod.status, allow: wrongMethod.headers.get('allow') };
+await wrongMethod.arrayBuffer();
+mixedServer.close();
+
 const made = cjs.apiError('resourceNotFound');
 process.stdout.write(JSON.stringify({
   twoClasses: cjs.ApiError !== esm.ApiError && !(made instanceof esm.ApiError),
@@ -105,5 +121,6 @@ describe('one process loading the CommonJS and the ESM build', () => {
       trace: null,
       body: { errors: [{ message: 'A shared state store is unreachable.', code: 50302 }] },
     });
+    expect(result.answers.innerRouter).toEqual({ status: 405, allow: 'POST' });
   }, 40_000);
 });

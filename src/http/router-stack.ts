@@ -49,19 +49,21 @@ export const mountOf = (layer: RouterLayer): unknown => layer.rawPath ?? layer.r
 /** Whether the layer's function is an error middleware (four parameters). */
 export const isErrorLayer = (layer: RouterLayer): boolean => typeof layer.handle === 'function' && layer.handle.length === 4;
 
-// Middlewares that run others as one (the preset) name them here, so that a
-// reader of the stack sees routers inside them without knowing their shape.
-const INNER = new WeakMap<object, readonly unknown[]>();
+// Middlewares that run others as one (the preset) name them under this
+// symbol, so that a reader of the stack sees routers inside them without
+// knowing their shape. A global symbol: the CommonJS and ESM builds of the
+// package, both loaded in one app, still read each other's lists.
+const INNER = Symbol.for('express-api-conventions.innerMiddlewares');
 
 /** Declares the middlewares `composite` runs at its own mount path, in order. */
 export function declareInnerMiddlewares(composite: object, inner: readonly unknown[]): void {
-  INNER.set(composite, inner);
+  Object.defineProperty(composite, INNER, { value: Object.freeze([...inner]), enumerable: false });
 }
 
 /** A layer's nested router stacks at the layer's own path: those of the middlewares a composite declared. */
 function innerStacksOf(handle: unknown): readonly (readonly RouterLayer[])[] {
   if (typeof handle !== 'function') return [];
-  const inner = INNER.get(handle) ?? [];
+  const inner = ((handle as { [INNER]?: readonly unknown[] })[INNER] ?? []) as readonly unknown[];
   return inner.flatMap((middleware) => {
     const stack = (middleware as { stack?: unknown }).stack;
     return Array.isArray(stack) ? [stack as RouterLayer[]] : [];
