@@ -35,6 +35,31 @@ describe('checkers', () => {
     expect(() => checkInteger('f', 'max', 9, { min: 1, max: 5 })).toThrow('an integer from 1 to 5; received 9.');
     expect(() => checkOneOf('f', 'mode', 'x', ['a', 'b'] as const)).toThrow('`mode` must be one of "a", "b"; received "x".');
   });
+
+  it('say which option and what is wrong with it in properties, and the message without its code in `statement`', () => {
+    const thrown = (make: () => unknown): ConfigurationError => {
+      try {
+        make();
+      } catch (error) {
+        return error as ConfigurationError;
+      }
+      throw new Error('nothing was thrown');
+    };
+    const invalid = thrown(() => checkInteger('f', 'max', 9, { min: 1, max: 5 }));
+    expect(invalid).toBeInstanceOf(ConfigurationError);
+    expect(invalid.option).toBe('max');
+    expect(invalid.problem).toBe('must be an integer from 1 to 5; received 9.');
+    expect(invalid.statement).toBe('f(options): `max` must be an integer from 1 to 5; received 9.');
+    expect(invalid.message).toBe(
+      `${invalid.statement} [EAC_OPTION_INVALID: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_option_invalid]`,
+    );
+    const unknown = thrown(() => readOptions('f', { mx: 1 }, ['max']));
+    expect(unknown.code).toBe('EAC_OPTION_UNKNOWN');
+    expect(Object.hasOwn(unknown, 'option')).toBe(false);
+    expect(Object.hasOwn(unknown, 'problem')).toBe(false);
+    expect(unknown.message.startsWith(unknown.statement)).toBe(true);
+    expect(unknown.statement).not.toContain('EAC_OPTION_UNKNOWN');
+  });
 });
 
 describe('hints: old names and names from the field’s libraries (issues 13 and 14)', () => {

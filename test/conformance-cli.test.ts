@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
+import { ConfigurationError } from '../src/config/index.js';
+import { inCliTerms } from '../src/conformance/cli.js';
 import { CONFORMANCE_CHECK_IDS } from '../src/conformance/index.js';
 import { compliantApp } from './fixtures/compliant-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
@@ -352,5 +354,25 @@ describe('express-api-conventions check <base-url>', () => {
       expect(result.stderr).toContain('express-api-conventions: the API could not be reached');
       expect(result.stderr).toContain('ECONNREFUSED');
     });
+  });
+});
+
+describe("inCliTerms(): a library error in the command's own words", () => {
+  const about = (option: string, problem: string) =>
+    new ConfigurationError('EAC_OPTION_INVALID', `checkConventions(options): \`${option}\` ${problem}`, { option, problem });
+
+  it('names the flag of an option, and the variable of a credential', () => {
+    expect(inCliTerms(about('maxRequests', 'must be an integer from 1 to 2000; received 0.'))).toBe(
+      '--max-requests must be an integer from 1 to 2000; received 0.',
+    );
+    expect(inCliTerms(about('paths[0]', 'must start with /.'))).toBe('--path must start with /.');
+    expect(inCliTerms(about('credentials.username', 'must be a non-empty string; received "".'))).toBe(
+      'EAC_USERNAME must be a non-empty string; received "".',
+    );
+  });
+
+  it('keeps an error about no one option as it is said, without the code and documentation path', () => {
+    const error = new ConfigurationError('EAC_OPTIONS_NOT_OBJECT', 'checkConventions(options): options must be an object.');
+    expect(inCliTerms(error)).toBe('checkConventions(options): options must be an object.');
   });
 });

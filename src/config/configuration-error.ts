@@ -18,10 +18,13 @@ export class ConfigurationError extends Error {
   declare readonly option?: string;
   /** What is wrong with `option`, the message's words after its name: "must be an integer from 1 to 200; received 0.". */
   declare readonly problem?: string;
+  /** The message without the code and the documentation path at its end, for a caller that says those its own way. */
+  readonly statement: string;
 
   constructor(code: ConfigurationErrorCode, message: string, about?: { readonly option: string; readonly problem: string }) {
     super(`${message} [${code}: see node_modules/express-api-conventions/docs/configuration-errors.md#${code.toLowerCase()}]`);
     this.code = code;
+    this.statement = message;
     if (about) {
       this.option = about.option;
       this.problem = about.problem;

@@ -236,15 +236,19 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
  * be ...", without the API's documentation anchor.
  */
 export function inCliTerms(error: ConfigurationError): string {
-  if (error.option === undefined || error.problem === undefined) return error.message;
-  // `paths[0]` and `credentials.username` are set by the flag (or variables) of `paths` and `credentials`.
+  if (error.option === undefined || error.problem === undefined) return error.statement;
+  // A credential is set by its own variable; `paths[0]` by the flag of `paths`.
+  const credential = /^credentials\.(\w+)$/.exec(error.option)?.[1];
+  if (credential !== undefined && Object.hasOwn(CREDENTIAL_VARIABLES, credential)) {
+    return `${CREDENTIAL_VARIABLES[credential as keyof typeof CREDENTIAL_VARIABLES]} ${error.problem}`;
+  }
   const option = error.option.split(/[.[]/, 1)[0] as string;
   return `${FLAG_OF_OPTION[option] ?? option} ${error.problem}`;
 }
 
 /** A baseline ConfigurationError in the file's terms: `baseline.accepted[0].id` "must be ..." becomes "accepted[0].id must be ...". */
 function inFileTerms(error: ConfigurationError): string {
-  if (error.option === undefined || error.problem === undefined) return error.message;
+  if (error.option === undefined || error.problem === undefined) return error.statement;
   const entry = error.option.startsWith('baseline.') ? error.option.slice('baseline.'.length) : 'the file';
   return `${entry} ${error.problem}`;
 }

@@ -183,10 +183,11 @@ export function securityHeaderValues(
 ): readonly (readonly [string, string])[] {
   const { extra, recorded } = configure(factory, options);
   if (recorded === undefined) {
-    throw new ConfigurationError(
-      'EAC_OPTION_INVALID',
-      `${factory}(options): \`contentSecurityPolicy\` must have fixed directives here; a directive given as a function has no value before a request exists.`,
-    );
+    const problem = 'must have fixed directives here; a directive given as a function has no value before a request exists.';
+    throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): \`contentSecurityPolicy\` ${problem}`, {
+      option: 'contentSecurityPolicy',
+      problem,
+    });
   }
   return [...extra, ...recorded.written];
 }
