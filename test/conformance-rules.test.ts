@@ -187,7 +187,7 @@ describe('formatReport()', () => {
         'What to fix: 1 failing check from 1 cause',
         '',
         'MUST  `Date` or `X-Powered-By` is wrong (1 check)',
-        '  fix:        Mount `commonHeaders()` (express-api-conventions/headers; in `conventions()`): it writes `Date` and removes `X-Powered-By`.',
+        '  fix:        Mount `commonHeaders()` (express-api-conventions/service; in `conventions()`): it writes `Date` and removes `X-Powered-By`.',
         '  elsewhere:  Send `Date` as an HTTP-date in GMT on every response but a 5xx; disable `X-Powered-By` (`app.disable("x-powered-by")`).',
         '  docs:       docs/headers.md',
         '  FAIL  common.date  [MUST]  `Date` in HTTP-date format (GMT) on every response except 5xx',

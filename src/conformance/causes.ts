@@ -45,7 +45,7 @@ export const CONFORMANCE_CAUSES = {
   },
   'common-headers': {
     title: '`Date` or `X-Powered-By` is wrong',
-    fix: 'Mount `commonHeaders()` (express-api-conventions/headers; in `conventions()`): it writes `Date` and removes `X-Powered-By`.',
+    fix: 'Mount `commonHeaders()` (express-api-conventions/service; in `conventions()`): it writes `Date` and removes `X-Powered-By`.',
     elsewhere:
       'Send `Date` as an HTTP-date in GMT on every response but a 5xx; disable `X-Powered-By` (`app.disable("x-powered-by")`).',
     docs: 'docs/headers.md',

@@ -113,8 +113,8 @@ export function peekResponseState(res: Response): ResponseState | undefined {
  * `app.response`, shared by that app's responses only (a mounted sub-app's
  * `response` inherits its parent's, so it finds the dispatcher there). The
  * dispatcher, made by `make(replaced)`, must decide per response (from
- * responseState()) and call `replaced` otherwise, so that a response that
- * never passed the middleware, in this app or another, behaves as before.
+ * dispatchChoice()) and call `replaced` otherwise, so that a response that
+ * never passed the middleware, in this app or another, gets the replaced method.
  * `dispatchers` holds what `make` returned, to know them again. Returns
  * false when the response was not made by an Express app (then nothing is
  * installed: there is no per-app prototype to put it on).

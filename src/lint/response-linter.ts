@@ -69,7 +69,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     for (const key of given.allowKeys) allowKeys.add(key);
   }
 
-  // One observer per linter, made here; a request only hands it to the JSON
+  // One inspector per linter, made here; a request only hands it to the JSON
   // writer (src/http/json-writer.ts), which calls it with the text it is
   // about to send, before the conditional GET: the answer then takes the
   // same path as in production, where the linter is not mounted.

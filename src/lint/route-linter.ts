@@ -1,4 +1,5 @@
 import { checkLog, checkOneOf, invalidOption, readOptions } from '../config/options.js';
+import { collectRoutes, type RouteEntry, routerStackOf } from '../http/router-stack.js';
 import {
   checkPath,
   DEFAULT_PATH_EXCEPTIONS,
@@ -68,87 +69,6 @@ export class RouteConventionError extends Error {
 
 /** Defaults: the conventions name `/v1/oauth2/token` itself. */
 export const DEFAULT_ROUTE_EXCEPTIONS = DEFAULT_PATH_EXCEPTIONS;
-
-interface RouteEntry {
-  readonly path: string;
-  readonly methods: string[];
-}
-
-// ---------------------------------------------------------------------------
-// Reading the routes out of Express 4 and Express 5 routers
-
-interface LayerLike {
-  route?: { path: unknown; methods: Record<string, boolean> };
-  handle?: { stack?: unknown };
-  rawPath?: unknown;
-  regexp?: RegExp & { fast_slash?: boolean };
-  keys?: { name: string | number; optional?: boolean }[];
-}
-
-/** The stack of an Express 5 app (`app.router`), an Express 4 app (`app._router`), or a router. */
-function stackOf(target: unknown): LayerLike[] | undefined {
-  const t = target as { stack?: unknown; router?: { stack?: unknown }; _router?: { stack?: unknown }; lazyrouter?: unknown };
-  if (Array.isArray(t.stack)) return t.stack as LayerLike[];
-  // Express 5's `app.router` is a getter creating the router on first use;
-  // `_router` (Express 4) exists once a route or middleware was added.
-  if (typeof t.lazyrouter !== 'function' && t.router && Array.isArray(t.router.stack)) return t.router.stack as LayerLike[];
-  if (t._router && Array.isArray(t._router.stack)) return t._router.stack as LayerLike[];
-  if (typeof t.lazyrouter === 'function') return [];
-  return undefined;
-}
-
-/**
- * The mount path of an Express 4 layer, read back from its regular
- * expression (Express 4 keeps no string): `^\/v1(?:\/([^/]+?))\/?(?=\/|$)`
- * is `/v1/:tenant`. Undefined when the expression is not one Express wrote
- * for a plain path.
- */
-function express4MountPath(layer: LayerLike): string | undefined {
-  const regexp = layer.regexp;
-  if (!regexp) return undefined;
-  if (regexp.fast_slash) return '';
-  let source = regexp.source;
-  if (!source.startsWith('^') || !source.endsWith('\\/?(?=\\/|$)')) return undefined;
-  source = source.slice(1, -'\\/?(?=\\/|$)'.length);
-  const keys = layer.keys ?? [];
-  let index = 0;
-  source = source.replace(/\(\?:\\\/\(\[\^\\?\/\]\+\?\)\)(\?)?/g, (_m, optional: string | undefined) => {
-    const key = keys[index++];
-    return `/:${String(key?.name ?? index)}${optional ?? ''}`;
-  });
-  source = source.replace(/\\([/.\-~])/g, '$1');
-  if (/[\\()[\]|^$+*]/.test(source.replace(/\/:[A-Za-z0-9_$]+\??/g, ''))) return undefined;
-  return source;
-}
-
-function collect(target: unknown, prefix: string, out: RouteEntry[], unreadable: string[]): void {
-  const stack = stackOf(target);
-  if (!stack) return;
-  for (const layer of stack) {
-    if (layer.route) {
-      const methods = Object.keys(layer.route.methods)
-        .filter((m) => layer.route?.methods[m])
-        .map((m) => (m === '_all' ? 'ALL' : m.toUpperCase()));
-      const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-      for (const path of paths) {
-        if (typeof path === 'string') out.push({ path: joinPath(prefix, path), methods });
-        else unreadable.push(`${prefix}${String(path)}`);
-      }
-    } else if (layer.handle && Array.isArray(layer.handle.stack)) {
-      const raw = layer.rawPath;
-      const mounts = raw === undefined ? [express4MountPath(layer)] : Array.isArray(raw) ? raw : [raw];
-      for (const mount of mounts) {
-        if (typeof mount === 'string') collect(layer.handle, joinPath(prefix, mount), out, unreadable);
-        else unreadable.push(`${prefix}${String(mount ?? layer.regexp)}`);
-      }
-    }
-  }
-}
-
-const joinPath = (prefix: string, path: string): string => {
-  const joined = `${prefix.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
-  return joined.length > 1 ? joined.replace(/\/+$/, '') : joined;
-};
 
 // ---------------------------------------------------------------------------
 // Options
@@ -265,13 +185,13 @@ const unreadableFinding = (path: string): RouteFinding => ({
  */
 export function checkRoutes(appOrRouter: unknown, options?: Readonly<CheckRoutesOptions>): readonly RouteFinding[] {
   const { report, log, exceptions, ignore, prefix } = readCheckRoutesOptions(options);
-  if (stackOf(appOrRouter) === undefined) {
+  if (routerStackOf(appOrRouter) === undefined) {
     invalidOption(FACTORY, 'appOrRouter', appOrRouter, 'an Express app or router');
   }
 
   const routes: RouteEntry[] = [];
   const unreadable: string[] = [];
-  collect(appOrRouter, prefix, routes, unreadable);
+  collectRoutes(appOrRouter, prefix, routes, unreadable);
   const checked = routes
     .filter((r) => !ignore.some((i) => (typeof i === 'string' ? i === r.path : i.test(r.path))))
     .map((entry) => checkRoute(entry, exceptions));

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import { clientAddressKey, storeKeyOf } from '../stores/counter-keys.js';
+import { clientAddressKey } from '../http/client-address.js';
+import { storeKeyOf } from '../stores/counter-keys.js';
 import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 import { normalizeUsername } from './stores.js';

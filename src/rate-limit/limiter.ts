@@ -17,8 +17,6 @@ import {
 } from './headers.js';
 import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';
 
-// The `t` of a LimitState, named beside limiter() for callers that compute a Retry-After of their own.
-
 /** Options of limiter(): one named policy, usable outside a middleware. */
 export interface LimiterOptions {
   /** The policy name shown in the headers (printable ASCII). Required. */

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { clientAddressKey } from '../http/client-address.js';
 import { checkStore } from '../stores/check-store.js';
-import { clientAddressKey } from '../stores/counter-keys.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
