@@ -141,19 +141,25 @@ export type DispatchedMethod = 'json' | 'cookie';
 
 /**
  * Sets what the dispatcher in place of `res[name]` decides by for this
- * response (the middleware that installed it calls this per response);
- * `keepFirst`: a choice already made stays.
+ * response (the middleware that installed it calls this per response).
  */
-export function setDispatchChoice(res: Response, name: DispatchedMethod, choice: unknown, keepFirst = false): void {
+export function setDispatchChoice(res: Response, name: DispatchedMethod, choice: unknown): void {
   const state = responseState(res);
-  if (name === 'json') {
-    if (!keepFirst || state.jsonChoice === undefined) state.jsonChoice = choice;
-  } else if (!keepFirst || state.cookieChoice === undefined) state.cookieChoice = choice;
+  if (name === 'json') state.jsonChoice = choice;
+  else state.cookieChoice = choice;
 }
 
-/** What the dispatcher in place of `res[name]` decides by for this response; `undefined`: the replaced method runs. */
-export function dispatchChoice(res: Response, name: DispatchedMethod): unknown {
+/** setDispatchChoice(), unless a choice was made for this response already: the first middleware passed decides. */
+export function setDispatchChoiceOnce(res: Response, name: DispatchedMethod, choice: unknown): void {
+  if (dispatchChoice(res, name) === undefined) setDispatchChoice(res, name, choice);
+}
+
+/**
+ * What the dispatcher in place of `res[name]` decides by for this response
+ * (of the type its middleware sets); `undefined`: the replaced method runs.
+ */
+export function dispatchChoice<Choice>(res: Response, name: DispatchedMethod): Choice | undefined {
   const state = peekResponseState(res);
   if (state === undefined) return undefined;
-  return name === 'json' ? state.jsonChoice : state.cookieChoice;
+  return (name === 'json' ? state.jsonChoice : state.cookieChoice) as Choice | undefined;
 }

@@ -89,7 +89,7 @@ const dispatchers = new WeakSet<object>();
 // that passed jsonResponses(), the one it replaced for the others.
 const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
   function json(this: Response, body: unknown): Response {
-    return dispatchChoice(this, 'json') === true ? sendJson(this, body) : replaced.call(this, body);
+    return dispatchChoice<boolean>(this, 'json') === true ? sendJson(this, body) : replaced.call(this, body);
   };
 
 /**

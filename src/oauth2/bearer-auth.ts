@@ -5,15 +5,11 @@ import { type ApiError, apiError, isApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
-import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import type { AccessTokenClaims } from './access-tokens.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 import { type ClientStore, clientSecretMatches } from './stores.js';
-
-export type { BearerAuthOptions } from './bearer-auth-options.js';
-export { DEFAULT_CLOCK_TOLERANCE } from './resource-token.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -21,9 +17,6 @@ declare module 'express-serve-static-core' {
     accessToken?: AccessTokenClaims;
   }
 }
-
-// SPEC.md "Token failure": "`Cache-Control: no-store`, `Pragma: no-cache`" (the leaf layer's one value).
-export { TOKEN_FAILURE_HEADERS };
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -8,8 +8,6 @@ import { DpopNonceRequired, DpopProofRejected } from './dpop.js';
 import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions } from './dpop-auth-options.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 
-export type { DpopAuthOptions } from './dpop-auth-options.js';
-
 // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68.
 const DPOP_SCHEME = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
 

@@ -1,13 +1,10 @@
 export type { AuthContext } from '../auth-context.js';
 export { type BasicCredentials, isBasicScheme, parseBasicCredentials } from '../http/basic-credentials.js';
+// SPEC.md "Token failure" headers live in the leaf layer; bearer tokens are where they are used.
+export { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 export { ACCESS_TOKEN_TYPE, type AccessTokenClaims } from './access-tokens.js';
-export {
-  type BearerAuthOptions,
-  bearerAuth,
-  DEFAULT_CLOCK_TOLERANCE,
-  requireScope,
-  TOKEN_FAILURE_HEADERS,
-} from './bearer-auth.js';
+export { bearerAuth, requireScope } from './bearer-auth.js';
+export type { BearerAuthOptions } from './bearer-auth-options.js';
 export type { SubjectActiveCheck } from './checks.js';
 export {
   accessTokenHash,
@@ -21,7 +18,8 @@ export {
   jwkThumbprint,
   MemoryDpopReplayStore,
 } from './dpop.js';
-export { type DpopAuthOptions, dpopAuth } from './dpop-auth.js';
+export { dpopAuth } from './dpop-auth.js';
+export type { DpopAuthOptions } from './dpop-auth-options.js';
 export {
   ACCESS_TOKEN_ALGORITHMS,
   type AccessTokenAlgorithm,
@@ -61,6 +59,7 @@ export {
   type RedisStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
+export { DEFAULT_CLOCK_TOLERANCE } from './resource-token.js';
 export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
 export {
   SIGN_IN_POLICIES,

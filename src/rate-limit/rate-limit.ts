@@ -19,7 +19,7 @@ interface IdentityKeys {
 }
 
 /** rateLimit()'s configuration, with what is built from it once: the key cache and the store-error hook. */
-interface Limits extends RateLimitConfiguration {
+interface LimiterSetup extends RateLimitConfiguration {
   /** The keys of `identity` in the policy at `index`. */
   readonly keyOf: (identity: string, index: number) => PolicyKey;
   /** Hands a store failure to `log`, when logging is on. */
@@ -62,7 +62,7 @@ const isPromiseLike = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
 export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler {
   const configuration = readRateLimitOptions(options);
   const { log } = configuration;
-  const limits: Limits = {
+  const limits: LimiterSetup = {
     ...configuration,
     keyOf: identityKeyCache(configuration.policies, configuration.partitionKeyOf),
     onStoreError: (error) => log?.(error),
@@ -105,7 +105,7 @@ function identityKeyCache(
 }
 
 /** What a request is counted under in each policy: its user or its application, else its client address. */
-function keysOf(limits: Limits, req: Request, who: RequestIdentity): PolicyKey[] {
+function keysOf(limits: LimiterSetup, req: Request, who: RequestIdentity): PolicyKey[] {
   const { kinds } = limits;
   let fallback: string | undefined;
   const keys: PolicyKey[] = new Array(kinds.length);
@@ -123,7 +123,7 @@ function keysOf(limits: Limits, req: Request, who: RequestIdentity): PolicyKey[]
   return keys;
 }
 
-function countRequest(limits: Limits, req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
+function countRequest(limits: LimiterSetup, req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
   const counting: Counting = { req, res, next, keys: keysOf(limits, req, who), states: new Array(limits.policies.length) };
   countFrom(limits, counting, 0);
 }
@@ -136,20 +136,20 @@ function countRequest(limits: Limits, req: Request, res: Response, next: NextFun
  * answers at once and the loop goes on without a promise; the answer of any
  * other store resumes the loop at the next policy.
  */
-function countFrom(limits: Limits, counting: Counting, index: number): void {
+function countFrom(limits: LimiterSetup, counting: Counting, index: number): void {
   const { policies } = limits;
   for (let i = index; i < policies.length; i++) {
     const counted = (policies[i] as KeyedLimiter).countKey(counting.keys[i] as PolicyKey);
     if (isPromiseLike(counted)) {
       counted.then(
         (state) => {
-          if (decide(limits, counting, i, state)) countFrom(limits, counting, i + 1);
+          if (admitOrRefuse(limits, counting, i, state)) countFrom(limits, counting, i + 1);
         },
         (error: unknown) => storeFailed(limits, counting, i, error),
       );
       return;
     }
-    if (!decide(limits, counting, i, counted)) return;
+    if (!admitOrRefuse(limits, counting, i, counted)) return;
   }
   answer(counting, 'passed');
 }
@@ -159,7 +159,7 @@ function countFrom(limits: Limits, counting: Counting, index: number): void {
  * goes on to the next policy (true); over it, the request is refused
  * (false).
  */
-function decide(limits: Limits, counting: Counting, index: number, state: LimitState): boolean {
+function admitOrRefuse(limits: LimiterSetup, counting: Counting, index: number, state: LimitState): boolean {
   counting.states[index] = state;
   if (!state.limited) return true;
   giveBackAndRefuse(limits, counting, index);
@@ -167,7 +167,7 @@ function decide(limits: Limits, counting: Counting, index: number, state: LimitS
 }
 
 /** The store failed on the policy at `index`: the request goes on uncounted there (fail open), or is refused with 503. */
-function storeFailed(limits: Limits, counting: Counting, index: number, error: unknown): void {
+function storeFailed(limits: LimiterSetup, counting: Counting, index: number, error: unknown): void {
   limits.onStoreError(error);
   if (limits.failOpen) countFrom(limits, counting, index + 1);
   else giveBackAndRefuse(limits, counting, index, { error });
@@ -179,7 +179,7 @@ function storeFailed(limits: Limits, counting: Counting, index: number, error: u
  * that counted it. The policies after `at` did not count it: a refusal
  * shows their state too (a peek), as a passed request would.
  */
-function giveBackAndRefuse(limits: Limits, counting: Counting, at: number, failure?: { readonly error: unknown }): void {
+function giveBackAndRefuse(limits: LimiterSetup, counting: Counting, at: number, failure?: { readonly error: unknown }): void {
   const { policies, onStoreError } = limits;
   const { keys, states } = counting;
   const pending: Promise<void>[] = [];

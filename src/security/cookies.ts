@@ -6,7 +6,7 @@ import {
   type HeaderRule,
   type HeaderValue,
   installOnPrototype,
-  setDispatchChoice,
+  setDispatchChoiceOnce,
 } from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
@@ -130,7 +130,7 @@ const dispatchers = new WeakSet<object>();
 // passed secureCookies(), the setter it replaced for the others.
 const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
   function cookie(this: Response, name: string, value: unknown, options: CookieOptions): Response {
-    const sameSite = dispatchChoice(this, 'cookie') as 'strict' | 'lax' | undefined;
+    const sameSite = dispatchChoice<'strict' | 'lax'>(this, 'cookie');
     return sameSite === undefined
       ? replaced.call(this, name, value, options)
       : secureCookie(this, replaced, sameSite, name, value, options);
@@ -175,7 +175,7 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
     addHeaderRule(res, rule);
     if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
       // The first secureCookies() a response passes sets its default.
-      setDispatchChoice(res, 'cookie', sameSite, true);
+      setDispatchChoiceOnce(res, 'cookie', sameSite);
     } else {
       const target = res as CookieResponse;
       if ((target.cookie as unknown) !== ownSecureCookie) {
