@@ -197,7 +197,11 @@ function sentList(res: Response, state: ResponseState): HeaderList | undefined {
 /** A value after the rules on its header (Set-Cookie, Content-Encoding). */
 function ruled(res: Response, rules: readonly HeaderRule[], name: string, value: HeaderValue): HeaderValue {
   let result = value;
-  for (const rule of rules) if (sameName(rule.name, name)) result = rule.apply(res, result);
+  // An index, not for…of: this runs on every held write, and an iterator would be allocated each time.
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i] as HeaderRule;
+    if (sameName(rule.name, name)) result = rule.apply(res, result);
+  }
   return result;
 }
 
@@ -431,8 +435,13 @@ export function setResponseHeader(res: Response, name: string, value: HeaderValu
 /** Sets fixed headers, a flat [name, value, …] list computed once by the caller. */
 export function setResponseHeaders(res: Response, fixed: readonly string[]): void {
   const state = held(res);
-  if (state !== undefined && state.headerRules === undefined && (state.headers as HeaderList).length === 0) {
-    (state.headers as HeaderList).push(...fixed);
+  if (state !== undefined && (state.headers as HeaderList).length === 0) {
+    const list = state.headers as HeaderList;
+    list.push(...fixed);
+    const rules = state.headerRules;
+    if (rules !== undefined) {
+      for (let i = 0; i < list.length; i += 2) list[i + 1] = ruled(res, rules, list[i] as string, list[i + 1] as HeaderValue);
+    }
     return;
   }
   for (let i = 0; i < fixed.length; i += 2) setResponseHeader(res, fixed[i] as string, fixed[i + 1] as string);
