@@ -393,23 +393,36 @@ describe('refusals in report-only mode', () => {
 });
 
 describe('an error middleware mounted after errorHandler()', () => {
-  const warningsOf = (spy: jest.SpyInstance): string[] =>
-    spy.mock.calls
-      .filter(([, options]) => (options as { code?: string } | undefined)?.code === 'EAC_ERROR_HANDLER_NOT_LAST')
-      .map(([message]) => String(message));
+  /** Runs `scenario` and returns the EAC_ERROR_HANDLER_NOT_LAST warnings it raised. */
+  async function notLastWarnings(scenario: () => Promise<void>): Promise<string[]> {
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      await scenario();
+      return spy.mock.calls
+        .filter(([, options]) => (options as { code?: string } | undefined)?.code === 'EAC_ERROR_HANDLER_NOT_LAST')
+        .map(([message]) => String(message));
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  /** An app whose `/v1/boom` throws `boom`. */
+  const boomApp = (makeApp: () => express.Express): express.Express => {
+    const app = makeApp();
+    app.get('/v1/boom', () => {
+      throw new Error('boom');
+    });
+    return app;
+  };
 
   describe.each([
     ['Express 5', express],
     ['Express 4', express4 as unknown as typeof express],
   ])('on %s', (_name, makeApp) => {
     it('never runs, and the first error rendered warns once, naming it', async () => {
-      const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-      try {
-        const app = makeApp();
-        const seen: unknown[] = [];
-        app.get('/v1/boom', () => {
-          throw new Error('boom');
-        });
+      const seen: unknown[] = [];
+      const warnings = await notLastWarnings(async () => {
+        const app = boomApp(makeApp);
         app.use(errorHandler({ production: false, log: false }));
         app.use(function reportToSentry(error: unknown, _req: Request, _res: Response, next: NextFunction) {
           seen.push(error);
@@ -418,25 +431,19 @@ describe('an error middleware mounted after errorHandler()', () => {
         const first = await request(app).get('/v1/boom');
         await request(app).get('/v1/boom');
         expect(first.status).toBe(500);
-        expect(seen).toEqual([]);
-        expect(warningsOf(spy)).toEqual([
-          'errorHandler() answers every error, so the error middleware mounted after it never runs: reportToSentry. ' +
-            'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON ' +
-            'shape (docs/errors.md#your-own-error-middleware).',
-        ]);
-      } finally {
-        spy.mockRestore();
-      }
+      });
+      expect(seen).toEqual([]);
+      expect(warnings).toEqual([
+        'errorHandler() answers every error, so the error middleware mounted after it never runs: reportToSentry. ' +
+          'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON ' +
+          'shape (docs/errors.md#your-own-error-middleware).',
+      ]);
     });
 
     it('runs when mounted before errorHandler() and passing the error on: the shape is kept, no warning', async () => {
-      const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-      try {
-        const app = makeApp();
-        const seen: string[] = [];
-        app.get('/v1/boom', () => {
-          throw new Error('boom');
-        });
+      const seen: string[] = [];
+      const warnings = await notLastWarnings(async () => {
+        const app = boomApp(makeApp);
         app.use((error: Error, _req: Request, _res: Response, next: NextFunction) => {
           seen.push(error.message);
           next(error);
@@ -445,17 +452,14 @@ describe('an error middleware mounted after errorHandler()', () => {
         const res = await request(app).get('/v1/boom');
         expect(res.status).toBe(500);
         expect(res.body).toEqual({ errors: [{ message: 'An internal error occurred.', code: 50000 }] });
-        expect(seen).toEqual(['boom']);
-        expect(warningsOf(spy)).toEqual([]);
-      } finally {
-        spy.mockRestore();
-      }
+      });
+      expect(seen).toEqual(['boom']);
+      expect(warnings).toEqual([]);
     });
   });
 
   it('says nothing of a page handler after an errorHandler() scoped to /api: it still runs for the pages', async () => {
-    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    try {
+    const warnings = await notLastWarnings(async () => {
       const app = express();
       app.get('/api/v1/boom', () => {
         throw new Error('boom');
@@ -471,25 +475,17 @@ describe('an error middleware mounted after errorHandler()', () => {
       const page = await request(app).get('/page');
       expect(api.body.errors[0].code).toBe(50000);
       expect(page.text).toBe('<h1>Sorry</h1>');
-      expect(warningsOf(spy)).toEqual([]);
-    } finally {
-      spy.mockRestore();
-    }
+    });
+    expect(warnings).toEqual([]);
   });
 
   it('says nothing in production', async () => {
-    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    try {
-      const app = express();
-      app.get('/v1/boom', () => {
-        throw new Error('boom');
-      });
+    const warnings = await notLastWarnings(async () => {
+      const app = boomApp(() => express());
       app.use(errorHandler({ production: true, log: false }));
       app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) => next(error));
       await request(app).get('/v1/boom');
-      expect(warningsOf(spy)).toEqual([]);
-    } finally {
-      spy.mockRestore();
-    }
+    });
+    expect(warnings).toEqual([]);
   });
 });

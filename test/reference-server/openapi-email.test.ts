@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { demoAccessToken } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 import { DOCUMENT, matchesSchema } from './openapi.js';
@@ -18,28 +19,12 @@ import { DOCUMENT, matchesSchema } from './openapi.js';
 const SEED = Number(process.env.OPENAPI_SEED ?? 20261125);
 const ADDRESSES = 80;
 
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(values: readonly T[]): T => values[int(0, values.length - 1)] as T;
-  const word = (alphabet: string, min: number, max: number): string =>
-    Array.from({ length: int(min, max) }, () => pick([...alphabet])).join('');
-  return { int, pick, word };
-}
-
 /** The character classes of the document's pattern: the local part's atext, and host-name labels. */
 const ATEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-";
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const LABEL = `${LETTERS}0123456789`;
 
-function address(r: ReturnType<typeof generator>): string {
+function address(r: SeededRandom): string {
   const local = Array.from({ length: r.int(1, 3) }, () => r.word(ATEXT, 1, 8)).join('.');
   const labels = Array.from({ length: r.int(1, 3) }, () => r.word(LABEL, 1, 8));
   const top = r.pick([
@@ -104,7 +89,7 @@ describe('email addresses: the server and docs/openapi.yaml agree', () => {
   });
 
   it(`creates a user exactly when the document accepts the address (${ADDRESSES} generated, seed ${SEED})`, async () => {
-    const r = generator(SEED);
+    const r = seededRandom(SEED);
     const disagreements: string[] = [];
     let accepted = 0;
     for (let i = 0; i < ADDRESSES; i++) {

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { seededRandom } from '../support/seeded-random.js';
 import { DEMO, exactId } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 import { DOCUMENT, expectDocumented, matchesSchema, resolveRef } from './openapi.js';
@@ -23,25 +24,13 @@ const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 // ---------------------------------------------------------------------------
-// A seeded generator (mulberry32: 32 bits of state, enough for test data)
+// A seeded generator, with the text of free-form strings
+
+const TEXT_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.,<>&"é';
 
 function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(values: readonly T[]): T => values[int(0, values.length - 1)] as T;
-  const chance = (p: number): boolean => next() < p;
-  const text = (min: number, max: number): string => {
-    const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.,<>&"é';
-    return Array.from({ length: int(min, max) }, () => pick([...alphabet])).join('');
-  };
-  return { int, pick, chance, text };
+  const random = seededRandom(seed);
+  return { ...random, text: (min: number, max: number): string => random.word(TEXT_ALPHABET, min, max) };
 }
 
 type Random = ReturnType<typeof generator>;
