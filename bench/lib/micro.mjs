@@ -62,21 +62,57 @@ export function compare(candidates, baseline, { batches = 31, batchMs = 10 } = {
     for (let i = 0; i < 3; i++) timeBatch(candidates[name], 64); // warm-up, lets the JIT settle
     iterations[name] = calibrate(candidates[name], batchMs);
   }
+  const tally = interleavedTally(names, baseline);
+  for (let b = 0; b < batches; b++) {
+    const round = {};
+    for (const name of tally.order(b)) round[name] = timeBatch(candidates[name], iterations[name]);
+    tally.add(round);
+  }
+  return tally.rows();
+}
+
+async function timeBatchAsync(fn, iterations) {
+  const start = cpuNs();
+  for (let i = 0; i < iterations; i++) await fn();
+  return (cpuNs() - start) / iterations;
+}
+
+/** compare() for candidates that return a promise: each call is awaited; fixed batch sizes. */
+export async function compareAsync(candidates, baseline, { batches = 15, iterations = 400 } = {}) {
+  const names = Object.keys(candidates);
+  for (const name of names) await timeBatchAsync(candidates[name], 200); // warm-up
+  const tally = interleavedTally(names, baseline);
+  for (let b = 0; b < batches; b++) {
+    const round = {};
+    for (const name of tally.order(b)) round[name] = await timeBatchAsync(candidates[name], iterations);
+    tally.add(round);
+  }
+  return tally.rows();
+}
+
+/**
+ * The bookkeeping of interleaved batches: the order of batch `b` (reversed
+ * every other batch, so neither end always runs first), each round's times
+ * and ratios to the baseline, and the rows of medians at the end.
+ */
+function interleavedTally(names, baseline) {
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.map((n) => [n, []]));
-  for (let b = 0; b < batches; b++) {
-    const order = b % 2 ? [...names].reverse() : names;
-    const round = {};
-    for (const name of order) round[name] = timeBatch(candidates[name], iterations[name]);
-    for (const name of names) {
-      times[name].push(round[name]);
-      ratios[name].push(round[name] / round[baseline]);
-    }
-  }
-  return names.map((name) => {
-    const ns = median(times[name]);
-    return { name, ns, opsPerSecond: 1e9 / ns, ratio: median(ratios[name]) };
-  });
+  const reversed = [...names].reverse();
+  return {
+    order: (b) => (b % 2 ? reversed : names),
+    add(round) {
+      for (const name of names) {
+        times[name].push(round[name]);
+        ratios[name].push(round[name] / round[baseline]);
+      }
+    },
+    rows: () =>
+      names.map((name) => {
+        const ns = median(times[name]);
+        return { name, ns, opsPerSecond: 1e9 / ns, ratio: median(ratios[name]) };
+      }),
+  };
 }
 
 export { median };

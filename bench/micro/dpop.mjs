@@ -10,43 +10,11 @@
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { loadLibrary } from '../lib/library.mjs';
-import { median } from '../lib/micro.mjs';
+import { compareAsync } from '../lib/micro.mjs';
 import { ACCESS_TOKEN_KEYS, JWT_AUDIENCE, JWT_ISSUER, JWT_KID, JWT_SECRET } from '../lib/payload.mjs';
 
 const ORIGIN = 'https://bench.example';
 const PROOFS = 4000;
-
-const cpuNs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) * 1000;
-};
-
-async function timeBatch(fn, iterations) {
-  const start = cpuNs();
-  for (let i = 0; i < iterations; i++) await fn();
-  return (cpuNs() - start) / iterations;
-}
-
-/** Interleaved batches of async candidates; the median time of each, and its median ratio to the baseline. */
-async function compareAsync(candidates, baseline, { batches = 15, iterations = 400 } = {}) {
-  const names = Object.keys(candidates);
-  for (const name of names) await timeBatch(candidates[name], 200);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  const ratios = Object.fromEntries(names.map((n) => [n, []]));
-  for (let b = 0; b < batches; b++) {
-    const order = b % 2 ? [...names].reverse() : names;
-    const round = {};
-    for (const name of order) round[name] = await timeBatch(candidates[name], iterations);
-    for (const name of names) {
-      times[name].push(round[name]);
-      ratios[name].push(round[name] / round[baseline]);
-    }
-  }
-  return names.map((name) => {
-    const ns = median(times[name]);
-    return { name, ns, opsPerSecond: 1e9 / ns, ratio: median(ratios[name]) };
-  });
-}
 
 const run = (middleware, req) =>
   new Promise((resolve, reject) => {
