@@ -5,6 +5,9 @@ import { invalidClient, tokenError } from './token-errors.js';
 /** The token request's form parameters, each present at most once (RFC 6749 §3.2). */
 export type Params = Readonly<Record<string, string>>;
 
+/** The `WWW-Authenticate` challenge of a client refused at an OAuth endpoint (RFC 7617). */
+export const basicChallenge = (realm: string): string => `Basic realm="${realm}", charset="UTF-8"`;
+
 /**
  * Client authentication at the token endpoint (the conventions' "Client
  * authentication"; RFC 6749 §2.3.1): optional; the Basic header or
@@ -17,7 +20,7 @@ export function clientAuthenticator(
   requireClient: boolean,
   realm: string,
 ): (header: string | undefined, params: Params) => Promise<ClientRecord | undefined> {
-  const challenge = `Basic realm="${realm}", charset="UTF-8"`;
+  const challenge = basicChallenge(realm);
 
   return async function authenticateClient(header, params) {
     const inBody = params.client_id !== undefined || params.client_secret !== undefined;

@@ -1,6 +1,7 @@
-import { createHash, createHmac, createPublicKey, type JsonWebKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
+import { sameText } from '../http/same-text.js';
 
 /**
  * DPoP proofs (RFC 9449): a client proves, with each request, that it holds
@@ -111,14 +112,23 @@ export class DpopNonces {
   accepts(nonce: unknown): boolean {
     if (typeof nonce !== 'string' || nonce.length > 64) return false;
     const slot = Math.floor(Date.now() / this.#lifetimeMs);
-    const given = Buffer.from(nonce);
-    return [slot, slot - 1].some((s) => {
-      const expected = Buffer.from(this.#nonceOf(s));
-      return expected.length === given.length && timingSafeEqual(expected, given);
-    });
+    return sameText(nonce, this.#nonceOf(slot)) || sameText(nonce, this.#nonceOf(slot - 1));
   }
 
+  // A slot's nonce changes once per lifetime: kept for the slots asked lately, not computed per proof.
+  readonly #recent = new Map<number, string>();
+
   #nonceOf(slot: number): string {
+    let nonce = this.#recent.get(slot);
+    if (nonce === undefined) {
+      nonce = this.#computeNonce(slot);
+      if (this.#recent.size >= 3) this.#recent.delete(this.#recent.keys().next().value as number);
+      this.#recent.set(slot, nonce);
+    }
+    return nonce;
+  }
+
+  #computeNonce(slot: number): string {
     const index = Buffer.alloc(6);
     index.writeUIntBE(slot, 0, 6);
     const mac = createHmac('sha256', this.#secret).update(index).digest().subarray(0, 18);

@@ -2,11 +2,12 @@ import type { Request, Response } from 'express';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { stringifyJson } from '../http/serialize.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { basicChallenge } from './client-auth.js';
 import { DPOP_TOKEN_TYPE } from './dpop.js';
 import { TOKEN_TYPE } from './grants/token-response.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 import { hashRefreshToken } from './stores.js';
-import { tokenError } from './token-errors.js';
+import { invalidClient, tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
 /** RFC 7662 §2.2: all a caller learns of a token that is not active. */
@@ -42,7 +43,7 @@ export function introspectionEndpoint(
   read: OAuthRequestReader,
 ): (req: Request, res: Response) => Promise<void> {
   const verifier = new AccessTokenVerifier(config.keys, config.issuer, config.audience, 0);
-  const challenge = { 'WWW-Authenticate': `Basic realm="${config.realm}", charset="UTF-8"` };
+  const challenge = basicChallenge(config.realm);
 
   function accessToken(token: string): Record<string, unknown> | undefined {
     let claims: AccessTokenClaims;
@@ -70,7 +71,7 @@ export function introspectionEndpoint(
   return async function introspect(req, res) {
     const { params, client } = await read(req, res);
     if (client === undefined || client.secretHash === undefined) {
-      throw tokenError('invalid_client', 'Introspection needs client authentication with a client secret.', challenge);
+      throw invalidClient('Introspection needs client authentication with a client secret.', challenge);
     }
     const token = params.token;
     if (token === undefined) throw tokenError('invalid_request', 'The token parameter is missing.');

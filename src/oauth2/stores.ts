@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { checkInteger, readOptions } from '../config/options.js';
+import { sameText } from '../http/same-text.js';
 
 /**
  * The token endpoint's state behind small interfaces (DESIGN.md principle 5):
@@ -71,9 +72,7 @@ const DUMMY_SECRET_HASH = hashClientSecret(randomBytes(32).toString('base64url')
  * An absent hash is compared against a dummy, so it costs the same.
  */
 export function clientSecretMatches(secret: string, secretHash: string | undefined): boolean {
-  const given = Buffer.from(hashClientSecret(secret));
-  const stored = Buffer.from(secretHash ?? DUMMY_SECRET_HASH);
-  const equal = given.length === stored.length && timingSafeEqual(given, stored);
+  const equal = sameText(hashClientSecret(secret), secretHash ?? DUMMY_SECRET_HASH);
   return equal && secretHash !== undefined;
 }
 

@@ -1,10 +1,11 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { type AfterLookup, afterLookup } from '../http/lookup.js';
+import { sameText } from '../http/same-text.js';
 import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 
 /**
@@ -59,12 +60,6 @@ export interface CsrfTokensOptions {
 }
 
 const MAX_SESSIONS_TRACKED = 100_000;
-
-const sameText = (a: string, b: string): boolean => {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-};
 
 /** csrfTokens()'s options, read once. */
 interface CsrfTokensConfiguration {
