@@ -177,6 +177,11 @@ describe('secureCookies() (SPEC.md: "Cookies carry the attributes Secure and Htt
       res.cookie('theme', 'dark', { httpOnly: false, optOutReason: 'read by the page script to pick colours' });
       res.status(204).end();
     });
+    a.post('/v1/theme-and-more', (_req, res) => {
+      res.cookie('theme', 'dark', { httpOnly: false, optOutReason: 'read by the page script to pick colours' });
+      res.append('Set-Cookie', 'other=1; Path=/');
+      res.status(204).end();
+    });
     a.post('/v1/careless', (_req, res) => {
       res.cookie('theme', 'dark', { httpOnly: false });
       res.status(204).end();
@@ -207,6 +212,11 @@ describe('secureCookies() (SPEC.md: "Cookies carry the attributes Secure and Htt
   it('a route can tighten SameSite', async () => {
     const res = await request(app).post('/v1/strict');
     expect((res.headers['set-cookie'] as unknown as string[])[0]).toBe('sid=abc; Path=/; HttpOnly; Secure; SameSite=Strict');
+  });
+
+  it('keeps a stated opt-out when a later write of Set-Cookie resends the line, and secures the new one', async () => {
+    const res = await request(app).post('/v1/theme-and-more');
+    expect(res.headers['set-cookie']).toEqual(['theme=dark; Path=/; Secure; SameSite=Lax', 'other=1; Path=/; Secure; HttpOnly']);
   });
 
   it('a route may opt out only with a reason, which is never sent', async () => {

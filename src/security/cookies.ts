@@ -6,6 +6,7 @@ import {
   type HeaderRule,
   type HeaderValue,
   installOnPrototype,
+  localsOf,
   setDispatchChoiceOnce,
 } from '../http/response-state.js';
 
@@ -73,33 +74,33 @@ function secureCookie(
       `Cookie ${JSON.stringify(name)} opts out of Secure, HttpOnly or SameSite without a reason: pass { optOutReason: 'why' } (SPEC.md: "Cookies carry the attributes Secure and HttpOnly").`,
     );
   }
-  const merged: CookieOptions = { ...COOKIE_DEFAULTS, sameSite, ...given };
-  // res.cookie() already applied the defaults, or a stated reason not to.
-  insideCookieSetter = true;
-  try {
-    return setCookie.call(res, name, value, merged);
-  } finally {
-    insideCookieSetter = false;
-  }
+  // A stated reason holds for this cookie on this response, through every
+  // later write of Set-Cookie (res.append and express-session resend it).
+  if (weakened) optOutsOf(res, true)?.add(name);
+  return setCookie.call(res, name, value, { ...COOKIE_DEFAULTS, sameSite, ...given });
 }
 
-let insideCookieSetter = false;
+// The cookies a route opted out of Secure or HttpOnly for, with a reason, per response (in its locals).
+const OPTED_OUT = Symbol('express-api-conventions.cookieOptOuts');
+type OptOutHolder = { [OPTED_OUT]?: Set<string> };
 
-const hasAttribute = (cookie: string, attribute: string): boolean => {
-  for (const part of cookie.split(';').slice(1)) {
-    const name = part.split('=', 1)[0]?.trim().toLowerCase();
-    if (name === attribute) return true;
-  }
-  return false;
-};
+function optOutsOf(res: Response, create: boolean): Set<string> | undefined {
+  const holder = localsOf(res) as OptOutHolder;
+  if (create) holder[OPTED_OUT] ??= new Set();
+  return holder[OPTED_OUT];
+}
 
-/** One Set-Cookie line with `Secure` and `HttpOnly`, unless its cookie is exempt. */
-function secureLine(line: string, exempt: ReadonlySet<string>): string {
+// An attribute after the name=value pair: `; Secure`, `; HttpOnly` (RFC 6265 §4.1.1), in any case.
+const SECURE_ATTRIBUTE = /;\s*secure\s*(?:;|=|$)/i;
+const HTTP_ONLY_ATTRIBUTE = /;\s*httponly\s*(?:;|=|$)/i;
+
+/** One Set-Cookie line with `Secure` and `HttpOnly`, unless its cookie is exempt or opted out on this response. */
+function secureLine(line: string, exempt: ReadonlySet<string>, optedOut: ReadonlySet<string> | undefined): string {
   const cookieName = line.slice(0, Math.max(0, line.indexOf('='))).trim();
-  if (exempt.has(cookieName)) return line;
+  if (exempt.has(cookieName) || optedOut?.has(cookieName)) return line;
   let secured = line;
-  if (!hasAttribute(line, 'secure')) secured += '; Secure';
-  if (!hasAttribute(line, 'httponly')) secured += '; HttpOnly';
+  if (!SECURE_ATTRIBUTE.test(line)) secured += '; Secure';
+  if (!HTTP_ONLY_ATTRIBUTE.test(line)) secured += '; HttpOnly';
   return secured;
 }
 
@@ -111,10 +112,12 @@ function secureLine(line: string, exempt: ReadonlySet<string>): string {
 function setCookieRule(exempt: ReadonlySet<string>): HeaderRule {
   return {
     name: 'set-cookie',
-    apply(_res: Response, value: HeaderValue): HeaderValue {
-      if (insideCookieSetter) return value;
-      if (typeof value === 'string') return secureLine(value, exempt);
-      if (Array.isArray(value)) return value.map((line) => (typeof line === 'string' ? secureLine(line, exempt) : line));
+    apply(res: Response, value: HeaderValue): HeaderValue {
+      const optedOut = optOutsOf(res, false);
+      if (typeof value === 'string') return secureLine(value, exempt, optedOut);
+      if (Array.isArray(value)) {
+        return value.map((line) => (typeof line === 'string' ? secureLine(line, exempt, optedOut) : line));
+      }
       return value;
     },
   };
