@@ -273,6 +273,14 @@ describe('security headers in report-only mode', () => {
     expectHeaders(own, { 'Cross-Origin-Embedder-Policy-Report-Only': 'credentialless' });
   });
 
+  it('reportOnlySecurityHeaders() checks its options as securityHeaders() does, at start-up', () => {
+    expect(() => reportOnlySecurityHeaders({ crossOriginEmbedderPolicy: 'bogus' as never })).toThrow(ConfigurationError);
+    expect(() => reportOnlySecurityHeaders({ crossOriginEmbedderPolicy: { policy: 'nope' as never } })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => reportOnlySecurityHeaders({ frameguard: false } as never)).toThrow(ConfigurationError);
+  });
+
   it('refuses a reportOnly that is not true, false or an object, at start-up', () => {
     expect(() => conventions({ reportOnly: 'yes' as never })).toThrow(
       'conventions(options): `reportOnly` must be true, false, or an object { log, when }; received "yes".',

@@ -1,18 +1,11 @@
 import type { RequestHandler } from 'express';
-import { contentSecurityPolicy } from 'helmet';
-import { readOptions } from '../config/options.js';
-import { getResponseHeader, setResponseHeader } from '../http/response-headers.js';
-import { type SecurityHeadersOptions, securityHeaders } from './security-headers.js';
+import { setDefaultHeaders } from '../http/response-headers.js';
+import { DEFAULTS, type SecurityHeadersOptions, securityHeaders } from './security-headers.js';
 
 /** The report-only twin of the embedding restriction (rule 11.12); helmet has no report-only mode for it. */
 export const COEP_REPORT_ONLY_HEADER = 'Cross-Origin-Embedder-Policy-Report-Only';
 
-// Rule 11.2's policy, as securityHeaders() writes it by default.
 type CspOptions = Exclude<SecurityHeadersOptions['contentSecurityPolicy'], false | undefined>;
-const DEFAULT_CSP: CspOptions = {
-  useDefaults: false,
-  directives: { defaultSrc: contentSecurityPolicy.dangerouslyDisableDefaultSrc, scriptSrc: ["'self'"] },
-};
 
 /**
  * securityHeaders() for report-only mode: the two headers that can break a
@@ -21,22 +14,26 @@ const DEFAULT_CSP: CspOptions = {
  * `Content-Security-Policy-Report-Only` (helmet's own `reportOnly`) and
  * `Cross-Origin-Embedder-Policy-Report-Only`. Every other header is as
  * securityHeaders(options) sends it. A header left out (`false`) stays out.
+ * The options are checked as securityHeaders(options) checks them.
  */
 export function reportOnlySecurityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
-  const given = readOptions<SecurityHeadersOptions>('securityHeaders', options, Object.keys(options ?? {}) as never[]);
+  // Built once for its checks (names, values, helmet's own): the enforcing stage never runs.
+  securityHeaders(options);
+  const given: SecurityHeadersOptions = { ...options };
   const csp = given.contentSecurityPolicy;
   const coep = given.crossOriginEmbedderPolicy;
   const headers = securityHeaders({
     ...given,
-    contentSecurityPolicy: csp === false ? false : ({ ...(csp ?? DEFAULT_CSP), reportOnly: true } as CspOptions),
+    contentSecurityPolicy:
+      csp === false ? false : ({ ...(csp ?? DEFAULTS.contentSecurityPolicy), reportOnly: true } as CspOptions),
     crossOriginEmbedderPolicy: false,
   });
-  const coepValue = coep === false ? undefined : (coep?.policy ?? 'require-corp');
-  if (coepValue === undefined) return headers;
+  const policy = coep === false ? undefined : (coep?.policy ?? DEFAULTS.crossOriginEmbedderPolicy.policy);
+  if (policy === undefined) return headers;
+  // A default (src/http/response-headers.ts): written with the head unless set by then.
+  const coepDefault: readonly string[] = [COEP_REPORT_ONLY_HEADER, policy];
   return function reportOnlySecurityHeadersMiddleware(req, res, next) {
-    if (!res.headersSent && getResponseHeader(res, COEP_REPORT_ONLY_HEADER) === undefined) {
-      setResponseHeader(res, COEP_REPORT_ONLY_HEADER, coepValue);
-    }
+    if (!res.headersSent) setDefaultHeaders(res, coepDefault);
     headers(req, res, next);
   };
 }

@@ -116,7 +116,7 @@ export const SECURITY_HEADERS_HINTS: OptionHints = {
 };
 
 // helmet's options that reproduce SECURITY_HEADERS exactly.
-const DEFAULTS = {
+export const DEFAULTS = {
   // helmet insists on a default-src unless told explicitly that SPEC.md's
   // policy has none.
   contentSecurityPolicy: {
