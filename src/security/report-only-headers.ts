@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { setDefaultHeaders } from '../http/response-headers.js';
-import { DEFAULTS, type SecurityHeadersOptions, securityHeaders } from './security-headers.js';
+import { DEFAULT_COEP_POLICY, DEFAULT_CSP_OPTIONS, type SecurityHeadersOptions, securityHeaders } from './security-headers.js';
 
 /** The report-only twin of the embedding restriction (rule 11.12); helmet has no report-only mode for it. */
 export const COEP_REPORT_ONLY_HEADER = 'Cross-Origin-Embedder-Policy-Report-Only';
@@ -24,11 +24,10 @@ export function reportOnlySecurityHeaders(options?: Readonly<SecurityHeadersOpti
   const coep = given.crossOriginEmbedderPolicy;
   const headers = securityHeaders({
     ...given,
-    contentSecurityPolicy:
-      csp === false ? false : ({ ...(csp ?? DEFAULTS.contentSecurityPolicy), reportOnly: true } as CspOptions),
+    contentSecurityPolicy: csp === false ? false : ({ ...(csp ?? DEFAULT_CSP_OPTIONS), reportOnly: true } as CspOptions),
     crossOriginEmbedderPolicy: false,
   });
-  const policy = coep === false ? undefined : (coep?.policy ?? DEFAULTS.crossOriginEmbedderPolicy.policy);
+  const policy = coep === false ? undefined : (coep?.policy ?? DEFAULT_COEP_POLICY);
   if (policy === undefined) return headers;
   // A default (src/http/response-headers.ts): written with the head unless set by then.
   const coepDefault: readonly string[] = [COEP_REPORT_ONLY_HEADER, policy];

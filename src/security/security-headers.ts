@@ -116,7 +116,7 @@ export const SECURITY_HEADERS_HINTS: OptionHints = {
 };
 
 // helmet's options that reproduce SECURITY_HEADERS exactly.
-export const DEFAULTS = {
+const DEFAULTS = {
   // helmet insists on a default-src unless told explicitly that SPEC.md's
   // policy has none.
   contentSecurityPolicy: {
@@ -131,6 +131,12 @@ export const DEFAULTS = {
   xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
   xDnsPrefetchControl: { allow: false },
 } as const satisfies HelmetOptions;
+
+/** Rule 11.2's policy as helmet's options (what reportOnlySecurityHeaders() reports on). */
+export const DEFAULT_CSP_OPTIONS: Exclude<SecurityHeadersOptions['contentSecurityPolicy'], false | undefined> =
+  DEFAULTS.contentSecurityPolicy;
+/** Rule 11.12's embedding policy. */
+export const DEFAULT_COEP_POLICY: string = DEFAULTS.crossOriginEmbedderPolicy.policy;
 
 const HELMET_KEYS = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
 
