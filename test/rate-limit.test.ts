@@ -4,7 +4,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import { arrayBufferToBase64, parseList } from 'structured-headers';
 import request from 'supertest';
 import type { AuthContext } from '../src/auth-context.js';
-import { ApiError, errorHandler, notFound } from '../src/errors/index.js';
+import { ApiError, apiError, errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import {
   identifyRequest,
@@ -428,7 +428,8 @@ describe('rateLimit()', () => {
       const app = limitedApp({ ...byAddress, store: halfBroken, log: () => undefined, limit: 10 });
       const failed = await request(app).get('/v1/things');
       expect(failed.status).toBe(503);
-      expectHeaders(failed, { RateLimit: `"user";r=10;t=60;pk=:${pk(ADDRESS)}:` });
+      // Its Retry-After is the store's, not a window's end: no RateLimit state names another instant (Limits rule 2).
+      expectHeaders(failed, { 'Retry-After': '5', RateLimit: null });
       down = false;
       const next = await request(app).get('/v1/things');
       expect(parsed(next.headers.ratelimit).map((item) => item.r)).toEqual([9, 9]);
@@ -647,6 +648,39 @@ describe('tooManyRequests()', () => {
     expect(onlyShort).toMatchObject({ status: 429, code: 42901, headers: { 'Retry-After': '8' } });
     const withBody = tooManyRequests(states, { body: { error: 'invalid_grant' } });
     expect(withBody.body).toEqual({ error: 'invalid_grant' });
+  });
+});
+
+describe("a 429 or 503 whose Retry-After is not the rate limiter's (SPEC.md Limits rule 2)", () => {
+  function appRefusing(error: () => ApiError): Express {
+    const app = express();
+    app.use(rateLimit({ limit: 2, windowSeconds: 60 }));
+    app.get('/v1/other-wait', () => {
+      throw error();
+    });
+    app.get('/v1/things', (_req, res) => {
+      res.json({ things: [] });
+    });
+    app.use(errorHandler({ log: false }));
+    return app;
+  }
+
+  it('leaves the RateLimit state off, so the answer names one instant; the policy stays', async () => {
+    const app = appRefusing(() => apiError('tooManyLoginFailures', { headers: { 'Retry-After': '900' } }));
+    const res = await request(app).get('/v1/other-wait');
+    expect(res.status).toBe(429);
+    expectHeaders(res, { 'Retry-After': '900', RateLimit: null });
+    expect(res.headers['ratelimit-policy']).toMatch(/^"user";q=2;w=60;pk=:[A-Za-z0-9+/=]+:, "application";q=2;w=60;pk=/);
+  });
+
+  it("keeps RateLimit on the rate limiter's own 429, whose Retry-After is its t", async () => {
+    const app = appRefusing(() => apiError('badRequest'));
+    await request(app).get('/v1/things');
+    await request(app).get('/v1/things');
+    const refused = await request(app).get('/v1/things');
+    expect(refused.status).toBe(429);
+    const retryAfter = refused.headers['retry-after'];
+    expect(refused.headers.ratelimit).toMatch(new RegExp(`^"user";r=0;t=${retryAfter};pk=`));
   });
 });
 

@@ -85,10 +85,24 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
   return { errors };
 }
 
+// Refusals of the rate limiter (tooManyRequests()), whose Retry-After is the
+// instant the RateLimit header names.
+const LIMITER_REFUSALS = new WeakSet<ApiError>();
+
+/** Marks a refusal whose `Retry-After` is the rate limiter's own instant (tooManyRequests() does). */
+export function markLimiterRefusal(error: ApiError): ApiError {
+  LIMITER_REFUSALS.add(error);
+  return error;
+}
+
 /** Writes an ApiError as the response: status, its headers, JSON body. */
 export function renderError(res: Response, raised: ApiError, production: boolean, challenge = DEFAULT_CHALLENGE): void {
   const error = shapeError(res, raised);
   for (const name of REPRESENTATION_HEADERS) removeResponseHeader(res, name);
+  // SPEC.md Limits rule 2: Retry-After and RateLimit point to the same
+  // instant. Another wait (a sign-in lock-out, a full queue, maintenance)
+  // leaves the limiter's state out; RateLimit-Policy names no instant and stays.
+  if (error.headers['Retry-After'] !== undefined && !LIMITER_REFUSALS.has(raised)) removeResponseHeader(res, 'RateLimit');
   // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
   // error itself brings a Cache-Control value.
   setResponseHeader(res, 'Cache-Control', CACHE_CONTROL_SENSITIVE);

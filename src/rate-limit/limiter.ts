@@ -1,5 +1,6 @@
 import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
+import { markLimiterRefusal } from '../errors/error-handler.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { checkStore } from '../stores/check-store.js';
 import { storeKeyOf } from '../stores/counter-keys.js';
@@ -254,8 +255,10 @@ export function tooManyRequests(states: LimitState | readonly LimitState[], init
   for (const state of list) {
     if (state.limited && state.resetSeconds > retryAfter) retryAfter = state.resetSeconds;
   }
-  return apiError(init.error ?? 'tooManyRequests', {
-    headers: { 'Retry-After': String(retryAfter) },
-    ...(init.body === undefined ? {} : { body: init.body }),
-  });
+  return markLimiterRefusal(
+    apiError(init.error ?? 'tooManyRequests', {
+      headers: { 'Retry-After': String(retryAfter) },
+      ...(init.body === undefined ? {} : { body: init.body }),
+    }),
+  );
 }

@@ -79,9 +79,8 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     );
     if (refusal?.refusedBy === 0) {
       // The caller's own excess: 429 with Retry-After. Its instant is not the
-      // rate limiter's, so the RateLimit headers, which would name another
-      // (SPEC.md Limits rule 2), are left off this answer.
-      res.removeHeader('RateLimit');
+      // rate limiter's: errorHandler() leaves the RateLimit state off this
+      // answer (SPEC.md Limits rule 2), and the policy goes with it here.
       res.removeHeader('RateLimit-Policy');
       throw apiError('tooManyRequests', {
         message: 'You have too many exports being prepared or kept; retry after the time in Retry-After.',
