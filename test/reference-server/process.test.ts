@@ -140,6 +140,20 @@ describe('settings', () => {
   });
 });
 
+describe('HOST=0.0.0.0 (every address)', () => {
+  it('serves the RFC 8414 metadata document the contract lists, naming http://localhost:PORT as the issuer', async () => {
+    const server = await startServer({ HOST: '0.0.0.0' });
+    try {
+      const res = await request(server.url).get('/.well-known/oauth-authorization-server');
+      expect(res.status).toBe(200);
+      expect(res.body.issuer).toBe(`http://localhost:${server.port}`);
+      expect(res.body.token_endpoint).toBe(`http://localhost:${server.port}/v1/oauth2/token`);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('a started server, with the default settings', () => {
   let server: RunningProcess;
   beforeAll(async () => {

@@ -108,6 +108,8 @@ export function createApp(settings: Settings, services: Services): Express {
         scopes: SCOPES,
         accessTokenTtlSeconds: settings.accessTokenTtl,
         refreshGraceSeconds: settings.refreshGrace,
+        // The contract lists the metadata document: an issuer it cannot describe stops the start.
+        metadata: true,
         // DPOP=1: a token request with a proof gets a token bound to the client's key (RFC 9449).
         dpop: settings.dpop ? { replay: dpopReplay } : false,
         // An unknown username is checked against a dummy hash of the same cost as real ones.

@@ -3,9 +3,14 @@ import type { SharedState } from './state.js';
 
 const KEY = 'service:issuer';
 
-/** `http://HOST:PORT`, the address this instance listens on (an IPv6 host in brackets). */
-export const ownAddress = (settings: Settings): string =>
-  `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}`;
+// A wildcard HOST listens on every address, loopback included: the issuer then names loopback.
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+/** `http://HOST:PORT`, the address this instance listens on (an IPv6 host in brackets; `localhost` for a wildcard HOST). */
+export const ownAddress = (settings: Settings): string => {
+  const host = WILDCARD_HOSTS.has(settings.host) ? 'localhost' : settings.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${settings.port}`;
+};
 
 /**
  * The issuer every instance signs into `iss` and describes in its metadata:
