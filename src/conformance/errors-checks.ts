@@ -117,7 +117,7 @@ export function checkErrorBodies(ctx: RunContext): void {
 }
 
 /**
- * The answers the conventions gives the OAuth 2.0 shape instead ("Token error body":
+ * The answers to which the conventions give the OAuth 2.0 shape instead ("Token error body":
  * `error`): the token endpoint's errors, and a bearer challenge that names
  * an error (`WWW-Authenticate: Bearer ... error="invalid_token"`, RFC 6750 §3.1).
  * A 401 without any credential names no error, and has the API's error body.

@@ -8,7 +8,7 @@ import { type BaselineEntry, type Gate, gates, isExpired, type Suppression, supp
  * checkConventions(), printed as a table by the CLI and written by `--json`.
  */
 
-/** The the conventions sections the checks are grouped by, in the order they are reported. */
+/** The sections of the conventions the checks are grouped by, in the order they are reported. */
 export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
   'Conventions for every resource',

@@ -1,5 +1,5 @@
 /**
- * The values the conventions fixes, as the checker compares them. Each one quotes
+ * The values the conventions fix, as the checker compares them. Each one quotes
  * the sentence of the conventions it comes from.
  */
 

@@ -43,7 +43,8 @@ export const ERROR_CATALOGUE = {
   },
   // What Node's HTTP parser refuses before any route runs (answerParserErrors()).
   malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
-  // RFC 6749 §5.2: invalid_client is 400 unless the client authenticated with the Authorization header.
+  // RFC 6749 §5.2: invalid_client is 400 unless the client authenticated with the Authorization header
+  // (a 401 needs a challenge, which strict clients read instead of the body; docs/oauth2-token.md).
   oauthInvalidClientRequest: { status: 400, code: 40014, message: 'Client authentication failed.' },
   // RFC 7009 §2.2.1: the server does not revoke this kind of token.
   oauthUnsupportedTokenType: { status: 400, code: 40015, message: 'This kind of token cannot be revoked here.' },
