@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import http from 'node:http';
 import express from 'express';
 import express4 from 'express4';
 import request from 'supertest';
@@ -19,6 +20,7 @@ import { errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { expectHeaders, HTTP_DATE } from './helpers.js';
+import { closeServer, listen } from './support/services.js';
 
 const UPDATED_AT = new Date('2026-11-20T10:00:00.000Z');
 const LAST_MODIFIED = 'Fri, 20 Nov 2026 10:00:00 GMT';
@@ -457,6 +459,45 @@ describe('preconditions on writes (RFC 9110 §13.1, RFC 6585 §3)', () => {
   it('refuses wrong options at start-up', () => {
     expect(() => preconditions({} as never)).toThrow('preconditions(options): `current` must be a function');
     expect(() => preconditions({ current, required: 'yes' as never })).toThrow('`required` must be true or false');
+  });
+});
+
+describe('the strong ETag of a content-coded body (RFC 9110 §8.8.3)', () => {
+  // Node's own client: the headers as sent, the body left undecoded.
+  async function answerOf(app: express.Express): Promise<{ status: number | undefined; headers: http.IncomingHttpHeaders }> {
+    const { server, url } = await listen(app);
+    try {
+      return await new Promise((resolve, reject) => {
+        http
+          .get(`${url}/v1/users/1`, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode, headers: res.headers }));
+          })
+          .on('error', reject);
+      });
+    } finally {
+      await closeServer(server);
+    }
+  }
+
+  const codedApp = (coding: string) =>
+    cachedApp((a) => {
+      a.get('/v1/users/1', (_req, res) => {
+        res.setHeader('Content-Encoding', coding);
+        res.json(USER);
+      });
+    });
+
+  it('names one known coding in the tag', async () => {
+    const { headers } = await answerOf(codedApp('gzip'));
+    expect(headers.etag).toBe(`${USER_TAG.slice(0, -1)}-gzip"`);
+  });
+
+  it.each(['gzip, br', 'aes128gcm'])('sends no strong tag for %j, which no tag can name', async (coding) => {
+    const { status, headers } = await answerOf(codedApp(coding));
+    expect(status).toBe(200);
+    expect(headers['content-encoding']).toBe(coding);
+    expect(headers.etag).toBeUndefined();
   });
 });
 

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import { answerNotModified, type JsonWriteStep } from '../http/json-writer.js';
-import { addHeaderRule, getResponseHeader, setResponseHeader } from '../http/response-headers.js';
+import { addHeaderRule, getResponseHeader, removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import type { HeaderRule, HeaderValue } from '../http/response-state.js';
 import { bodyEntityTag, type EntityTagMode } from './entity-tag.js';
-import { matchingEntry } from './preconditions.js';
+import { isContentCoding, matchingEntry } from './preconditions.js';
 
 /**
  * Whether a GET or HEAD is fresh against the validators already on the
@@ -55,6 +55,8 @@ export function conditionalGetStep(mode: EntityTagMode | undefined): JsonWriteSt
  * (compression) gives the body a content coding, its strong tag takes the
  * coding's name: `"x"` becomes `"x-gzip"`. Conditional requests and
  * preconditions take either as the same representation (matchingEntry()).
+ * A coding no tag can name (several stacked, or one not known) leaves the
+ * body without a strong tag rather than with one that names other bytes.
  */
 const CODED_TAG: HeaderRule = {
   name: 'content-encoding',
@@ -62,7 +64,8 @@ const CODED_TAG: HeaderRule = {
     const coding = String(value).trim().toLowerCase();
     const tag = getResponseHeader(res, 'ETag');
     if (coding === '' || coding === 'identity' || typeof tag !== 'string' || !tag.startsWith('"')) return value;
-    if (!tag.endsWith(`-${coding}"`)) setResponseHeader(res, 'ETag', `${tag.slice(0, -1)}-${coding}"`);
+    if (!isContentCoding(coding)) removeResponseHeader(res, 'ETag');
+    else if (!tag.endsWith(`-${coding}"`)) setResponseHeader(res, 'ETag', `${tag.slice(0, -1)}-${coding}"`);
     return value;
   },
 };

@@ -17,6 +17,9 @@ import { httpDate, type Validators } from './entity-tag.js';
 // add to a body, whose name the body's strong tag then carries (`"x-gzip"`).
 const CONTENT_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'zstd', 'compress']);
 
+/** Whether `coding` (lower case) is one content coding a coded entity tag can name. */
+export const isContentCoding = (coding: string): boolean => CONTENT_CODINGS.has(coding);
+
 /** Whether `tag` is `"opaque-coding"` for `current` = `"opaque"`, with a known content coding. */
 function isCodingOf(tag: string, current: string): boolean {
   const stem = current.slice(0, -1);
