@@ -1,4 +1,5 @@
 import { lintBody, type ResponseRule, resourceContextOf } from '../lint/body-rules.js';
+import { WELL_KNOWN_PREFIX } from '../lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
 import { largeIntegerFindings, readRawJson } from './raw-json.js';
@@ -88,7 +89,10 @@ export function nestingFindings(body: unknown, path = ''): string[] {
 }
 
 export function checkResourceConventions(ctx: RunContext): void {
+  // A well-known document (RFC 8615: the RFC 8414 metadata) is shaped by its
+  // own RFC, snake_case keys included: not a resource of the API.
   const bodies = ctx.probe.exchanges
+    .filter((exchange) => !pathOf(exchange).startsWith(WELL_KNOWN_PREFIX))
     .map((exchange) => ({ exchange, body: objectBody(exchange) }))
     .filter((item): item is { exchange: Exchange; body: Record<string, unknown> } => item.body !== undefined);
   const noJson = 'no JSON object body was seen';

@@ -34,9 +34,9 @@ export type ResponseRule = keyof typeof RESPONSE_RULES;
 
 /**
  * Keys the conventions themselves write in snake_case: the token response
- * (RFC 6749 §5.1) and the token error body (RFC 6749 §5.2, RFC 6750 §3); and
- * those the RFCs of the endpoints beside the token endpoint fix: authorization
- * server metadata (RFC 8414 §2) and introspection (RFC 7662 §2.2).
+ * (RFC 6749 §5.1) and the token error body (RFC 6749 §5.2, RFC 6750 §3).
+ * The RFC 8414 metadata is a well-known document the checker does not hold
+ * to the resource rules; every other body keeps camelCase.
  */
 export const PROTOCOL_KEYS = [
   'access_token',
@@ -47,17 +47,6 @@ export const PROTOCOL_KEYS = [
   'error_description',
   'error_uri',
   'scope',
-  'client_id',
-  'token_endpoint',
-  'token_endpoint_auth_methods_supported',
-  'grant_types_supported',
-  'response_types_supported',
-  'scopes_supported',
-  'revocation_endpoint',
-  'revocation_endpoint_auth_methods_supported',
-  'introspection_endpoint',
-  'introspection_endpoint_auth_methods_supported',
-  'dpop_signing_alg_values_supported',
 ] as const;
 
 /** One broken convention in one response body. */
