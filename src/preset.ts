@@ -5,8 +5,8 @@ import { didYouMean, invalidOption, isProductionEnvironment, type OptionHints, r
 import { corsPolicy } from './cors/cors-policy.js';
 import type { CorsPolicyOptions } from './cors/options.js';
 import { holdRefusals } from './errors/refuse.js';
-import { type ReportOnlyOptions, readReportOnly } from './errors/report-only.js';
-import { setReportOnly } from './http/adoption.js';
+import { type ReportOnlyMode, type ReportOnlyOptions, readReportOnly, reportOnlyMarker } from './errors/report-only.js';
+import { isReportOnly } from './http/adoption.js';
 import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
@@ -304,8 +304,6 @@ function isOn(entry: Stages, option: unknown): boolean {
   return entry.default === 'on' || (entry.default === 'outside production' && !isProductionEnvironment());
 }
 
-type ReportOnlyMode = ReturnType<typeof readReportOnly>;
-
 /** Reads `reportOnly`: off, or the reporter and the request filter. */
 function readReportOnlyOption(value: unknown): ReportOnlyMode | undefined {
   if (value === undefined || value === false) return undefined;
@@ -316,14 +314,6 @@ function readReportOnlyOption(value: unknown): ReportOnlyMode | undefined {
   return readReportOnly(`${FACTORY}({ reportOnly })`, value as ReportOnlyOptions);
 }
 
-/** The first module in report-only mode: marks the responses it applies to. */
-function markReportOnly({ reporter, when }: ReportOnlyMode): RequestHandler {
-  return function reportOnlyMiddleware(req, res, next) {
-    if (when === undefined || when(req)) setReportOnly(res, reporter);
-    next();
-  };
-}
-
 /**
  * Security headers in report-only mode: the `-Report-Only` variants of CSP
  * and COEP for the requests report-only applies to, the enforced headers
@@ -331,11 +321,11 @@ function markReportOnly({ reporter, when }: ReportOnlyMode): RequestHandler {
  */
 function securityHeadersStage(options: SecurityHeadersOptions | undefined, mode: ReportOnlyMode): RequestHandler {
   const softened = reportOnlySecurityHeaders(options);
-  const { when } = mode;
-  if (when === undefined) return softened;
+  if (mode.when === undefined) return softened;
   const enforced = securityHeaders(options);
+  // The preset's first module decided, with `when`, once per request.
   return function securityHeadersStageMiddleware(req, res, next) {
-    if (when(req)) softened(req, res, next);
+    if (isReportOnly(res)) softened(req, res, next);
     else enforced(req, res, next);
   };
 }
@@ -371,7 +361,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   const after = readInsertions('after', given.after);
   const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
   const reportOnlyMode = readReportOnlyOption(given.reportOnly);
-  const stack: RequestHandler[] = reportOnlyMode ? [markReportOnly(reportOnlyMode)] : [];
+  const stack: RequestHandler[] = reportOnlyMode ? [reportOnlyMarker(reportOnlyMode)] : [];
   const stages: StageName[] = [];
   for (const entry of PRESET_STAGES) {
     stack.push(...(before.get(entry.name) ?? []));

@@ -28,6 +28,10 @@ export interface BrokenConvention {
   readonly middleware: string;
 }
 
+/** What enforcing would have answered, as a report-only report says it: `answered 403 (code 40302)`. */
+export const enforcedAnswer = (answer: { readonly status: number; readonly code: number }): string =>
+  `answered ${answer.status} (code ${answer.code})`;
+
 /**
  * In report-only mode, reports what the refusal would have been and returns
  * true (the request then goes on as if it had passed).
@@ -36,7 +40,7 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
   const answer = toApiError(error);
   return reportInstead(req, res, {
     ...convention,
-    enforced: `answered ${answer.status} (code ${answer.code})`,
+    enforced: enforcedAnswer(answer),
     message: answer.message,
   });
 }

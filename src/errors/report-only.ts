@@ -32,10 +32,13 @@ export interface ReportOnlyOptions {
 const REPORT_ONLY_OPTIONS = ['log', 'when'] as const;
 
 /** Reads reportOnly()'s options once: the reporter and the request filter. */
-export function readReportOnly(
-  factory: string,
-  options: Readonly<ReportOnlyOptions> | undefined,
-): { readonly reporter: ConventionReporter; readonly when: ((req: Request) => boolean) | undefined } {
+/** Report-only's options, read once: where reports go, and which requests it applies to. */
+export interface ReportOnlyMode {
+  readonly reporter: ConventionReporter;
+  readonly when: ((req: Request) => boolean) | undefined;
+}
+
+export function readReportOnly(factory: string, options: Readonly<ReportOnlyOptions> | undefined): ReportOnlyMode {
   const given = readOptions<ReportOnlyOptions>(factory, options, [...REPORT_ONLY_OPTIONS]);
   const reporter = checkLog<ConventionReporter>(factory, given.log, logConventionReport) ?? (() => undefined);
   const when = given.when === undefined ? undefined : checkFunction<(req: Request) => boolean>(factory, 'when', given.when);
@@ -54,7 +57,11 @@ export function readReportOnly(
  * preset's own stages have run by then).
  */
 export function reportOnly(options?: Readonly<ReportOnlyOptions>): RequestHandler {
-  const { reporter, when } = readReportOnly('reportOnly', options);
+  return reportOnlyMarker(readReportOnly('reportOnly', options));
+}
+
+/** The middleware that puts the requests `mode` applies to in report-only mode (reportOnly(), the preset's first module). */
+export function reportOnlyMarker({ reporter, when }: ReportOnlyMode): RequestHandler {
   return function reportOnlyMiddleware(req, res, next) {
     if (when === undefined || when(req)) setReportOnly(res, reporter);
     next();

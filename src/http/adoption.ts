@@ -67,6 +67,11 @@ export function setReportOnly(res: Response, reporter: ConventionReporter): void
   adoptionOf(res).reporter = reporter;
 }
 
+/** Whether the response is in report-only mode (setReportOnly() ran for it). */
+export function isReportOnly(res: Response): boolean {
+  return holderOf(res)[ADOPTION]?.reporter !== undefined;
+}
+
 /** Adds exceptions to the response (later ones win for the same name). */
 export function addExceptions(res: Response, exceptions: ConventionExceptions): void {
   const adoption = adoptionOf(res);

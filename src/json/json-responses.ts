@@ -1,6 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { ERROR_CATALOGUE } from '../errors/catalogue.js';
+import { enforcedAnswer } from '../errors/refuse.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { writeJson } from '../http/json-writer.js';
 import { dispatchChoice, installOnPrototype, setDispatchChoice } from '../http/response-state.js';
@@ -59,12 +61,14 @@ const nonObjectDetail = (body: unknown): Record<string, string> =>
         fix: 'wrap the value: res.json({ value })',
       };
 
+const NON_OBJECT_ENFORCED = enforcedAnswer(ERROR_CATALOGUE.nonObjectJsonBody);
+
 const reportedNonObject = (res: Response, body: unknown): boolean =>
   res.req !== undefined &&
   reportInstead(res.req, res, {
     rule: '2.1',
     middleware: 'jsonResponses',
-    enforced: 'answered 500 (code 50001)',
+    enforced: NON_OBJECT_ENFORCED,
     message: nonObjectFix(body),
   });
 

@@ -1,7 +1,9 @@
 import type { RequestHandler, Response } from 'express';
 import { checkBoolean, checkLog, invalidOption, readOptions } from '../config/options.js';
 import { apiError } from '../errors/api-error.js';
+import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { renderError } from '../errors/error-handler.js';
+import { enforcedAnswer } from '../errors/refuse.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { setJsonInspector } from '../http/json-writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
@@ -91,7 +93,7 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     const strictRefusal = {
       rule: '2',
       middleware: 'responseLinter',
-      enforced: 'answered 500 (code 50002)',
+      enforced: enforcedAnswer(ERROR_CATALOGUE.responseConventionViolated),
       message: findings.map((finding) => finding.message).join(' '),
     };
     if (reportInstead(req, res, strictRefusal)) return false;
