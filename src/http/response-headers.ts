@@ -186,12 +186,16 @@ function applyDefaults(res: Response, state: ResponseState): void {
   }
 }
 
-/** The list the head was written from, when Node stored none of it (its cheap path). */
-function sentList(res: Response, state: ResponseState): HeaderList | undefined {
+/**
+ * The list the head was written from, when Node stored none of it (its cheap
+ * path): its store was empty when holding began and, held, stayed so. Read
+ * from the state, not by asking Node for its names on every later read.
+ */
+function sentList(state: ResponseState): HeaderList | undefined {
   const list = state.headers;
   if (list === undefined || list.length === 0) return undefined;
   // Node's other path (a header was already in its store) copied the list into the store.
-  return (state.base as BaseMethods).getHeaderNames.call(res).length === 0 ? list : undefined;
+  return state.storeEmpty ? list : undefined;
 }
 
 /** A value after the rules on its header (Set-Cookie, Content-Encoding). */
@@ -265,7 +269,7 @@ function readMethod(base: BaseMethods) {
     if (state !== undefined && (state.headerMode === Mode.Held || state.headerMode === Mode.Sent)) {
       if (state.headerMode === Mode.Held && this.headersSent) headWentAround(state);
       else {
-        const list = state.headerMode === Mode.Held ? state.headers : sentList(this, state);
+        const list = state.headerMode === Mode.Held ? state.headers : sentList(state);
         if (list !== undefined) {
           if (typeof name !== 'string') return base.getHeader.call(this, name); // Node's own error
           const at = indexIn(list, name);
@@ -285,7 +289,7 @@ function wholeReadMethod<Name extends 'getHeaders' | 'getHeaderNames' | 'getRawH
     if (state !== undefined) {
       if (state.headerMode === Mode.Held) handOver(this, state);
       else if (state.headerMode === Mode.Sent) {
-        const list = sentList(this, state);
+        const list = sentList(state);
         if (list !== undefined) return readList(list, name) as ReturnType<BaseMethods[Name]>;
       }
     }
