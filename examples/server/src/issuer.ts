@@ -1,3 +1,4 @@
+import { agreeOn, republish } from './agreed.js';
 import type { Settings } from './settings.js';
 import type { SharedState } from './state.js';
 
@@ -17,24 +18,11 @@ export const ownAddress = (settings: Settings): string => {
  * ISSUER when set (what a deployment behind one address should do), else
  * this instance's own address. With Redis, instances must agree, or a token
  * one issues would be refused by the others: the first publishes its issuer
- * (SET NX) and every later one adopts it.
+ * and every later one adopts it (agreed.ts).
  */
-export async function agreeOnIssuer(state: SharedState, settings: Settings, shared: boolean): Promise<string> {
-  if (settings.issuer !== undefined) return settings.issuer;
-  if (!shared) return ownAddress(settings);
-  await state.setIfAbsent(KEY, ownAddress(settings));
-  const published = await state.get(KEY);
-  if (!published) throw new Error(`the shared issuer ${KEY} could not be read back`);
-  return published;
-}
+export const agreeOnIssuer = (state: SharedState, settings: Settings): Promise<string> =>
+  agreeOn(state, KEY, settings.issuer, () => ownAddress(settings));
 
-/**
- * After Redis comes back empty: publishes the issuer in use again, so that an
- * instance started later adopts it; answers the issuer now published, which
- * differs when another instance published first (the caller adopts it).
- */
-export async function republishIssuer(state: SharedState, settings: Settings, inUse: string): Promise<string> {
-  if (settings.issuer !== undefined) return inUse;
-  await state.setIfAbsent(KEY, inUse);
-  return (await state.get(KEY)) ?? inUse;
-}
+/** After Redis comes back empty: the issuer published again, or the one another instance published first. */
+export const republishIssuer = (state: SharedState, settings: Settings, inUse: string): Promise<string> =>
+  republish(state, KEY, settings.issuer, inUse);

@@ -122,7 +122,7 @@ async function start(settings: Settings): Promise<void> {
     counters,
     dpopReplay,
     secrets: await agreeOnSecrets(state, pinned),
-    issuer: await agreeOnIssuer(state, settings, redis !== undefined),
+    issuer: await agreeOnIssuer(state, settings),
   };
   let app = createApp(settings, services);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { agreeOn, republish } from './agreed.js';
 import type { SharedState } from './state.js';
 
 /** The secrets every instance of the service must share. */
@@ -35,17 +36,7 @@ const draw = (): string => randomBytes(32).toString('base64url');
  */
 export async function agreeOnSecrets(state: SharedState, pinned: PinnedSecrets): Promise<Secrets> {
   const agreed: Partial<Record<keyof Secrets, string>> = {};
-  for (const name of NAMES) {
-    const given = pinned[name];
-    if (given !== undefined) {
-      agreed[name] = given;
-      continue;
-    }
-    await state.setIfAbsent(KEYS[name], draw());
-    const published = await state.get(KEYS[name]);
-    if (!published) throw new Error(`the shared secret ${KEYS[name]} could not be read back`);
-    agreed[name] = published;
-  }
+  for (const name of NAMES) agreed[name] = await agreeOn(state, KEYS[name], pinned[name], draw);
   return agreed as Secrets;
 }
 
@@ -60,14 +51,7 @@ export async function agreeOnSecrets(state: SharedState, pinned: PinnedSecrets):
  */
 export async function republishSecrets(state: SharedState, inUse: Secrets, pinned: PinnedSecrets): Promise<Secrets> {
   const published: Partial<Record<keyof Secrets, string>> = {};
-  for (const name of NAMES) {
-    if (pinned[name] !== undefined) {
-      published[name] = inUse[name];
-      continue;
-    }
-    await state.setIfAbsent(KEYS[name], inUse[name]);
-    published[name] = (await state.get(KEYS[name])) ?? inUse[name];
-  }
+  for (const name of NAMES) published[name] = await republish(state, KEYS[name], pinned[name], inUse[name]);
   return published as Secrets;
 }
 
