@@ -15,7 +15,7 @@ import { nestingFindings } from '../src/resource-checks.js';
 const REPOSITORY = join(__dirname, '..', '..');
 const ids = (path: string) => pathFindings(path).map((finding) => finding.id);
 
-// The rules themselves are src/lint/path-rules.ts, shared with the route linter (test/path-rules.test.ts).
+// The rules themselves are src/lint/path-rules.ts, shared with the route linter (checker/test/path-rules-agree.test.ts).
 describe('path rules (SPEC.md "Path rules")', () => {
   describe('paths that follow every rule', () => {
     it.each([
