@@ -88,8 +88,8 @@ async function freePort() {
 
 /**
  * Builds one app of the docs in a folder of its own (ESM, `nodenext`), starts
- * it on a free 127.0.0.1 port and runs the installed checker's
- * `express-api-conventions-checker check` on it (`checker`: its bin); fails on any failure. `source(port)` gives the file with the
+ * it on a free 127.0.0.1 port and runs the installed checker's command
+ * (`checker`: the path of its bin) on it; fails on any failure. `source(port)` gives the file with the
  * port the app listens on; `express` picks Express 5 (the project's) or 4.
  */
 async function serveAndCheck({ scratch, tarball, checker, name, source, args, tsc, env, express = 5, base = '', probe }) {
