@@ -2,31 +2,41 @@
  * Jest runs the TypeScript sources through ts-jest (TypeScript 6.0, see the
  * README for why), compiled to CommonJS in memory; type checking is its own
  * step (`npm run typecheck`), so the transform only transpiles.
+ *
+ * Two projects: the library's tests (test/) and the checker's, a workspace
+ * package with its own configuration (checker/jest.config.cjs), so that
+ * `npm test` at the root runs both.
  */
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  moduleNameMapper: {
-    // Sources import './x.js' (ESM style); in tests that is './x.ts'.
-    '^(\\.{1,2}/.*)\\.js$': '$1',
-  },
-  transform: {
-    '^.+\\.ts$': [
-      'ts-jest',
-      {
-        tsconfig: {
-          module: 'commonjs',
-          moduleResolution: 'node10',
-          ignoreDeprecations: '6.0',
-          isolatedModules: true,
-          esModuleInterop: true,
-          target: 'ES2022',
-          types: ['node', 'jest'],
-        },
-      },
-    ],
-  },
   testTimeout: 30000,
+  projects: [
+    {
+      displayName: 'library',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.test.ts'],
+      moduleNameMapper: {
+        // Sources import './x.js' (ESM style); in tests that is './x.ts'.
+        '^(\\.{1,2}/.*)\\.js$': '$1',
+      },
+      transform: {
+        '^.+\\.ts$': [
+          'ts-jest',
+          {
+            tsconfig: {
+              module: 'commonjs',
+              moduleResolution: 'node10',
+              ignoreDeprecations: '6.0',
+              isolatedModules: true,
+              esModuleInterop: true,
+              target: 'ES2022',
+              types: ['node', 'jest'],
+            },
+          },
+        ],
+      },
+    },
+    '<rootDir>/checker',
+  ],
 };

@@ -2,9 +2,11 @@
 // docs/**/*.md is compiled against the packed package, as a user imports it
 // (`express-api-conventions` resolved to the tarball installed in a scratch
 // project), with `strict` under `module: nodenext` and under
-// `moduleResolution: bundler`. Then the getting-started app is assembled from
-// docs/guides/getting-started.md's own blocks, started, and checked with the
-// package's `express-api-conventions check` command: zero failures.
+// `moduleResolution: bundler` (the checker's blocks against the packed
+// checker, `express-api-conventions-checker`). Then the getting-started app is
+// assembled from docs/guides/getting-started.md's own blocks, started, and
+// checked with the checker's command, `express-api-conventions-checker check`:
+// zero failures.
 //
 // A block is complete on its own, unless its first line names the file it is
 // part of: `// getting-started/app.ts`. The blocks naming one file are joined
@@ -17,20 +19,20 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { packInto } from './pack.mjs';
+import { CHECKER, packInto } from './pack.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const CODE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs']);
 const PART = /^\/\/ ([\w-]+)\/([\w.-]+\.ts)\b/;
 
-/** The pages a user reads: README.md and every page under docs/. */
+/** The pages a user reads: README.md, the checker's README and every page under docs/. */
 export function pages() {
   const walk = (dir) =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
       entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
     );
-  return ['README.md', ...walk('docs').sort()];
+  return ['README.md', 'checker/README.md', ...walk('docs').sort()];
 }
 
 /** Fenced blocks of a page (indented fences too, as in list items): language, code, line. */
@@ -86,18 +88,18 @@ async function freePort() {
 
 /**
  * Builds one app of the docs in a folder of its own (ESM, `nodenext`), starts
- * it on a free 127.0.0.1 port and runs the installed `express-api-conventions
- * check` on it; fails on any failure. `source(port)` gives the file with the
+ * it on a free 127.0.0.1 port and runs the installed checker's command
+ * (`checker`: the path of its bin) on it; fails on any failure. `source(port)` gives the file with the
  * port the app listens on; `express` picks Express 5 (the project's) or 4.
  */
-async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, express = 5, base = '', probe }) {
+async function serveAndCheck({ scratch, tarball, checker, name, source, args, tsc, env, express = 5, base = '', probe }) {
   const dir = join(scratch, name);
   const modules = join(dir, 'node_modules');
   // The package unpacked here, not linked: it must import this folder's `express`.
   mkdirSync(join(modules, pkg.name), { recursive: true });
   run('tar', ['-xzf', tarball, '-C', join(modules, pkg.name), '--strip-components=1']);
   for (const entry of readdirSync(join(root, 'node_modules'))) {
-    if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+    if (entry === pkg.name || entry === CHECKER || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
     const target = express === 4 && entry === 'express' ? 'express4' : entry;
     symlinkSync(join(root, 'node_modules', target), join(modules, entry));
   }
@@ -133,15 +135,13 @@ async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, e
       console.log(`check:docs: ${name} on Express ${version}: ${probe.name}`);
       return;
     }
-    const bin = join(modules, pkg.name, pkg.bin[pkg.name]);
-    const result = spawnSync(process.execPath, [bin, 'check', `http://127.0.0.1:${port}${base}`, ...args, '--quiet'], {
+    const result = spawnSync(process.execPath, [checker, 'check', `http://127.0.0.1:${port}${base}`, ...args, '--quiet'], {
       cwd: dir,
       encoding: 'utf8',
     });
     process.stdout.write(result.stdout);
     process.stderr.write(result.stderr);
-    if (result.status !== 0)
-      throw new Error(`express-api-conventions check exited ${result.status} on ${name} (Express ${version})`);
+    if (result.status !== 0) throw new Error(`${CHECKER} check exited ${result.status} on ${name} (Express ${version})`);
     console.log(`check:docs: ${name} on Express ${version} passes the checker (${args.join(' ')})`);
   } finally {
     child.kill();
@@ -149,15 +149,16 @@ async function serveAndCheck({ scratch, tarball, name, source, args, tsc, env, e
 }
 
 async function main() {
-  if (!existsSync('dist/esm/index.js')) {
-    console.error('check:docs: dist/ is missing; run `npm run build` first');
+  if (!existsSync('dist/esm/index.js') || !existsSync('checker/dist/esm/index.js')) {
+    console.error('check:docs: dist/ or checker/dist/ is missing; run `npm run build` first');
     process.exit(2);
   }
   const scratch = mkdtempSync(join(tmpdir(), 'eac-docs-'));
   let server;
   try {
-    // The project a user has: the packed package in node_modules, beside
-    // express, its types and TypeScript (linked from this repository's install).
+    // The project a user has: the packed package and the packed checker in
+    // node_modules, beside express, its types and TypeScript (linked from this
+    // repository's install).
     const project = join(scratch, 'project');
     const modules = join(project, 'node_modules');
     mkdirSync(modules, { recursive: true });
@@ -165,8 +166,13 @@ async function main() {
     const installed = join(modules, pkg.name);
     mkdirSync(installed);
     run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+    const checkerInstalled = join(modules, CHECKER);
+    mkdirSync(checkerInstalled);
+    run('tar', ['-xzf', packInto(scratch, CHECKER), '-C', checkerInstalled, '--strip-components=1']);
+    const checkerManifest = JSON.parse(readFileSync(join(checkerInstalled, 'package.json'), 'utf8'));
+    const checker = join(checkerInstalled, checkerManifest.bin[CHECKER]);
     for (const entry of readdirSync(join(root, 'node_modules'))) {
-      if (entry === pkg.name || entry === '.bin' || entry.startsWith('.')) continue;
+      if (entry === pkg.name || entry === CHECKER || entry === '.bin' || entry.startsWith('.')) continue;
       symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
     }
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'docs-reader', private: true, type: 'module' }));
@@ -201,7 +207,7 @@ async function main() {
     }
 
     // The getting-started app, from the guide's blocks only: built, started,
-    // then checked by the package's own command.
+    // then checked by the checker's command.
     // In a folder of its own, with the tsconfig.json the guide shows.
     const guidePage = readFileSync('docs/guides/getting-started.md', 'utf8');
     const guide = join(project, 'guide');
@@ -239,22 +245,19 @@ async function main() {
       exited.then((code) => fail(new Error(`the getting-started app exited with ${code}:\n${seen}`)));
     });
     const base = `http://127.0.0.1:${port}`;
-    console.log(`check:docs: the getting-started app listens on ${base}; express-api-conventions check:`);
+    console.log(`check:docs: the getting-started app listens on ${base}; ${CHECKER} check:`);
     const command =
-      /^(?:EAC_USERNAME=(\S+) EAC_PASSWORD=(\S+) )?npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 (.*)$/m.exec(
+      /^(?:EAC_USERNAME=(\S+) EAC_PASSWORD=(\S+) )?npx express-api-conventions-checker check http:\/\/127\.0\.0\.1:3000 (.*)$/m.exec(
         guidePage,
       );
     if (!command)
-      throw new Error(
-        'docs/guides/getting-started.md shows no `npx express-api-conventions check http://127.0.0.1:3000 ...` line',
-      );
+      throw new Error(`docs/guides/getting-started.md shows no \`npx ${CHECKER} check http://127.0.0.1:3000 ...\` line`);
     const args = command[3].trim().split(/\s+/);
     const checkEnv = { ...process.env };
     if (command[1]) Object.assign(checkEnv, { EAC_USERNAME: command[1], EAC_PASSWORD: command[2] });
-    // The command as installed (package.json `bin`), as `npx` runs it; its own
-    // human report on stderr/stdout, its exit code decides.
-    const bin = join(installed, pkg.bin[pkg.name]);
-    const result = spawnSync(process.execPath, [bin, 'check', base, ...args, '--quiet'], {
+    // The checker's command as installed (its package.json `bin`), as `npx` runs it;
+    // its own human report on stderr/stdout, its exit code decides.
+    const result = spawnSync(process.execPath, [checker, 'check', base, ...args, '--quiet'], {
       cwd: project,
       env: checkEnv,
       encoding: 'utf8',
@@ -262,7 +265,7 @@ async function main() {
     process.stdout.write(result.stdout);
     process.stderr.write(result.stderr);
     if (result.status !== 0) {
-      throw new Error(`express-api-conventions check exited ${result.status} on the getting-started app`);
+      throw new Error(`${CHECKER} check exited ${result.status} on the getting-started app`);
     }
     console.log('check:docs: the getting-started app, assembled from the guide, passes the checker');
 
@@ -274,6 +277,7 @@ async function main() {
       await serveAndCheck({
         scratch,
         tarball,
+        checker,
         express,
         name: `readme-app-express${express}`,
         source: (port) => readmeApp.replaceAll('3000', String(port)),
@@ -288,12 +292,15 @@ async function main() {
     const existingApp = files['existing-app/app.ts'];
     if (existingApp === undefined) throw new Error('docs/guides/existing-app.md has no `// existing-app/app.ts` block');
     const existingPage = readFileSync('docs/guides/existing-app.md', 'utf8');
-    const existingCommand = /^npx express-api-conventions check http:\/\/127\.0\.0\.1:3000(\S*) (.*)$/m.exec(existingPage);
-    if (!existingCommand) throw new Error('docs/guides/existing-app.md shows no `npx express-api-conventions check` line');
+    const existingCommand = /^npx express-api-conventions-checker check http:\/\/127\.0\.0\.1:3000(\S*) (.*)$/m.exec(
+      existingPage,
+    );
+    if (!existingCommand) throw new Error(`docs/guides/existing-app.md shows no \`npx ${CHECKER} check\` line`);
     for (const express of [5, 4]) {
       await serveAndCheck({
         scratch,
         tarball,
+        checker,
         express,
         name: `existing-app-express${express}`,
         source: (port) => existingApp.replaceAll('3000', String(port)),
@@ -306,6 +313,7 @@ async function main() {
       await serveAndCheck({
         scratch,
         tarball,
+        checker,
         express,
         name: `existing-app-report-only-express${express}`,
         source: (port) => existingApp.replaceAll('3000', String(port)),
@@ -351,7 +359,7 @@ async function main() {
     mkdirSync(join(modules4, pkg.name), { recursive: true });
     run('tar', ['-xzf', tarball, '-C', join(modules4, pkg.name), '--strip-components=1']);
     for (const entry of readdirSync(join(root, 'node_modules'))) {
-      if (entry === pkg.name || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+      if (entry === pkg.name || entry === CHECKER || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
       symlinkSync(join(root, 'node_modules', entry === 'express' ? 'express4' : entry), join(modules4, entry));
     }
     writeFileSync(join(project4, 'package.json'), JSON.stringify({ name: 'express4-reader', private: true, type: 'module' }));

@@ -1,12 +1,14 @@
-// Checks the packed package as consumers get it (STYLE.md rule 14):
-// publint and arethetypeswrong on the tarball, then real consumer setups
-// (CommonJS require, ESM import, TypeScript node16 and bundler resolution)
-// that install the tarball into a scratch folder and use every subpath.
+// Checks the packed packages as consumers get them (STYLE.md rule 14):
+// publint and arethetypeswrong on each tarball (the library's and the
+// checker's), the library's tarball holding none of the checker, then real
+// consumer setups (CommonJS require, ESM import, TypeScript node16 and bundler
+// resolution) that install both tarballs into a scratch folder and use every
+// subpath, and the checker's command from its installed tarball.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packInto } from './pack.mjs';
+import { CHECKER, packInto } from './pack.mjs';
 
 const run = (command, args, options = {}) => execFileSync(command, args, { stdio: 'inherit', ...options });
 const root = process.cwd();
@@ -17,17 +19,21 @@ const specifiers = subpaths.map((key) => (key === '.' ? pkg.name : `${pkg.name}/
 const scratch = mkdtempSync(join(tmpdir(), 'eac-package-'));
 try {
   const tarball = packInto(scratch);
+  const checkerTarball = packInto(scratch, CHECKER);
+  holdsNoChecker(tarball);
 
-  run('npx', ['publint', '--strict', tarball]);
-  // node10 resolution ignores `exports`, so subpaths cannot work there; every
-  // resolution that reads `exports` (node16 CJS and ESM, bundler) must.
-  run('npx', ['attw', tarball, '--profile', 'node16']);
+  for (const packed of [tarball, checkerTarball]) {
+    run('npx', ['publint', '--strict', packed]);
+    // node10 resolution ignores `exports`, so subpaths cannot work there; every
+    // resolution that reads `exports` (node16 CJS and ESM, bundler) must.
+    run('npx', ['attw', packed, '--profile', 'node16']);
+  }
 
   const consumer = join(scratch, 'consumer');
   run('mkdir', ['-p', consumer]);
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   const typesVersions = ['express@^5', '@types/express@^5', '@types/node@^20', `typescript@${pkg.devDependencies.typescript}`];
-  run('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, ...typesVersions], { cwd: consumer });
+  run('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, checkerTarball, ...typesVersions], { cwd: consumer });
 
   // CommonJS and ESM at run time: every subpath loads and the root exports conventions().
   const cjs = specifiers.map((s) => `require(${JSON.stringify(s)});`).join('');
@@ -43,19 +49,31 @@ try {
   writeFileSync(join(consumer, 'pool.mjs'), `import { hashPassword, verifyPassword } from '${pkg.name}/oauth2';\n${pool};\n`);
   run('node', ['pool.mjs'], { cwd: consumer });
 
-  // The command from the installed tarball (package.json `bin`), as `npx express-api-conventions` finds it.
-  const usage = execFileSync(join(consumer, 'node_modules/.bin/express-api-conventions'), ['--help'], { encoding: 'utf8' });
-  if (!usage.startsWith('Usage: express-api-conventions check <base-url>')) {
-    throw new Error(`the packed bin printed an unexpected --help:\n${usage}`);
+  // The checker from its installed tarball: its command (package.json `bin`), as
+  // `npx express-api-conventions-checker` finds it, and checkConventions() through require and import.
+  const usage = execFileSync(join(consumer, `node_modules/.bin/${CHECKER}`), ['--help'], { encoding: 'utf8' });
+  if (!usage.startsWith(`Usage: ${CHECKER} check <base-url>`)) {
+    throw new Error(`the packed checker's bin printed an unexpected --help:\n${usage}`);
   }
-  console.log('package: bin express-api-conventions --help runs from the installed tarball');
+  const version = execFileSync(join(consumer, `node_modules/.bin/${CHECKER}`), ['--version'], { encoding: 'utf8' }).trim();
+  const checkerPkg = JSON.parse(readFileSync('checker/package.json', 'utf8'));
+  if (version !== checkerPkg.version) throw new Error(`the packed checker's --version printed ${version}`);
+  run('node', ['-e', `if (typeof require('${CHECKER}').checkConventions !== 'function') process.exit(1);`], { cwd: consumer });
+  writeFileSync(
+    join(consumer, 'checker.mjs'),
+    `import { checkConventions } from '${CHECKER}';\nif (typeof checkConventions !== 'function') process.exit(1);\n`,
+  );
+  run('node', ['checker.mjs'], { cwd: consumer });
+  console.log(`package: ${CHECKER} --help and --version run from the installed tarball; it loads through require and import`);
 
   // TypeScript consumers: types resolve for every subpath under each resolution.
   const source = `${specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join('\n')}
+import { checkConventions, type ConformanceReport } from '${CHECKER}';
 import express from 'express';
 const app = express();
 app.use(m0.conventions());
 app.use(m0.notFound(), m0.errorHandler());
+export const report: Promise<ConformanceReport> = checkConventions(app, { resource: '/v1/users/1' });
 export const used = [${specifiers.map((_, i) => `m${i}`).join(', ')}];
 `;
   const setups = {
@@ -88,4 +106,30 @@ export const used = [${specifiers.map((_, i) => `m${i}`).join(', ')}];
 } finally {
   rmSync(scratch, { recursive: true, force: true });
   process.chdir(root);
+}
+
+/**
+ * The library's tarball carries none of the checker (issue 29): no file of it,
+ * no command, no entry point, and no module that loads the checker's dependencies.
+ */
+function holdsNoChecker(packed) {
+  const unpacked = join(scratch, 'library-unpacked');
+  run('mkdir', ['-p', unpacked]);
+  run('tar', ['-xzf', packed, '-C', unpacked, '--strip-components=1']);
+  const files = execFileSync('tar', ['-tzf', packed], { encoding: 'utf8' }).trim().split('\n');
+  const checkerFiles = files.filter((file) => /conformance|checker|^package\/bin\//.test(file) && !file.endsWith('.md'));
+  if (checkerFiles.length > 0) throw new Error(`the library's tarball holds the checker's files: ${checkerFiles.join(', ')}`);
+  const manifest = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8'));
+  const leaked = [
+    manifest.bin !== undefined && 'bin',
+    manifest.exports['./conformance'] !== undefined && 'exports["./conformance"]',
+    ...['yaml', 'structured-headers'].map((name) => manifest.dependencies?.[name] !== undefined && `dependencies.${name}`),
+  ].filter(Boolean);
+  if (leaked.length > 0) throw new Error(`the library's package.json still names the checker's: ${leaked.join(', ')}`);
+  const loading = files
+    .filter((file) => file.endsWith('.js'))
+    .map((file) => file.replace(/^package\//, ''))
+    .filter((file) => /['"](yaml|structured-headers)['"]/.test(readFileSync(join(unpacked, file), 'utf8')));
+  if (loading.length > 0) throw new Error(`the library's tarball loads the checker's dependencies in: ${loading.join(', ')}`);
+  console.log(`package: the library's tarball (${files.length} files) holds none of the checker`);
 }

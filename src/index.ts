@@ -8,7 +8,6 @@
 export type { AuthContext } from './auth-context.js';
 export * from './caching/index.js';
 export * from './config/index.js';
-export * from './conformance/index.js';
 export * from './cors/index.js';
 export * from './errors/index.js';
 export * from './json/index.js';

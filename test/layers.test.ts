@@ -109,7 +109,13 @@ describe('layers of src/', () => {
     expect(borrowed).toEqual([]);
   });
 
-  it('keeps the checker a product of its own: it imports only config and the shared rule tables of lint', () => {
-    expect([...(graph.get('conformance') ?? [])].sort()).toEqual(['config', 'lint']);
+  it('holds none of the checker, which is a package of its own (checker/): no folder of it, no import of it', () => {
+    expect(graph.has('conformance')).toBe(false);
+    const importing = sourceFiles(SRC).filter((file) =>
+      [...readFileSync(file, 'utf8').matchAll(SPECIFIER)].some((match) =>
+        /(^|\/)checker(\/|$)|express-api-conventions-checker/.test(match[1] as string),
+      ),
+    );
+    expect(importing.map((file) => relative(SRC, file))).toEqual([]);
   });
 });

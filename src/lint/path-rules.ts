@@ -5,8 +5,10 @@ import { isPlural, pluralOf, wordsOf } from './words.js';
  * pure function over one path. The route linter (checkRoutes(), over route
  * patterns) and the conformance checker (`paths.*`, over the paths a service
  * answers) both call it, so a path gets the same verdict from both. It
- * imports nothing but the word helpers: `conformance` depends on it, it
- * depends on neither `lint`'s middlewares nor `conformance`.
+ * imports nothing but the word helpers. The checker, a package of its own,
+ * holds a byte-for-byte copy in checker/src/rules/ (with words.ts and
+ * body-rules.ts); checker/test/rules-agree.test.ts fails when the two differ,
+ * and `npm run sync:rules -w express-api-conventions-checker` copies them again.
  */
 
 /** The path rules, by the name a finding carries. Each value quotes the rule. */

@@ -5,7 +5,7 @@ import { docSourceFiles } from '../support/docs.js';
  * docs/guides/getting-started.md as a user copies it. `npm run check:docs`
  * (a CI step, scripts/check-docs.mjs) compiles the app this page's blocks
  * make against the packed package, starts it and runs
- * `express-api-conventions check` on it with the command the page shows.
+ * `express-api-conventions-checker check` on it with the command the page shows.
  * These tests hold the page to what issue 14 saw go wrong, without a build.
  */
 
@@ -56,7 +56,7 @@ describe('the getting-started guide', () => {
 
   it('shows the check command the docs check runs, with credentials from the environment', () => {
     expect(page).toMatch(
-      /^EAC_USERNAME=alice EAC_PASSWORD=\S+ npx express-api-conventions check http:\/\/127\.0\.0\.1:3000 --origin \S+ --resource \/v1\/users\/1 --protected \S+ --token-endpoint \/v1\/oauth2\/token --allow-writes$/m,
+      /^EAC_USERNAME=alice EAC_PASSWORD=\S+ npx express-api-conventions-checker check http:\/\/127\.0\.0\.1:3000 --origin \S+ --resource \/v1\/users\/1 --protected \S+ --token-endpoint \/v1\/oauth2\/token --allow-writes$/m,
     );
   });
 });

@@ -1,0 +1,35 @@
+/**
+ * The checker's tests, as the library's (../jest.config.cjs): ts-jest
+ * transpiles only, type checking is `npm run typecheck`. The root's
+ * `npm test` runs this project beside the library's; `npm test` here runs it
+ * alone. Its tests use the library and the reference server of this
+ * repository as fixtures (apps to check), by relative path.
+ */
+/** @type {import('jest').Config} */
+module.exports = {
+  displayName: 'checker',
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  moduleNameMapper: {
+    // Sources import './x.js' (ESM style); in tests that is './x.ts'.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        tsconfig: {
+          module: 'commonjs',
+          moduleResolution: 'node10',
+          ignoreDeprecations: '6.0',
+          isolatedModules: true,
+          esModuleInterop: true,
+          target: 'ES2022',
+          types: ['node', 'jest'],
+        },
+      },
+    ],
+  },
+  testTimeout: 30000,
+};
