@@ -21,10 +21,7 @@ const SCRATCH = join(ROOT, '.tmp', `load-${process.pid}`);
 const REPORT = `process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
 
 const SCRIPTS = {
-  'require (CommonJS)': [
-    'app.cjs',
-    `const { conventions } = require('express-api-conventions');\nconventions();\n${REPORT}\n`,
-  ],
+  'require (CommonJS)': ['app.cjs', `const { conventions } = require('express-api-conventions');\nconventions();\n${REPORT}\n`],
   'import (ESM)': [
     'app.mjs',
     `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nconst { conventions } = await import('express-api-conventions');\nconventions();\n${REPORT}\n`,
@@ -56,7 +53,8 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
     loaded = JSON.parse(stdout) as string[];
   }, 40_000);
 
-  const ours = () => loaded.filter((path) => path.startsWith(join(ROOT, 'dist') + sep)).map((path) => path.slice(ROOT.length + 1));
+  const ours = () =>
+    loaded.filter((path) => path.startsWith(join(ROOT, 'dist') + sep)).map((path) => path.slice(ROOT.length + 1));
 
   it('loads the preset from the built package (the list is the real one)', () => {
     expect(ours()).toContain(join('dist', 'cjs', 'preset.js'));
