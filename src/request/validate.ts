@@ -6,8 +6,12 @@ import { apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { parsedQuery } from './query.js';
 
-/** A JSON Schema (draft-07, as ajv's default build reads it), or `true`/`false`. */
-export type JsonSchema = AnySchema;
+/**
+ * A JSON Schema (draft-07, as ajv's default build reads it), or `true`/`false`.
+ * Declared here, not taken from ajv: ajv is an optional peer dependency, and
+ * the package's types must compile in an app that does not install it.
+ */
+export type JsonSchema = boolean | { readonly [keyword: string]: unknown };
 
 /** The schemas of validate(): one per part of the request, each optional. */
 export interface ValidateSchemas {
