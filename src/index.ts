@@ -1,18 +1,46 @@
 /**
  * express-api-conventions: Express middlewares that make a service follow
  * the API conventions written out in docs/conventions.md (every rule
- * numbered, shipped in the package). Each module is also published on its own subpath
- * (`express-api-conventions/errors`, `/json`, ...).
+ * numbered). The root holds what an app needs to mount the conventions and
+ * write its routes; each module's middlewares and their option types are on
+ * its own subpath (`express-api-conventions/cors`, `/oauth2`, ...). The root
+ * loads no token service and no ajv (test/load.test.ts).
  */
 
 export type { AuthContext } from './auth-context.js';
-export * from './caching/index.js';
-export * from './config/index.js';
-export * from './cors/index.js';
-export * from './errors/index.js';
-export * from './json/index.js';
-export * from './lint/index.js';
-export * from './oauth2/index.js';
+export {
+  type CacheIntent,
+  cacheControl,
+  checkPreconditions,
+  entityTag,
+  notModified,
+  type PreconditionCheckOptions,
+  type PreconditionsOptions,
+  preconditions,
+  setValidators,
+  type Validators,
+} from './caching/index.js';
+export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
+export {
+  ApiError,
+  type ApiErrorInit,
+  apiError,
+  type ConventionExceptions,
+  type ConventionReport,
+  conventionExceptions,
+  type ErrorHandlerOptions,
+  type ErrorItem,
+  type ErrorName,
+  type ExceptionName,
+  errorHandler,
+  isApiError,
+  type NotFoundOptions,
+  notFound,
+  type ReportOnlyOptions,
+  storeUnavailable,
+} from './errors/index.js';
+export { type IdPair, idPair, sendJson } from './json/index.js';
+export { type CheckRoutesOptions, checkRoutes } from './lint/index.js';
 export {
   type ConventionsMiddleware,
   type ConventionsOptions,
@@ -25,8 +53,26 @@ export {
   type StageDefault,
   type StageName,
 } from './preset.js';
-export * from './rate-limit/index.js';
-export * from './request/index.js';
-export * from './security/index.js';
-export * from './service/index.js';
-export * from './stores/index.js';
+export {
+  type FieldSelection,
+  type JsonSchema,
+  type ListPage,
+  type Page,
+  type PagingOptions,
+  pageOf,
+  paging,
+  type SelectFieldsOptions,
+  selectFields,
+  sendItem,
+  sendList,
+  type ValidateSchemas,
+  validate,
+} from './request/index.js';
+export {
+  type ClearSiteDataOptions,
+  type CsrfTokens,
+  type CsrfTokensOptions,
+  clearSiteData,
+  cookieValue,
+  csrfTokens,
+} from './security/index.js';

@@ -10,10 +10,9 @@ import { isReportOnly } from './http/adoption.js';
 import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
-import { bearerAuth } from './oauth2/bearer-auth.js';
 import type { BearerAuthOptions } from './oauth2/bearer-auth-options.js';
-import { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './oauth2/token-endpoint-errors.js';
-import { INTROSPECTION_PATH, REVOCATION_PATH, type TokenRouterOptions, tokenRouter } from './oauth2/token-router.js';
+import type { TokenEndpointErrorsOptions } from './oauth2/token-endpoint-errors.js';
+import type { TokenRouterOptions } from './oauth2/token-router.js';
 import type { RateLimitOptions } from './rate-limit/options.js';
 import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
@@ -61,6 +60,14 @@ const configured =
   (options: Options | undefined) =>
     factory(options as Options);
 
+// The token service (jsonwebtoken, bcryptjs and 37 modules) is loaded when a
+// stage that needs it is built, never when the preset loads: an app that
+// configures none of its stages never loads it (DESIGN.md principle 9).
+const tokenRouterModule = () => require('./oauth2/token-router.js') as typeof import('./oauth2/token-router.js');
+const bearerAuthModule = () => require('./oauth2/bearer-auth.js') as typeof import('./oauth2/bearer-auth.js');
+const tokenEndpointErrorsModule = () =>
+  require('./oauth2/token-endpoint-errors.js') as typeof import('./oauth2/token-endpoint-errors.js');
+
 /**
  * The preset, in the order its stages run: the one place that order is
  * written. conventions() is built from it; docs/preset.md shows it.
@@ -68,7 +75,7 @@ const configured =
 export const PRESET_STAGES = [
   stage(
     'tokenEndpointErrors',
-    configured((o: TokenEndpointErrorsOptions) => tokenEndpointErrors(o)),
+    configured((o: TokenEndpointErrorsOptions) => tokenEndpointErrorsModule().tokenEndpointErrors(o)),
     'off',
     [],
     'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its paths.',
@@ -106,7 +113,7 @@ export const PRESET_STAGES = [
   ),
   stage(
     'bearerAuth',
-    configured((o: Omit<BearerAuthOptions, 'optional'>) => bearerAuth({ ...o, optional: true })),
+    configured((o: Omit<BearerAuthOptions, 'optional'>) => bearerAuthModule().bearerAuth({ ...o, optional: true })),
     'off',
     ['corsPolicy'],
     'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `keys`, `issuer`, `audience`.',
@@ -155,7 +162,7 @@ export const PRESET_STAGES = [
   ),
   stage(
     'tokenRouter',
-    configured((o: TokenRouterOptions) => tokenRouter(o)),
+    configured((o: TokenRouterOptions) => tokenRouterModule().tokenRouter(o)),
     'off',
     ['rateLimit', 'parseBodies'],
     'The token endpoint, last, after every cross-cutting stage. Needs keys and a user store.',
@@ -347,6 +354,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   // The token endpoint's error shape follows the token endpoint, at its paths.
   const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
   if (token && given.tokenEndpointErrors === undefined) {
+    const { INTROSPECTION_PATH, REVOCATION_PATH } = tokenRouterModule();
     const otherPaths = [token.revocationPath ?? REVOCATION_PATH, token.introspectionPath ?? INTROSPECTION_PATH];
     given.tokenEndpointErrors = { path: token.path, otherPaths: otherPaths.filter((path) => typeof path === 'string') };
   }

@@ -5,7 +5,8 @@ import ts from 'typescript';
 
 // The bench servers (bench/servers/) are what `npm run bench` compares; this
 // proves they start and answer the same bytes, with no load and no timing.
-// Ours runs from a fresh transpile of src/ (not dist/, which may be stale).
+// Ours runs from a fresh transpile of src/ (not dist/, which may be stale), to
+// CommonJS as the package's one build is (scripts/build.mjs).
 
 const ROOT = path.resolve(__dirname, '..');
 const LIBRARY_DIR = path.join(ROOT, 'node_modules', '.cache', 'bench-smoke');
@@ -17,7 +18,7 @@ function transpileSources(from: string, to: string): void {
     if (entry.isDirectory()) transpileSources(source, path.join(to, entry.name));
     else if (entry.name.endsWith('.ts')) {
       const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
+        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
       });
       writeFileSync(path.join(to, entry.name.replace(/\.ts$/, '.js')), outputText);
     }
@@ -46,6 +47,7 @@ describe('bench servers (npm run bench)', () => {
   beforeAll(async () => {
     rmSync(LIBRARY_DIR, { recursive: true, force: true });
     transpileSources(path.join(ROOT, 'src'), LIBRARY_DIR);
+    writeFileSync(path.join(LIBRARY_DIR, 'package.json'), '{ "type": "commonjs" }\n');
     report = await runSmoke();
   }, 90_000);
 

@@ -3,19 +3,19 @@ import http from 'node:http';
 import express from 'express';
 import express4 from 'express4';
 import request from 'supertest';
+import { bodyEntityTag } from '../src/caching/entity-tag.js';
 import {
-  bodyEntityTag,
   cacheControl,
   caching,
   checkPreconditions,
   entityTag,
-  listMatches,
   notModified,
   preconditions,
   setCacheControl,
   setValidators,
   varyOn,
 } from '../src/caching/index.js';
+import { listMatches } from '../src/caching/preconditions.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
 import { jsonResponses } from '../src/json/index.js';

@@ -17,7 +17,7 @@ describe('readOptions', () => {
       expect(error).toBeInstanceOf(ConfigurationError);
       expect((error as ConfigurationError).code).toBe('EAC_OPTIONS_NOT_OBJECT');
       expect((error as Error).message).toBe(
-        'f(options): options must be an object; received 5. [EAC_OPTIONS_NOT_OBJECT: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_options_not_object]',
+        'f(options): options must be an object; received 5. [EAC_OPTIONS_NOT_OBJECT: see https://github.com/express-api-conventions/express-api-conventions/blob/main/docs/configuration-errors.md#eac_options_not_object]',
       );
     }
   });
@@ -51,7 +51,7 @@ describe('checkers', () => {
     expect(invalid.problem).toBe('must be an integer from 1 to 5; received 9.');
     expect(invalid.statement).toBe('f(options): `max` must be an integer from 1 to 5; received 9.');
     expect(invalid.message).toBe(
-      `${invalid.statement} [EAC_OPTION_INVALID: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_option_invalid]`,
+      `${invalid.statement} [EAC_OPTION_INVALID: see https://github.com/express-api-conventions/express-api-conventions/blob/main/docs/configuration-errors.md#eac_option_invalid]`,
     );
     const unknown = thrown(() => readOptions('f', { mx: 1 }, ['max']));
     expect(unknown.code).toBe('EAC_OPTION_UNKNOWN');
@@ -71,7 +71,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
       expect(error).toBeInstanceOf(ConfigurationError);
       expect((error as ConfigurationError).code).toBe('EAC_OPTION_UNKNOWN');
       expect((error as Error).message).toBe(
-        'f(options): received an unsupported option `ttl`. It is now `ttlSeconds` (seconds). [EAC_OPTION_UNKNOWN: see node_modules/express-api-conventions/docs/configuration-errors.md#eac_option_unknown]',
+        'f(options): received an unsupported option `ttl`. It is now `ttlSeconds` (seconds). [EAC_OPTION_UNKNOWN: see https://github.com/express-api-conventions/express-api-conventions/blob/main/docs/configuration-errors.md#eac_option_unknown]',
       );
     }
   });

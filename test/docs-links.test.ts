@@ -5,11 +5,17 @@ import { ConfigurationError } from '../src/config/index.js';
 import { docSourceFiles } from './support/docs.js';
 
 /**
- * Docs a user can reach (issue 14): every relative link of README.md and
- * docs/**.md points at a file the packed package holds, so it resolves in
- * node_modules/express-api-conventions as it does in the repository; and the
- * code blocks are the ones scripts/check-docs.mjs compiles.
+ * Docs a user can reach (issue 14, then issue 29): the package ships README.md
+ * and no docs/, so the README links the pages by their address in the
+ * repository (package.json `homepage`), and every link of README.md and
+ * docs/**.md points at a file of the repository; the code blocks are the
+ * ones scripts/check-docs.mjs compiles.
  */
+
+const REPOSITORY = 'https://github.com/express-api-conventions/express-api-conventions/';
+const BLOB = `${REPOSITORY}blob/main/`;
+const RAW = 'https://raw.githubusercontent.com/express-api-conventions/express-api-conventions/main/';
+const tracked: ReadonlySet<string> = new Set(execFileSync('git', ['ls-files'], { encoding: 'utf8' }).split('\n'));
 
 const packed: ReadonlySet<string> = new Set(
   (
@@ -31,8 +37,13 @@ function links(markdown: string): string[] {
   return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|href="([^"]+)"/g)].map((match) => (match[1] ?? match[2]) as string);
 }
 
+/** A link of the README to the repository, as the relative link it stands for (`docs/x.md#y`). */
+const inRepository = (target: string): string | undefined =>
+  target.startsWith(BLOB) ? target.slice(BLOB.length) : target.startsWith(RAW) ? target.slice(RAW.length) : undefined;
+
 const relative = pages.flatMap((page) =>
   links(readFileSync(page, 'utf8'))
+    .map((target) => (page === 'README.md' ? (inRepository(target) ?? target) : target))
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'))
     .map((target) => [page, target, normalize(join(dirname(page), decodeURI(target.split('#')[0] as string)))] as const),
 );
@@ -42,12 +53,20 @@ describe('the links of README.md and docs/', () => {
     expect(relative.length).toBeGreaterThan(20);
   });
 
-  it('ships every page: README.md and docs/ are in the package', () => {
-    expect(pages.filter((page) => !packed.has(page))).toEqual([]);
+  it('ships README.md and no page of docs/ (they are read in the repository)', () => {
+    expect(packed.has('README.md')).toBe(true);
+    expect([...packed].filter((file) => file.startsWith('docs/'))).toEqual([]);
   });
 
-  it('points every relative link at a file in the packed package', () => {
-    const broken = relative.filter(([, , file]) => !packed.has(file)).map(([page, target]) => `${page}: ${target}`);
+  it('gives the README no relative link: it is read on npm too, where those do not resolve', () => {
+    const local = links(readFileSync('README.md', 'utf8')).filter(
+      (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'),
+    );
+    expect(local).toEqual([]);
+  });
+
+  it('points every link to the repository at a file of it', () => {
+    const broken = relative.filter(([, , file]) => !tracked.has(file)).map(([page, target]) => `${page}: ${target}`);
     expect(broken).toEqual([]);
   });
 
@@ -69,6 +88,7 @@ describe('the links of README.md and docs/', () => {
       );
     const anchored = pages.flatMap((page) =>
       links(readFileSync(page, 'utf8'))
+        .map((target) => (page === 'README.md' ? (inRepository(target) ?? target) : target))
         .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && target.includes('#'))
         .map((target) => {
           const [file, anchor] = target.split('#') as [string, string];
@@ -93,12 +113,13 @@ describe('the links of README.md and docs/', () => {
   });
 });
 
-describe('configuration errors cite a page the user has', () => {
-  it('names a path that exists in node_modules/express-api-conventions', () => {
+describe('configuration errors cite a page the user can open', () => {
+  it('links the section of docs/configuration-errors.md in the repository', () => {
     const message = new ConfigurationError('EAC_OPTION_UNKNOWN', 'f(options): x.').message;
-    const path = /see node_modules\/express-api-conventions\/([^#\]]+)#eac_option_unknown\]/.exec(message)?.[1];
+    const path = new RegExp(`see ${BLOB.replaceAll('.', '\\.')}([^#\\]]+)#eac_option_unknown\\]`).exec(message)?.[1];
     expect(path).toBe('docs/configuration-errors.md');
-    expect(packed.has(path as string)).toBe(true);
+    expect(tracked.has(path as string)).toBe(true);
+    expect(REPOSITORY).toBe(`${JSON.parse(readFileSync('package.json', 'utf8')).homepage.replace(/#readme$/, '')}/`);
   });
 });
 

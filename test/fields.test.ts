@@ -6,16 +6,8 @@ import { errorHandler, notFound } from '../src/errors/index.js';
 import { idPair, jsonResponses } from '../src/json/index.js';
 import { checkRoutes } from '../src/lint/index.js';
 import { conventions } from '../src/preset.js';
-import {
-  applySelection,
-  pageOf,
-  paging,
-  type SelectFieldsOptions,
-  selectFields,
-  sendItem,
-  sendList,
-  validate,
-} from '../src/request/index.js';
+import { applySelection } from '../src/request/fields.js';
+import { pageOf, paging, type SelectFieldsOptions, selectFields, sendItem, sendList, validate } from '../src/request/index.js';
 
 type ExpressFactory = () => Express;
 

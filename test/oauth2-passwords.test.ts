@@ -1,14 +1,7 @@
 import bcrypt from 'bcryptjs';
 import { ConfigurationError } from '../src/config/index.js';
-import {
-  BCRYPT_MAX_INPUT_BYTES,
-  DEFAULT_BCRYPT_COST,
-  hashPassword,
-  MemoryUserStore,
-  PasswordHasher,
-  PREHASHED_BCRYPT_PREFIX,
-  verifyPassword,
-} from '../src/oauth2/index.js';
+import { hashPassword, MemoryUserStore, PasswordHasher, verifyPassword } from '../src/oauth2/index.js';
+import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST, PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
 import { ALICE, postToken, tokenApp } from './support/oauth2.js';
 import { FIRST_72_BYTES, passwordPair } from './support/passwords.js';
 

@@ -5,14 +5,13 @@ import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import {
   bearerAuth,
-  hashRefreshToken,
-  REMEMBERED_REFRESH_TOKENS,
   RedisClientStore,
   RedisRefreshTokenStore,
   RedisUserStore,
   revokeRefreshToken,
   tokenRouter,
 } from '../src/oauth2/index.js';
+import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/oauth2/stores.js';
 import { RedisCounterStore, StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';

@@ -8,11 +8,11 @@ import {
   MemoryRefreshTokenStore,
   MemoryUserStore,
   PasswordHasher,
-  PREHASHED_BCRYPT_PREFIX,
   revokeRefreshToken,
   tokenRouter,
   type UserStore,
 } from '../src/oauth2/index.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';

@@ -6,17 +6,8 @@ import request from 'supertest';
 import type { AuthContext } from '../src/auth-context.js';
 import { ApiError, apiError, errorHandler, notFound } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
-import {
-  identifyRequest,
-  limiter,
-  policyItem,
-  policyItemPrefix,
-  quotedName,
-  type RateLimitOptions,
-  rateLimit,
-  stateItem,
-  tooManyRequests,
-} from '../src/rate-limit/index.js';
+import { policyItem, policyItemPrefix, quotedName, stateItem } from '../src/rate-limit/headers.js';
+import { identifyRequest, limiter, type RateLimitOptions, rateLimit, tooManyRequests } from '../src/rate-limit/index.js';
 import { type CounterStore, MemoryCounterStore } from '../src/stores/index.js';
 import { appWith, expectHeaders } from './helpers.js';
 

@@ -9,11 +9,12 @@ import {
   RedisRefreshTokenStore,
   RedisRevokedFamilies,
   RedisUserStore,
-  SIGN_IN_POLICIES,
   tokenRouter,
 } from '../src/oauth2/index.js';
+import { SIGN_IN_POLICIES } from '../src/oauth2/sign-in-guard.js';
 import { limiter } from '../src/rate-limit/index.js';
-import { hashSlot, RedisCounterStore } from '../src/stores/index.js';
+import { RedisCounterStore } from '../src/stores/index.js';
+import { hashSlot } from '../src/stores/redis/index.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisCluster, startRedisCluster } from './support/services.js';
 

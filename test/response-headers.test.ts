@@ -1,7 +1,10 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import request from 'supertest';
-import { caching, conventions, rateLimit, securityHeaders } from '../src/index.js';
+import { caching } from '../src/caching/index.js';
+import { conventions } from '../src/index.js';
+import { rateLimit } from '../src/rate-limit/index.js';
+import { securityHeaders } from '../src/security/index.js';
 import { closeServer, listen } from './support/services.js';
 
 // The preset's facts are held in one list per response and written, with its

@@ -8,12 +8,12 @@ import {
   passwordSignIn,
   type SignInGuard,
   type SignInGuardOptions,
-  signInAddressKey,
   signInGuard,
   tokenEndpointErrors,
-  tokenErrorShape,
   tokenRouter,
 } from '../src/oauth2/index.js';
+import { signInAddressKey } from '../src/oauth2/sign-in-guard.js';
+import { tokenErrorShape } from '../src/oauth2/token-errors.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { parseBodies } from '../src/request/index.js';
 import type { CounterStore } from '../src/stores/counter-store.js';

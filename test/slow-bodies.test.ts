@@ -4,8 +4,10 @@ import express from 'express';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
-import { DEFAULT_BODY_TIMEOUT_MS, parseBodies } from '../src/request/index.js';
-import { SERVER_TIMEOUTS, serverTimeouts } from '../src/security/index.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../src/request/body-parsers.js';
+import { parseBodies } from '../src/request/index.js';
+import { serverTimeouts } from '../src/security/index.js';
+import { SERVER_TIMEOUTS } from '../src/security/server-timeouts.js';
 import { type RawAnswer, rawExchange } from './support/raw-http.js';
 import { closeServer } from './support/services.js';
 

@@ -1,4 +1,5 @@
-import { MemoryRefreshTokenStore, REMEMBERED_REFRESH_TOKENS } from '../src/oauth2/index.js';
+import { MemoryRefreshTokenStore } from '../src/oauth2/index.js';
+import { REMEMBERED_REFRESH_TOKENS } from '../src/oauth2/stores.js';
 import { MemoryCounterStore } from '../src/stores/index.js';
 import { hashSlot, redisKey, taggedKey } from '../src/stores/redis/index.js';
 

@@ -261,3 +261,36 @@ describe('validate() at construction', () => {
     expect(() => validate(schemas as never)).toThrow(message);
   });
 });
+
+describe('validate() and its optional peer dependencies (ajv, ajv-formats)', () => {
+  afterEach(() => {
+    jest.dontMock('ajv');
+    jest.dontMock('ajv-formats');
+  });
+
+  it('loads ajv when validate() is first called, not when its module loads', () => {
+    jest.isolateModules(() => {
+      const ajvLoaded = () => Object.keys(require.cache).some((file) => /[/\\]node_modules[/\\]ajv[/\\]/.test(file));
+      const isolated = require('../src/request/validate.js') as typeof import('../src/request/validate.js');
+      expect(ajvLoaded()).toBe(false);
+      isolated.validate({ body: { type: 'object' } });
+      expect(ajvLoaded()).toBe(true);
+    });
+  });
+
+  it.each(['ajv', 'ajv-formats'])('says at construction what to install when %s is missing', (missing) => {
+    jest.isolateModules(() => {
+      jest.doMock(missing, () => {
+        throw new Error(`Cannot find module '${missing}' from 'src/request/validate.ts'`);
+      });
+      const isolated = require('../src/request/validate.js') as typeof import('../src/request/validate.js');
+      const { ConfigurationError: IsolatedError } =
+        require('../src/config/configuration-error.js') as typeof import('../src/config/configuration-error.js');
+      const build = () => isolated.validate({ body: { type: 'object' } });
+      expect(build).toThrow(IsolatedError);
+      expect(build).toThrow(
+        `validate(schemas): compiling JSON Schemas needs the \`ajv\` and \`ajv-formats\` packages (optional peer dependencies), and \`${missing}\` is not installed: \`npm install ajv ajv-formats\`. [EAC_PEER_MISSING:`,
+      );
+    });
+  });
+});

@@ -26,7 +26,7 @@ export function summarizeProfile(profile, { places = 25, functions = 40 } = {}) 
       const rest = url.slice(nm + 13).split('/');
       return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
     }
-    const dist = url.indexOf('/dist/esm/');
+    const dist = url.indexOf('/dist/cjs/');
     if (dist !== -1) return `src/${url.slice(dist + 10)}`;
     if (url.startsWith('node:')) return url;
     return url.replace(/^file:\/\/.*\/bench\//, 'bench/');

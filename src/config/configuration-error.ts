@@ -1,10 +1,14 @@
 /**
  * Thrown by a middleware factory when its options are wrong. It is raised at
  * start-up, when the factory is called, never at request time (DESIGN.md
- * principle 3). Each code has an anchor in docs/configuration-errors.md, a page
- * the package ships, so the path in the message exists in the user's
- * node_modules.
+ * principle 3). Each code has an anchor in docs/configuration-errors.md; the
+ * message links it by its address in the repository (the package ships no
+ * docs/, issue 29).
  */
+/** docs/configuration-errors.md in the repository (package.json `homepage`). */
+const CONFIGURATION_ERRORS_PAGE =
+  'https://github.com/express-api-conventions/express-api-conventions/blob/main/docs/configuration-errors.md';
+
 export class ConfigurationError extends Error {
   override readonly name = 'ConfigurationError';
   readonly code: ConfigurationErrorCode;
@@ -22,7 +26,7 @@ export class ConfigurationError extends Error {
   readonly statement: string;
 
   constructor(code: ConfigurationErrorCode, message: string, about?: { readonly option: string; readonly problem: string }) {
-    super(`${message} [${code}: see node_modules/express-api-conventions/docs/configuration-errors.md#${code.toLowerCase()}]`);
+    super(`${message} [${code}: see ${CONFIGURATION_ERRORS_PAGE}#${code.toLowerCase()}]`);
     this.code = code;
     this.statement = message;
     if (about) {
@@ -39,6 +43,7 @@ export const CONFIGURATION_ERROR_CODES = [
   'EAC_OPTION_INVALID',
   'EAC_OPTIONS_CONFLICT',
   'EAC_FACTORY_NOT_CALLED',
+  'EAC_PEER_MISSING',
 ] as const;
 
 export type ConfigurationErrorCode = (typeof CONFIGURATION_ERROR_CODES)[number];

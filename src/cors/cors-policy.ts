@@ -1,4 +1,3 @@
-import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
@@ -14,27 +13,32 @@ export const PREFLIGHT_STATUS = 200 as const;
 export const PREFLIGHT_CONTENT_TYPE = 'text/plain' as const;
 
 /**
- * The `cors` middleware that writes a preflight's headers. The comma lists
- * are joined here, once (SPEC.md: "Access-Control-Allow-Methods (comma
- * list), Access-Control-Allow-Headers (comma list), Access-Control-Max-Age
- * (integer seconds)").
+ * What a preflight from an allowed origin carries besides the origin itself:
+ * fixed for the policy, so the comma lists are joined here, once (SPEC.md:
+ * "Access-Control-Allow-Methods (comma list), Access-Control-Allow-Headers
+ * (comma list), Access-Control-Max-Age (integer seconds)"). The same headers,
+ * in the same order, as the `cors` package writes for these options.
  */
-function preflightHeaderWriter(config: CorsPolicyConfiguration): RequestHandler {
-  return cors({
-    origin: config.anyOrigin ? '*' : true,
-    credentials: config.credentials,
-    methods: config.methods.join(', '),
-    allowedHeaders: config.allowedHeaders.join(', '),
-    exposedHeaders: config.exposedHeaders.join(', '),
-    maxAge: config.maxAge,
-    preflightContinue: true,
-  });
+function preflightHeaders(config: CorsPolicyConfiguration): string[] {
+  const headers: string[] = [];
+  if (config.credentials) headers.push('Access-Control-Allow-Credentials', 'true');
+  headers.push(
+    'Access-Control-Allow-Methods',
+    config.methods.join(', '),
+    'Access-Control-Allow-Headers',
+    config.allowedHeaders.join(', '),
+    'Access-Control-Max-Age',
+    String(config.maxAge),
+    'Access-Control-Expose-Headers',
+    config.exposedHeaders.join(', '),
+  );
+  return headers;
 }
 
 /**
- * What cors writes on an actual (not preflight) request from an allowed
- * origin, besides the origin itself and `Vary: Origin`: fixed for the
- * policy, so computed once and written without running cors per request.
+ * What an actual (not preflight) request from an allowed origin carries,
+ * besides the origin itself and `Vary: Origin`: fixed for the policy, so
+ * computed once.
  */
 function actualRequestHeaders(config: CorsPolicyConfiguration): string[] {
   const headers: string[] = [];
@@ -69,35 +73,34 @@ function allowActualRequest(res: Response, allowOrigin: string, fixed: readonly 
   setResponseHeaders(res, fixed);
 }
 
-/** A preflight from an allowed origin: cors writes its headers, the answer is the conventions' 200. */
-function answerPreflight(writeHeaders: RequestHandler, req: Request, res: Response, next: NextFunction): void {
-  writeHeaders(req, res, (error?: unknown) => {
-    if (error) {
-      next(error);
-      return;
-    }
-    res.statusCode = PREFLIGHT_STATUS;
-    setResponseHeader(res, 'Content-Type', PREFLIGHT_CONTENT_TYPE);
-    setResponseHeader(res, 'Content-Length', '0');
-    res.end();
-  });
+/** A preflight from an allowed origin: its headers, then the conventions' 200 with no body. */
+function answerPreflight(res: Response, allowOrigin: string, fixed: readonly string[]): void {
+  setResponseHeader(res, 'Access-Control-Allow-Origin', allowOrigin);
+  setResponseHeaders(res, fixed);
+  res.statusCode = PREFLIGHT_STATUS;
+  setResponseHeader(res, 'Content-Type', PREFLIGHT_CONTENT_TYPE);
+  setResponseHeader(res, 'Content-Length', '0');
+  res.end();
 }
 
 /**
- * CORS (the conventions' "Cross-origin (CORS)"), built on the `cors` package, which
- * writes the `Access-Control-*` headers and `Vary`. What this adds:
+ * CORS (the conventions' "Cross-origin (CORS)"). Every header it writes is
+ * fixed for the policy but the allowed origin, so the lists are joined once at
+ * construction and written with `setHeader`; the `cors` package would only
+ * have joined them (and it cannot answer a preflight as the conventions ask).
+ * What it does:
  * - the origin check: exact origins from an allow-list (a Set lookup),
  *   anchored patterns, `null` never; `Vary: Origin` on every answer, allowed
  *   or not, so a shared cache never serves one origin's answer to another;
  * - preflight as the conventions say (200, `Content-Length: 0`,
- *   `Content-Type: text/plain`), where `cors` answers 204 without a type;
+ *   `Content-Type: text/plain`; `cors` answers 204 without a type);
  *   a preflight from an origin that is not allowed gets 403 JSON;
  * - never `*` together with credentials (a configuration error at start-up).
  */
 export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler {
   const config = readCorsPolicyOptions(options);
   const { anyOrigin, allowed } = config;
-  const writeHeaders = preflightHeaderWriter(config);
+  const preflightFixed = preflightHeaders(config);
   const actualHeaders = actualRequestHeaders(config);
 
   return function corsPolicyMiddleware(req, res, next) {
@@ -117,6 +120,6 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
       next();
       return;
     }
-    answerPreflight(writeHeaders, req, res, next);
+    answerPreflight(res, anyOrigin ? '*' : origin, preflightFixed);
   };
 }

@@ -1,8 +1,8 @@
-export { corsPolicy, PREFLIGHT_CONTENT_TYPE, PREFLIGHT_STATUS } from './cors-policy.js';
+export { corsPolicy } from './cors-policy.js';
 export {
   CORS_DEFAULT_ALLOWED_HEADERS,
   CORS_DEFAULT_EXPOSED_HEADERS,
   CORS_DEFAULT_METHODS,
   type CorsPolicyOptions,
 } from './options.js';
-export { type RequireXhrOptions, requireXhr, XHR_HEADER, XHR_VALUE } from './require-xhr.js';
+export { type RequireXhrOptions, requireXhr } from './require-xhr.js';

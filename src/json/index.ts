@@ -1,9 +1,3 @@
 export { JsonInteger, stringifyJson } from '../http/serialize.js';
 export { type IdPair, idPair } from './ids.js';
-export {
-  JSON_CONTENT_TYPE,
-  type JsonResponsesOptions,
-  jsonResponses,
-  sendJson,
-  sendJsonText,
-} from './json-responses.js';
+export { type JsonResponsesOptions, jsonResponses, sendJson, sendJsonText } from './json-responses.js';

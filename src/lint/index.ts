@@ -1,18 +1,7 @@
-export {
-  CALLER_ALIASES,
-  checkPath,
-  DEFAULT_PATH_EXCEPTIONS,
-  PATH_RULES,
-  type PathExceptions,
-  type PathRule,
-  type PathRuleFinding,
-  type PathVerdict,
-  WELL_KNOWN_PREFIX,
-} from './path-rules.js';
+export { checkPath, type PathExceptions, type PathRule, type PathRuleFinding, type PathVerdict } from './path-rules.js';
 export {
   lintBody,
   PROTOCOL_KEYS,
-  RESPONSE_RULES,
   type ResourceContext,
   type ResponseFinding,
   type ResponseLinterOptions,
@@ -23,8 +12,6 @@ export {
 export {
   type CheckRoutesOptions,
   checkRoutes,
-  DEFAULT_ROUTE_EXCEPTIONS,
-  ROUTE_RULES,
   RouteConventionError,
   type RouteFinding,
   type RouteRule,

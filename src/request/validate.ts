@@ -1,13 +1,17 @@
-import { Ajv, type Options as AjvOptions, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, Options as AjvOptions, AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import type { Request, RequestHandler } from 'express';
+import { ConfigurationError } from '../config/configuration-error.js';
 import { invalidOption, readOptions } from '../config/options.js';
 import { apiError, type ErrorItem } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { parsedQuery } from './query.js';
 
-/** A JSON Schema (draft-07, as ajv's default build reads it), or `true`/`false`. */
-export type JsonSchema = AnySchema;
+/**
+ * A JSON Schema (draft-07, as ajv's default build reads it), or `true`/`false`.
+ * Declared here, not taken from ajv: ajv is an optional peer dependency, and
+ * the package's types must compile in an app that does not install it.
+ */
+export type JsonSchema = boolean | { readonly [keyword: string]: unknown };
 
 /** The schemas of validate(): one per part of the request, each optional. */
 export interface ValidateSchemas {
@@ -41,9 +45,35 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** Most elements in one answer's `errors`. */
 const MAX_ITEMS = 20;
 
-// ajv-formats is published as CommonJS with `exports.default`; under ESM
-// interop the function may arrive wrapped once more.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+interface SchemaCompiler {
+  readonly Ajv: typeof Ajv;
+  readonly addFormats: (ajv: Ajv) => Ajv;
+}
+let schemaCompiler: SchemaCompiler | undefined;
+
+/**
+ * ajv and ajv-formats, loaded when validate() is first called, not when the
+ * package loads: an app without validate() never loads them (DESIGN.md
+ * principle 9). They are optional peer dependencies; a missing one is a
+ * configuration error at start-up that says what to install.
+ */
+function loadSchemaCompiler(): SchemaCompiler {
+  if (schemaCompiler) return schemaCompiler;
+  try {
+    const ajv = require('ajv') as typeof import('ajv');
+    // ajv-formats is CommonJS with `exports.default`.
+    const formats = require('ajv-formats') as { default?: unknown };
+    schemaCompiler = { Ajv: ajv.Ajv, addFormats: (formats.default ?? formats) as SchemaCompiler['addFormats'] };
+    return schemaCompiler;
+  } catch (error) {
+    const missing = /Cannot find module '(ajv|ajv-formats)'/.exec((error as Error).message)?.[1];
+    if (!missing) throw error;
+    throw new ConfigurationError(
+      'EAC_PEER_MISSING',
+      `validate(schemas): compiling JSON Schemas needs the \`ajv\` and \`ajv-formats\` packages (optional peer dependencies), and \`${missing}\` is not installed: \`npm install ajv ajv-formats\`.`,
+    );
+  }
+}
 
 /** Words for the formats of ajv-formats, so that a message says what to send. */
 const FORMAT_WORDS: Readonly<Record<string, string>> = {
@@ -182,6 +212,7 @@ function compile(schema: unknown, part: string, coerce: boolean): ValidateFuncti
   if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
     invalidOption('validate', part, schema, 'a JSON Schema (an object or a boolean)');
   }
+  const { Ajv, addFormats } = loadSchemaCompiler();
   const ajv = addFormats(new Ajv({ ...AJV_BASE, coerceTypes: coerce ? 'array' : false }));
   try {
     return ajv.compile(schema as AnySchema);

@@ -1,10 +1,7 @@
-export { CLEAR_SITE_DATA_TYPES, type ClearSiteDataOptions, clearSiteData } from './clear-site-data.js';
-export { COOKIE_DEFAULTS, cookieValue, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
-export { type CrossSiteProtectionOptions, crossSiteProtection, SEC_FETCH_SITE } from './cross-site.js';
+export { type ClearSiteDataOptions, clearSiteData } from './clear-site-data.js';
+export { cookieValue, InsecureCookieError, type SecureCookiesOptions, secureCookies } from './cookies.js';
+export { type CrossSiteProtectionOptions, crossSiteProtection } from './cross-site.js';
 export {
-  CSRF_FIELD,
-  CSRF_HEADER,
-  CSRF_SAFE_METHODS,
   type CsrfProtectionOptions,
   type CsrfTokens,
   type CsrfTokensOptions,
@@ -12,12 +9,6 @@ export {
   csrfTokens,
 } from './csrf.js';
 export { type AnswerParserErrorsOptions, answerParserErrors } from './parser-errors.js';
-export { COEP_REPORT_ONLY_HEADER, reportOnlySecurityHeaders } from './report-only-headers.js';
-export {
-  SECURITY_HEADERS,
-  type SecurityHeadersOptions,
-  securityHeaders,
-  securityHeaderValues,
-  UNUSED_SECURITY_HEADERS,
-} from './security-headers.js';
-export { SERVER_TIMEOUTS, type ServerTimeoutsOptions, serverTimeouts } from './server-timeouts.js';
+export { reportOnlySecurityHeaders } from './report-only-headers.js';
+export { type SecurityHeadersOptions, securityHeaders, securityHeaderValues } from './security-headers.js';
+export { type ServerTimeoutsOptions, serverTimeouts } from './server-timeouts.js';

@@ -1,22 +1,16 @@
 import express, { type Express } from 'express';
+import { apiError, checkRoutes, conventions, csrfTokens, errorHandler, notFound } from 'express-api-conventions';
+import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS } from 'express-api-conventions/cors';
 import {
-  apiError,
   type ClientStore,
-  CORS_DEFAULT_ALLOWED_HEADERS,
-  CORS_DEFAULT_EXPOSED_HEADERS,
-  type CounterStore,
-  checkRoutes,
-  conventions,
-  csrfTokens,
   type DpopReplayStore,
   dpopAuth,
-  errorHandler,
-  notFound,
   type RefreshTokenStore,
   type RevokedFamilies,
   signInGuard,
   type UserStore,
-} from 'express-api-conventions';
+} from 'express-api-conventions/oauth2';
+import type { CounterStore } from 'express-api-conventions/stores';
 import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
 import { exportsRouter } from './exports.js';
 import { sessionAuth } from './sessions/auth.js';

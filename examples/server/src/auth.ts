@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type AccessTokenKey, bearerAuth, type RevokedFamilies, type SubjectActiveCheck } from 'express-api-conventions';
+import { type AccessTokenKey, bearerAuth, type RevokedFamilies, type SubjectActiveCheck } from 'express-api-conventions/oauth2';
 import type { UserRepository } from './users/repository.js';
 
 /** The public client (no secret) the browser page signs in as. */

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import { commonHeaders, errorHandler, notFound } from 'express-api-conventions';
+import { errorHandler, notFound } from 'express-api-conventions';
+import { commonHeaders } from 'express-api-conventions/service';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { SettingsError } from './settings.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import { apiError, requireScope } from 'express-api-conventions';
+import { apiError } from 'express-api-conventions';
+import { requireScope } from 'express-api-conventions/oauth2';
 import type { SharedState } from './state.js';
 import { type StoredUser, storedUser, type UserRepository, userFrom } from './users/repository.js';
 import { representUser } from './users/routes.js';

@@ -1,22 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import {
-  answerParserErrors,
   hashPassword,
   MemoryClientStore,
-  MemoryCounterStore,
   MemoryDpopReplayStore,
   MemoryRefreshTokenStore,
   MemoryRevokedFamilies,
   MemoryUserStore,
   RedisClientStore,
-  RedisCounterStore,
   RedisDpopReplayStore,
   RedisRefreshTokenStore,
   RedisRevokedFamilies,
   RedisUserStore,
-  serverTimeouts,
-} from 'express-api-conventions';
+} from 'express-api-conventions/oauth2';
+import { answerParserErrors, serverTimeouts } from 'express-api-conventions/security';
+import { MemoryCounterStore, RedisCounterStore } from 'express-api-conventions/stores';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';

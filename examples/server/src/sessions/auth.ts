@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { SubjectActiveCheck } from 'express-api-conventions';
+import type { SubjectActiveCheck } from 'express-api-conventions/oauth2';
 import { SCOPES } from '../auth.js';
 import type { SessionStore } from './store.js';
 

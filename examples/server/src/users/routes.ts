@@ -9,7 +9,6 @@ import {
   notModified,
   pageOf,
   paging,
-  requireScope,
   selectFields,
   sendItem,
   sendList,
@@ -17,6 +16,7 @@ import {
   type Validators,
   validate,
 } from 'express-api-conventions';
+import { requireScope } from 'express-api-conventions/oauth2';
 import type { Precondition, User, UserInput, UserRepository, WriteResult } from './repository.js';
 
 /** A user as clients see it: SPEC.md's `id` / `id_str` pair, `gender`, `*At` timestamps. */
