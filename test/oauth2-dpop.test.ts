@@ -64,7 +64,16 @@ async function start(
   // Instances behind one address share it as issuer and origin, whatever port each listens on.
   const url = publicUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const stores = await seedStores();
-  app.use(tokenRouter({ ...TOKEN_OPTIONS, issuer: url, scopes: SCOPES, ...stores, dpop: { replay, ...dpopExtra } }));
+  app.use(
+    tokenRouter({
+      ...TOKEN_OPTIONS,
+      issuer: url,
+      scopes: SCOPES,
+      ...stores,
+      introspectors: { 'demo-client': 'own-tokens' },
+      dpop: { replay, ...dpopExtra },
+    }),
+  );
   app.get(
     '/v1/me',
     dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay, ...dpopExtra } }),

@@ -210,6 +210,24 @@ describeWith(
       });
     });
 
+    it("tells demo-client nothing of the browser page's tokens, on either instance (issue 32, finding 1)", async () => {
+      const browser = await request(a.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .send({ grant_type: 'password', username: DEMO.username, password: DEMO.password, client_id: 'browser-page' });
+      expect(browser.status).toBe(200);
+      for (const url of [a.url, b.url]) {
+        for (const token of [browser.body.access_token, browser.body.refresh_token]) {
+          const res = await oauthPost(url, '/v1/oauth2/introspections', { token });
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({ active: false });
+        }
+      }
+      // Its own tokens it may still introspect.
+      const own = await passwordGrant(b.url);
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: own.refresh_token })).body.active).toBe(true);
+    });
+
     it('answers 200 for an unknown token, and 400 invalid_client for a wrong client secret in the body', async () => {
       expect((await oauthPost(b.url, '/v1/oauth2/revocations', { token: 'z'.repeat(43) })).status).toBe(200);
       const wrong = await request(b.url)
