@@ -75,6 +75,8 @@ export interface BearerAuthConfiguration extends AccessTokenCheck {
   readonly optional: boolean;
   /** Where Basic credentials are verified, with `optional`. Default: none (they are not read). */
   readonly clients: ClientStore | undefined;
+  /** The challenge of another scheme this resource accepts too (dpopAuth()'s DPoP), written after every Bearer one. */
+  readonly otherChallenge?: string;
 }
 
 /** The configuration of a bearerAuth() that is required and reads no Basic credentials (dpopAuth()'s bearer path). */

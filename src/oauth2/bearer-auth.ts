@@ -52,7 +52,7 @@ export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler 
 
 /** 401 `invalid_token` with the bearer challenge. */
 function invalid(config: BearerAuthConfiguration, description: string): ApiError {
-  return tokenFailure('invalidToken', 'invalid_token', config.challenge, description);
+  return tokenFailure('invalidToken', 'invalid_token', config.challenge, description, undefined, config.otherChallenge);
 }
 
 /** A request without bearer credentials: on unauthenticated when optional (its Basic client identified), else 401. */
@@ -76,7 +76,11 @@ function withoutBearer(
     next,
     apiError('unauthenticated', {
       message: 'A bearer access token is required.',
-      headers: { 'WWW-Authenticate': config.challenge },
+      // RFC 9449 §7.1: where DPoP is accepted too, its challenge (with `algs`) follows.
+      headers: {
+        'WWW-Authenticate':
+          config.otherChallenge === undefined ? config.challenge : `${config.challenge}, ${config.otherChallenge}`,
+      },
     }),
   );
 }

@@ -76,11 +76,7 @@ export function readDpopAuthOptions(options: unknown): DpopAuthConfiguration {
   const check = readAccessTokenCheck(FACTORY, given);
   const origin = readOrigin(given.origin);
   const proofs = new DpopVerifier(readDpopOptions(FACTORY, given.dpop));
-  return {
-    ...check,
-    origin,
-    proofs,
-    challenge: `DPoP realm="${check.realm}", algs="${proofs.algorithms.join(' ')}"`,
-    bearer: requiredBearer(check),
-  };
+  const challenge = `DPoP realm="${check.realm}", algs="${proofs.algorithms.join(' ')}"`;
+  // A request without credentials, or with a failed Bearer token, learns that DPoP is accepted too (RFC 9449 §7.1).
+  return { ...check, origin, proofs, challenge, bearer: { ...requiredBearer(check), otherChallenge: challenge } };
 }

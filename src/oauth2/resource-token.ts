@@ -107,13 +107,15 @@ export function tokenFailure(
   challenge: string,
   description: string,
   extra?: Readonly<Record<string, string>>,
+  otherChallenge?: string,
 ): ApiError {
+  const own = `${challenge}, error="${error}", error_description="${description}"`;
   return apiError(name, {
     message: description,
     body: { error, error_description: description },
     headers: {
       ...TOKEN_FAILURE_HEADERS,
-      'WWW-Authenticate': `${challenge}, error="${error}", error_description="${description}"`,
+      'WWW-Authenticate': otherChallenge === undefined ? own : `${own}, ${otherChallenge}`,
       ...extra,
     },
   });
