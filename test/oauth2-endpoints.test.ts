@@ -480,6 +480,27 @@ describe('endpoint paths, checked at construction', () => {
 });
 
 describe('in the conventions() preset', () => {
+  it('answers an Authorization: Bearer header at the token endpoint with RFC 6749 §5.2 invalid_client, not RFC 6750 invalid_token', async () => {
+    const { conventions } = await import('../src/preset.js');
+    const app = express();
+    app.use(
+      conventions({
+        bearerAuth: { keys: KEYS, issuer: ISSUER, audience: AUDIENCE },
+        tokenRouter: { ...TOKEN_OPTIONS, ...(await seedStores()) },
+      }),
+    );
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    const valid = (await postToken(app, ALICE, { Authorization: DEMO })).body.access_token as string;
+    for (const token of ['not-a-token', valid]) {
+      for (const path of ['/v1/oauth2/token', REVOCATIONS, INTROSPECTIONS]) {
+        const res = await post(app, path, { ...ALICE, token: 'x' }, `Bearer ${token}`);
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+        expect(res.headers['www-authenticate']).toBe('Basic realm="api", charset="UTF-8"');
+      }
+    }
+  });
+
   it("answers the rate limiter's 429 on the revocation and introspection paths in RFC 6749's shape", async () => {
     const { conventions } = await import('../src/preset.js');
     const app = express();
