@@ -14,7 +14,8 @@ export const ACCESS_TOKEN_TYPE = 'at+jwt';
 
 /** RFC 9068 §4: a resource server accepts `at+jwt` and `application/at+jwt`; media types compare without case. */
 const isAccessTokenType = (typ: unknown): boolean =>
-  typeof typ === 'string' && (typ.toLowerCase() === ACCESS_TOKEN_TYPE || typ.toLowerCase() === `application/${ACCESS_TOKEN_TYPE}`);
+  typeof typ === 'string' &&
+  (typ.toLowerCase() === ACCESS_TOKEN_TYPE || typ.toLowerCase() === `application/${ACCESS_TOKEN_TYPE}`);
 
 /**
  * The longest lifetime (`exp` − `iat`) an access token is accepted with, by
