@@ -44,13 +44,35 @@ describe('crossSiteProtection()', () => {
     it.each([
       ['same-origin', 'http://127.0.0.1'],
       ['none', undefined],
-      ['same-site', 'https://www.example.com'],
+      ['same-site', TRUSTED],
       ['cross-site', TRUSTED],
       ['cross-site', 'https://eu.partner.example'],
     ])('lets a POST with Sec-Fetch-Site: %s and Origin %s through', async (site, origin) => {
       let call = request(app).post('/v1/sessions').set('Sec-Fetch-Site', site);
       if (origin !== undefined) call = call.set('Origin', origin);
       expect((await call).status).toBe(201);
+    });
+
+    it('treats same-site as cross-site by default: a sibling subdomain cannot force a sign-in (login CSRF)', async () => {
+      const res = await request(app)
+        .post('/v1/sessions')
+        .set('Sec-Fetch-Site', 'same-site')
+        .set('Origin', 'https://blog.example.com')
+        .type('form')
+        .send('username=mallory&password=x');
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(REFUSED);
+      const noOrigin = await request(app).post('/v1/sessions').set('Sec-Fetch-Site', 'same-site');
+      expect(noOrigin.status).toBe(403);
+    });
+
+    it('lets same-site through when the site is configured as trusted (allowSameSite: true)', async () => {
+      const lenient = build(crossSiteProtection({ allowSameSite: true }));
+      const res = await request(lenient)
+        .post('/v1/sessions')
+        .set('Sec-Fetch-Site', 'same-site')
+        .set('Origin', 'https://www.example.com');
+      expect(res.status).toBe(201);
     });
 
     it('lets every safe method through, cross-site too', async () => {
@@ -89,9 +111,35 @@ describe('crossSiteProtection()', () => {
       expect(res.status).toBe(status);
     });
 
-    it("lets through an Origin naming this host (an older browser's same-origin request)", async () => {
-      const res = await request(app).post('/v1/sessions').set('Host', 'api.example.com').set('Origin', 'https://api.example.com');
+    it("lets through an Origin naming this host and scheme (an older browser's same-origin request)", async () => {
+      const res = await request(app).post('/v1/sessions').set('Host', 'api.example.com').set('Origin', 'http://api.example.com');
       expect(res.status).toBe(201);
+      const proxied = express();
+      proxied.set('trust proxy', 'loopback');
+      proxied.use(build(crossSiteProtection()));
+      const secure = await request(proxied)
+        .post('/v1/sessions')
+        .set('Host', 'api.example.com')
+        .set('X-Forwarded-Proto', 'https')
+        .set('Origin', 'https://api.example.com');
+      expect(secure.status).toBe(201);
+    });
+
+    it('compares the scheme too: Origin http://host on an https request, or the other way round, is another origin', async () => {
+      const plain = await request(app)
+        .post('/v1/sessions')
+        .set('Host', 'api.example.com')
+        .set('Origin', 'https://api.example.com');
+      expect(plain.status).toBe(403);
+      const proxied = express();
+      proxied.set('trust proxy', 'loopback');
+      proxied.use(build(crossSiteProtection()));
+      const downgraded = await request(proxied)
+        .post('/v1/sessions')
+        .set('Host', 'api.example.com')
+        .set('X-Forwarded-Proto', 'https')
+        .set('Origin', 'http://api.example.com');
+      expect(downgraded.status).toBe(403);
     });
 
     it('lets a client that sends neither header through: not a browser, it needs to do nothing', async () => {

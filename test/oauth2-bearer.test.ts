@@ -264,6 +264,47 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
       );
     });
 
+    it('accepts both RFC 9068 §4 spellings of the typ: at+jwt and application/at+jwt (any case)', async () => {
+      for (const typ of ['at+jwt', 'application/at+jwt', 'Application/AT+JWT']) {
+        const token = sign({}, { header: { alg: 'HS256', typ, kid: 'k1' } });
+        expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      }
+      for (const typ of ['application/jwt', 'text/at+jwt', 'application/at+jwt; x=1']) {
+        const token = sign({}, { header: { alg: 'HS256', typ, kid: 'k1' } });
+        expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${token}`)).body.error_description).toBe(
+          'The token is not an access token.',
+        );
+      }
+    });
+
+    it('refuses a token that lives longer than maxTokenLifetimeSeconds (default 86400, the longest tokenRouter() issues), or has no iat', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const long = sign({ iat: now, exp: now + 86_401 });
+      expectInvalidToken(
+        await request(app).get('/v1/me').set('Authorization', `Bearer ${long}`),
+        'The access token lives longer than this service accepts.',
+      );
+      const years = sign({ iat: now, exp: now + 10 * 365 * 86_400 });
+      expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${years}`)).status).toBe(401);
+      const day = sign({ iat: now, exp: now + 86_400 });
+      expect((await request(app).get('/v1/me').set('Authorization', `Bearer ${day}`)).status).toBe(200);
+      const noIat = sign({ exp: now + 60 }, { noTimestamp: true });
+      expectInvalidToken(
+        await request(app).get('/v1/me').set('Authorization', `Bearer ${noIat}`),
+        'The access token lacks required claims.',
+      );
+      const strict = await protectedApp({ maxTokenLifetimeSeconds: 600 });
+      const hour = sign({ iat: now, exp: now + 3600 });
+      expect((await request(strict).get('/v1/me').set('Authorization', `Bearer ${hour}`)).status).toBe(401);
+      expect(
+        (
+          await request(strict)
+            .get('/v1/me')
+            .set('Authorization', `Bearer ${sign({})}`)
+        ).status,
+      ).toBe(200);
+    });
+
     it.each([
       ['another issuer', { iss: 'https://evil.example' }],
       ['another audience', { aud: 'https://other.example/v1' }],
@@ -420,6 +461,8 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
       [{ issuer: 1 }, '`issuer` must be a non-empty string'],
       [{ clockToleranceSeconds: -1 }, '`clockToleranceSeconds` must be an integer from 0 to 300'],
       [{ optional: 'yes' }, '`optional` must be true or false'],
+      [{ maxTokenLifetimeSeconds: 0 }, '`maxTokenLifetimeSeconds` must be an integer from 60 to 31536000'],
+      [{ maxTokenLifetimeSeconds: '1h' }, '`maxTokenLifetimeSeconds` must be an integer from 60 to 31536000'],
       [
         { keys: [{ kid: 'r', algorithm: 'RS256', publicKey: 'not a pem' }] },
         '`keys[0].publicKey` must be a PEM-encoded public key',

@@ -10,6 +10,7 @@ import { createClient } from 'redis';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
+import { DEFAULT_DPOP_REPLAY_ENTRIES } from '../src/oauth2/dpop.js';
 import {
   bearerAuth,
   type DpopOptions,
@@ -20,6 +21,7 @@ import {
   RedisRefreshTokenStore,
   tokenRouter,
 } from '../src/oauth2/index.js';
+import { StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
 import { closeServer, describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
@@ -64,7 +66,16 @@ async function start(
   // Instances behind one address share it as issuer and origin, whatever port each listens on.
   const url = publicUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const stores = await seedStores();
-  app.use(tokenRouter({ ...TOKEN_OPTIONS, issuer: url, scopes: SCOPES, ...stores, dpop: { replay, ...dpopExtra } }));
+  app.use(
+    tokenRouter({
+      ...TOKEN_OPTIONS,
+      issuer: url,
+      scopes: SCOPES,
+      ...stores,
+      introspectors: { 'demo-client': 'own-tokens' },
+      dpop: { replay, ...dpopExtra },
+    }),
+  );
   app.get(
     '/v1/me',
     dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay, ...dpopExtra } }),
@@ -394,6 +405,147 @@ describe('DPoP (RFC 9449)', () => {
       // Asked once, at the token endpoint: oauth4webapi keeps a nonce per origin, and the resource shares that
       // origin and the secret, so every later proof carried a current nonce.
       expect(seen.nonceRetries).toBe(1);
+    });
+  });
+
+  describe('issue 32, finding 4', () => {
+    const rsaKey = (bits: number): ProofKey => {
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+      return { privateKey, jwk: publicKey.export({ format: 'jwk' }) as Record<string, unknown> };
+    };
+    const rsaProof = (key: ProofKey, algorithm: 'RS256' | 'PS256') =>
+      jwt.sign(
+        { jti: randomUUID(), iat: Math.floor(Date.now() / 1000), htm: 'POST', htu: `${url}/v1/oauth2/token` },
+        key.privateKey,
+        {
+          algorithm,
+          allowInsecureKeySizes: true,
+          header: { alg: algorithm, typ: 'dpop+jwt', jwk: key.jwk } as jwt.JwtHeader,
+        },
+      );
+
+    it.each([
+      ['RS256', 512],
+      ['RS256', 1024],
+      ['PS256', 1024],
+      ['RS256', 2047],
+    ] as const)('refuses a %s proof made with a %i-bit RSA key: 400 invalid_dpop_proof (RFC 7518 §3.3)', async (alg, bits) => {
+      const res = await tokenRequest(url, ALICE, rsaProof(rsaKey(bits), alg));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: 'invalid_dpop_proof',
+        error_description: 'The DPoP proof key is shorter than 2048 bits.',
+      });
+    });
+
+    it.each(['RS256', 'PS256'] as const)('accepts a %s proof made with a 2048-bit RSA key', async (alg) => {
+      const res = await tokenRequest(url, ALICE, rsaProof(rsaKey(2048), alg));
+      expect(res.status).toBe(200);
+      expect(res.body.token_type).toBe('DPoP');
+    });
+
+    it.each([
+      ['kty', 'constructor'],
+      ['kty', '__proto__'],
+      ['kty', 'toString'],
+      ['kty', 'hasOwnProperty'],
+      ['crv', 'constructor'],
+      ['crv', '__proto__'],
+      ['crv', 'toString'],
+    ])('answers 400 invalid_dpop_proof, never 500, to a jwk whose %s is %s, and logs no error', async (member, value) => {
+      const logged: unknown[] = [];
+      const app = express();
+      app.use(tokenRouter({ ...TOKEN_OPTIONS, issuer: url, scopes: SCOPES, ...(await seedStores()), dpop: true }));
+      app.use(notFound(), errorHandler({ production: true, log: (entry) => logged.push(entry) }));
+      const key = newKey();
+      const res = await request(app)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .set('Authorization', DEMO)
+        .set('DPoP', proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }, { jwk: { ...key.jwk, [member]: value } }))
+        .send(ALICE);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_dpop_proof');
+      expect(logged).toEqual([]);
+    });
+
+    it('challenges a request without credentials with both schemes, DPoP naming its algs (RFC 9449 §7.1)', async () => {
+      const res = await request(url).get('/v1/me');
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api", DPoP realm="api", algs="ES256 RS256 PS256"');
+      const bad = await request(url).get('/v1/me').set('Authorization', 'Bearer not-a-token');
+      expect(bad.status).toBe(401);
+      expect(bad.headers['www-authenticate']).toMatch(
+        /^Bearer realm="api", error="invalid_token", error_description="[^"]*", DPoP realm="api", algs="ES256 RS256 PS256"$/,
+      );
+    });
+
+    it('spends a proof only once the grant is accepted: a wrong password leaves its jti unspent and the store unwritten', async () => {
+      const replay = new MemoryDpopReplayStore();
+      const own = await start(replay);
+      try {
+        const once = proof(newKey(), { htm: 'POST', htu: `${own.url}/v1/oauth2/token` });
+        const wrong = await tokenRequest(own.url, { ...ALICE, password: 'wrong' }, once);
+        expect(wrong.status).toBe(400);
+        expect(wrong.body.error).toBe('invalid_grant');
+        expect(replay.size).toBe(0);
+        const bad = await tokenRequest(own.url, { grant_type: 'refresh_token', refresh_token: 'z'.repeat(43) }, once);
+        expect(bad.body.error).toBe('invalid_grant');
+        expect(replay.size).toBe(0);
+        expect((await tokenRequest(own.url, ALICE, once)).status).toBe(200);
+        expect(replay.size).toBe(1);
+        expect((await tokenRequest(own.url, ALICE, once)).body.error_description).toBe('The DPoP proof was used before.');
+      } finally {
+        await closeServer(own.server);
+      }
+    });
+
+    it('of two concurrent requests with one proof, exactly one gets tokens', async () => {
+      const once = proof(newKey(), { htm: 'POST', htu: `${url}/v1/oauth2/token` });
+      const answers = await Promise.all([tokenRequest(url, ALICE, once), tokenRequest(url, ALICE, once)]);
+      expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);
+    });
+  });
+
+  describe('MemoryDpopReplayStore, bounded', () => {
+    it(`remembers at most maxEntries proofs (default ${DEFAULT_DPOP_REPLAY_ENTRIES}); when full of live ones it refuses with a store failure`, async () => {
+      expect(DEFAULT_DPOP_REPLAY_ENTRIES).toBe(100_000);
+      const store = new MemoryDpopReplayStore({ maxEntries: 3 });
+      const later = Date.now() + 60_000;
+      for (const key of ['a', 'b', 'c']) expect(await store.remember(key, later)).toBe(true);
+      expect(await store.remember('a', later)).toBe(false);
+      await expect(store.remember('d', later)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(store.size).toBe(3);
+    });
+
+    it('drops expired proofs to make room', async () => {
+      const store = new MemoryDpopReplayStore({ maxEntries: 2 });
+      expect(await store.remember('old', Date.now() - 1)).toBe(true);
+      expect(await store.remember('b', Date.now() + 60_000)).toBe(true);
+      expect(await store.remember('c', Date.now() + 60_000)).toBe(true);
+      expect(store.size).toBe(2);
+    });
+
+    it('answers 503 with Retry-After at the token endpoint when full', async () => {
+      const replay = new MemoryDpopReplayStore({ maxEntries: 1 });
+      const own = await start(replay);
+      try {
+        expect(
+          (await tokenRequest(own.url, ALICE, proof(newKey(), { htm: 'POST', htu: `${own.url}/v1/oauth2/token` }))).status,
+        ).toBe(200);
+        const full = await tokenRequest(own.url, ALICE, proof(newKey(), { htm: 'POST', htu: `${own.url}/v1/oauth2/token` }));
+        expect(full.status).toBe(503);
+        expect(full.body.error).toBe('temporarily_unavailable');
+        expect(full.headers['retry-after']).toBeDefined();
+      } finally {
+        await closeServer(own.server);
+      }
+    });
+
+    it('refuses a wrong maxEntries at construction', () => {
+      for (const maxEntries of [0, -1, 1.5, '10']) {
+        expect(() => new MemoryDpopReplayStore({ maxEntries: maxEntries as never })).toThrow(ConfigurationError);
+      }
     });
   });
 

@@ -268,11 +268,16 @@ describe('revocation endpoint (RFC 7009)', () => {
 });
 
 describe('introspection endpoint (RFC 7662)', () => {
-  it('describes an active access token to an authenticated confidential client', async () => {
-    const { app } = await appWithBearer();
+  /** read-app is a resource server (any access token); demo-client may introspect its own tokens only. */
+  const INTROSPECTORS = { 'read-app': 'resource-server', 'demo-client': 'own-tokens' } as const;
+  const READ_APP = basic('read-app', 'read-secret');
+  const introspectionApp = (options: TestTokenOptions = {}) => appWithBearer({ introspectors: INTROSPECTORS, ...options });
+
+  it('describes an active access token of any client to a resource server', async () => {
+    const { app } = await introspectionApp();
     const tokens = await signIn(app);
     const { payload } = decodeJwt(tokens.access_token);
-    const res = await post(app, INTROSPECTIONS, { token: tokens.access_token }, basic('read-app', 'read-secret'));
+    const res = await post(app, INTROSPECTIONS, { token: tokens.access_token }, READ_APP);
     expect(res.status).toBe(200);
     expectHeaders(res, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store, max-age=0', Pragma: null });
     expect(res.body).toEqual({
@@ -289,8 +294,8 @@ describe('introspection endpoint (RFC 7662)', () => {
     });
   });
 
-  it('describes the current refresh token, and answers active:false for a rotated one', async () => {
-    const { app } = await appWithBearer();
+  it('describes the current refresh token to its own client, and answers active:false for a rotated one', async () => {
+    const { app } = await introspectionApp();
     const tokens = await signIn(app);
     const current = await post(app, INTROSPECTIONS, { token: tokens.refresh_token }, DEMO);
     expect(current.body).toEqual({ active: true, scope: 'users:read users:write exports', client_id: 'demo-client', sub: 'u-1' });
@@ -303,8 +308,56 @@ describe('introspection endpoint (RFC 7662)', () => {
     expect((await post(app, INTROSPECTIONS, { token: next.body.refresh_token }, DEMO)).body.active).toBe(true);
   });
 
+  it("never calls another client's refresh token active, not even to a resource server (RFC 9700)", async () => {
+    const { app } = await introspectionApp();
+    const mine = await signIn(app, READ_APP, { ...ALICE, scope: 'users:read' });
+    const theirs = await signIn(app);
+    expect((await post(app, INTROSPECTIONS, { token: theirs.refresh_token }, READ_APP)).body).toEqual({ active: false });
+    const anonymous = await signIn(app, null);
+    expect((await post(app, INTROSPECTIONS, { token: anonymous.refresh_token }, READ_APP)).body).toEqual({ active: false });
+    expect((await post(app, INTROSPECTIONS, { token: mine.refresh_token }, READ_APP)).body.active).toBe(true);
+  });
+
+  it("answers active:false to an own-tokens client for another client's tokens, so it learns nothing of them", async () => {
+    const { app } = await introspectionApp();
+    const theirs = await signIn(app, READ_APP, { ...ALICE, scope: 'users:read' });
+    for (const token of [theirs.access_token, theirs.refresh_token]) {
+      const res = await post(app, INTROSPECTIONS, { token }, DEMO);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ active: false });
+    }
+    const mine = await signIn(app);
+    expect((await post(app, INTROSPECTIONS, { token: mine.access_token }, DEMO)).body.active).toBe(true);
+  });
+
+  it('refuses an authenticated client that is not an introspector with 400 unauthorized_client', async () => {
+    const { app } = await introspectionApp({ introspectors: { 'read-app': 'resource-server' } });
+    const tokens = await signIn(app);
+    const res = await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'unauthorized_client', error_description: 'This client may not introspect tokens.' });
+    expect(res.headers['www-authenticate']).toBeUndefined();
+    // By default nobody may introspect.
+    const closed = await appWithBearer();
+    const tokensToo = await signIn(closed.app);
+    expect((await post(closed.app, INTROSPECTIONS, { token: tokensToo.access_token }, READ_APP)).body.error).toBe(
+      'unauthorized_client',
+    );
+  });
+
+  it('answers active:false for the tokens of a user isSubjectActive denies (a deleted user)', async () => {
+    const deleted = new Set<string>();
+    const { app } = await introspectionApp({ isSubjectActive: (subject) => !deleted.has(subject) });
+    const tokens = await signIn(app);
+    expect((await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO)).body.active).toBe(true);
+    deleted.add('u-1');
+    for (const token of [tokens.access_token, tokens.refresh_token]) {
+      expect((await post(app, INTROSPECTIONS, { token }, DEMO)).body).toEqual({ active: false });
+    }
+  });
+
   it('answers exactly { active: false } for revoked, unknown and malformed tokens', async () => {
-    const { app } = await appWithBearer();
+    const { app } = await introspectionApp();
     const tokens = await signIn(app);
     await post(app, REVOCATIONS, { token: tokens.refresh_token }, DEMO);
     for (const token of [tokens.access_token, tokens.refresh_token, 'y'.repeat(43), 'a.b.c', `${tokens.access_token}x`]) {
@@ -315,26 +368,60 @@ describe('introspection endpoint (RFC 7662)', () => {
   });
 
   it('answers active:false for an expired access token (no clock tolerance)', async () => {
-    const { app } = await appWithBearer({ accessTokenTtlSeconds: 1 });
+    const { app } = await introspectionApp({ accessTokenTtlSeconds: 1 });
     const tokens = await signIn(app);
     await new Promise((done) => setTimeout(done, 2100));
     expect((await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO)).body).toEqual({ active: false });
   });
 
-  it('refuses callers without a client secret with 401 invalid_client: anonymous, public and wrong secret', async () => {
-    const { app } = await appWithBearer();
+  it('refuses callers without a client secret with invalid_client: 401 and a challenge for the header or nothing', async () => {
+    const { app } = await introspectionApp({ introspectors: { ...INTROSPECTORS, 'public-app': 'own-tokens' } });
     const tokens = await signIn(app);
-    for (const [form, authorization] of [
-      [{ token: tokens.access_token }, undefined],
-      [{ token: tokens.access_token, client_id: 'public-app' }, undefined],
-      [{ token: tokens.access_token }, basic('demo-client', 'wrong')],
-    ] as const) {
-      const res = await post(app, INTROSPECTIONS, form, authorization);
+    for (const authorization of [undefined, basic('demo-client', 'wrong'), basic('public-app', '')]) {
+      const res = await post(app, INTROSPECTIONS, { token: tokens.access_token }, authorization);
       expect(res.status).toBe(401);
       expect(res.body.error).toBe('invalid_client');
       expect(res.body.active).toBeUndefined();
       expect(res.headers['www-authenticate']).toBe('Basic realm="api", charset="UTF-8"');
     }
+  });
+
+  it("answers body credentials as the token endpoint does: 400 invalid_client, no challenge, a public client's too", async () => {
+    const { app } = await introspectionApp({ introspectors: { ...INTROSPECTORS, 'public-app': 'own-tokens' } });
+    const tokens = await signIn(app);
+    const forms: Record<string, string>[] = [
+      { client_id: 'public-app' },
+      { client_id: 'public-app', client_secret: 'x' },
+      { client_id: 'demo-client', client_secret: 'wrong' },
+    ];
+    for (const form of forms) {
+      const res = await post(app, INTROSPECTIONS, { token: tokens.access_token, ...form });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client');
+      expect(res.headers['www-authenticate']).toBeUndefined();
+    }
+    const atTokenEndpoint = await postToken(app, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: 'public-app',
+      client_secret: 'x',
+    });
+    expect(atTokenEndpoint.status).toBe(400);
+    expect(atTokenEndpoint.body.error).toBe('invalid_client');
+    expect(atTokenEndpoint.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it('refuses wrong introspectors at construction, with a clear ConfigurationError', async () => {
+    const { users, clients } = await seedStores();
+    for (const introspectors of [['demo-client'], { 'demo-client': 'all' }, { '': 'own-tokens' }, 'demo-client', null]) {
+      expect(() => tokenRouter({ ...TOKEN_OPTIONS, users, clients, introspectors: introspectors as never })).toThrow(
+        /`introspectors` must be/,
+      );
+    }
+    expect(() => tokenRouter({ ...TOKEN_OPTIONS, users, introspectors: { 'demo-client': 'own-tokens' } })).toThrow(/`clients`/);
+    expect(() =>
+      tokenRouter({ ...TOKEN_OPTIONS, users, clients, introspectionPath: false, introspectors: { 'demo-client': 'own-tokens' } }),
+    ).toThrow(ConfigurationError);
   });
 });
 
@@ -393,6 +480,27 @@ describe('endpoint paths, checked at construction', () => {
 });
 
 describe('in the conventions() preset', () => {
+  it('answers an Authorization: Bearer header at the token endpoint with RFC 6749 §5.2 invalid_client, not RFC 6750 invalid_token', async () => {
+    const { conventions } = await import('../src/preset.js');
+    const app = express();
+    app.use(
+      conventions({
+        bearerAuth: { keys: KEYS, issuer: ISSUER, audience: AUDIENCE },
+        tokenRouter: { ...TOKEN_OPTIONS, ...(await seedStores()) },
+      }),
+    );
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    const valid = (await postToken(app, ALICE, { Authorization: DEMO })).body.access_token as string;
+    for (const token of ['not-a-token', valid]) {
+      for (const path of ['/v1/oauth2/token', REVOCATIONS, INTROSPECTIONS]) {
+        const res = await post(app, path, { ...ALICE, token: 'x' }, `Bearer ${token}`);
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+        expect(res.headers['www-authenticate']).toBe('Basic realm="api", charset="UTF-8"');
+      }
+    }
+  });
+
   it("answers the rate limiter's 429 on the revocation and introspection paths in RFC 6749's shape", async () => {
     const { conventions } = await import('../src/preset.js');
     const app = express();

@@ -102,6 +102,12 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
       await expect(new RedisClientStore({ client }).findById('nobody')).resolves.toBeUndefined();
     });
 
+    it('refuse to add a username with a default-ignorable code point (issue 32: no look-alike of alice)', async () => {
+      const users = new RedisUserStore({ client: await connect(), prefix: `test${++prefix}:` });
+      await expect(users.add({ username: '\u200Balice', subject: 'x', passwordHash: 'h' })).rejects.toThrow(/U\+200B/);
+      await expect(users.findByUsername('\u200Balice')).resolves.toBeUndefined();
+    });
+
     it('round-trip every client field', async () => {
       const client = await connect();
       const store = new RedisClientStore({ client, prefix: `rt${++prefix}:` });

@@ -1,5 +1,6 @@
 import type { UserRecord, UserStore } from '../src/oauth2/index.js';
-import { hashPassword } from '../src/oauth2/index.js';
+import { hashPassword, MemoryUserStore } from '../src/oauth2/index.js';
+import { usernameAllowed } from '../src/oauth2/stores.js';
 import { postToken, TEST_COST, tokenApp } from './support/oauth2.js';
 
 /**
@@ -89,5 +90,64 @@ describe('a custom UserStore that does not normalize usernames', () => {
     } finally {
       seen.stop();
     }
+  });
+});
+
+/**
+ * Issue 32, finding 6: RFC 8265's UsernameCaseMapped profile (PRECIS
+ * IdentifierClass) disallows control and default-ignorable code points, so
+ * "\u200Balice" can be no look-alike of "alice": refused when the account is
+ * added, and never looked up at sign-in.
+ */
+describe('usernames with control or default-ignorable code points (PRECIS)', () => {
+  const REFUSED = [
+    '\u200Balice', // ZERO WIDTH SPACE
+    'ali\u00ADce', // SOFT HYPHEN
+    'alice\u200D', // ZERO WIDTH JOINER
+    '\u2060alice', // WORD JOINER
+    'al\uFEFFice', // ZERO WIDTH NO-BREAK SPACE
+    'alice\u0007', // BELL (a control)
+    'ali\u0000ce', // NUL
+    'alice\u034F', // COMBINING GRAPHEME JOINER
+    'alice\u{E0041}', // TAG LATIN CAPITAL LETTER A
+  ];
+
+  const codePoints = (name: string) =>
+    [...name].map((c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`).join(' ');
+
+  it.each(REFUSED.map((name) => [codePoints(name), name]))('MemoryUserStore.add refuses %s', async (_shown, username) => {
+    const users = new MemoryUserStore();
+    await expect(users.add({ username, subject: 's', passwordHash: 'x' })).rejects.toThrow(
+      /control or default-ignorable code point U\+[0-9A-F]{4,6}/,
+    );
+    expect(usernameAllowed(username)).toBe(false);
+  });
+
+  it('accepts names of every script, with spaces and punctuation inside', async () => {
+    const users = new MemoryUserStore();
+    for (const username of ['alice', 'Zoë', 'José María', 'ＡＬＩＣＥ', '山田', 'o.brien-smith']) {
+      expect(usernameAllowed(username)).toBe(true);
+      await users.add({ username, subject: username, passwordHash: 'x' });
+    }
+  });
+
+  it('answers sign-in with such a name like an unknown user, without asking the store', async () => {
+    const hash = await hashPassword('correct horse', { cost: TEST_COST });
+    const asked: string[] = [];
+    // A store from before the rule: it holds a look-alike row, and strips what it cannot show.
+    const users: UserStore = {
+      findByUsername: async (username) => {
+        asked.push(username);
+        return username.replace(/\u200B/g, '') === 'alice' ? { subject: 'look-alike', passwordHash: hash } : undefined;
+      },
+    };
+    const app = await tokenApp({ users });
+    for (const username of ['\u200Balice', 'A\u200Blice']) {
+      const res = await postToken(app, { grant_type: 'password', username, password: 'correct horse' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_grant', error_description: 'The username or password is not correct.' });
+    }
+    expect(asked).toEqual([]);
+    expect((await postToken(app, { grant_type: 'password', username: 'alice', password: 'correct horse' })).status).toBe(200);
   });
 });

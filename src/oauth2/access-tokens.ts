@@ -12,6 +12,19 @@ import type { ReadyKey } from './keys.js';
 /** RFC 9068 §2.1: the `typ` header of a JWT access token. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 
+/** RFC 9068 §4: a resource server accepts `at+jwt` and `application/at+jwt`; media types compare without case. */
+const isAccessTokenType = (typ: unknown): boolean =>
+  typeof typ === 'string' &&
+  (typ.toLowerCase() === ACCESS_TOKEN_TYPE || typ.toLowerCase() === `application/${ACCESS_TOKEN_TYPE}`);
+
+/**
+ * The longest lifetime (`exp` − `iat`) an access token is accepted with, by
+ * default, in seconds: one day, the longest tokenRouter() issues. A token
+ * that claims to live longer was not issued by a router with these keys, or
+ * its keys leaked; it is refused however far its `exp`.
+ */
+export const DEFAULT_MAX_TOKEN_LIFETIME = 86_400;
+
 /** The claims of an access token (RFC 9068 §2.2). */
 export interface AccessTokenClaims {
   /** Issuer. */
@@ -114,8 +127,17 @@ export class AccessTokenVerifier {
   // clock. Emptied when full: bounded memory, no per-entry bookkeeping.
   readonly #accepted = new Map<string, AccessTokenClaims>();
 
-  constructor(keys: readonly ReadyKey[], issuer: string, audience: string | readonly string[], clockToleranceSeconds: number) {
+  readonly #maxLifetime: number;
+
+  constructor(
+    keys: readonly ReadyKey[],
+    issuer: string,
+    audience: string | readonly string[],
+    clockToleranceSeconds: number,
+    maxLifetimeSeconds: number = DEFAULT_MAX_TOKEN_LIFETIME,
+  ) {
     this.#tolerance = clockToleranceSeconds;
+    this.#maxLifetime = maxLifetimeSeconds;
     for (const key of keys) {
       this.#byKid.set(key.kid, {
         key,
@@ -161,7 +183,7 @@ export class AccessTokenVerifier {
     const entry = typeof header.kid === 'string' ? this.#byKid.get(header.kid) : undefined;
     if (!entry) throw new TokenRejected('The access token was not signed by a known key.');
     if (header.alg !== entry.key.algorithm) throw new TokenRejected('The access token algorithm is not allowed.');
-    if (header.typ !== ACCESS_TOKEN_TYPE) throw new TokenRejected('The token is not an access token.');
+    if (!isAccessTokenType(header.typ)) throw new TokenRejected('The token is not an access token.');
     let payload: jwt.JwtPayload | string;
     try {
       payload = jwt.verify(token, entry.key.verifyingKey, entry.options);
@@ -170,8 +192,16 @@ export class AccessTokenVerifier {
       if (error instanceof jwt.NotBeforeError) throw new TokenRejected('The access token is not valid yet.');
       throw new TokenRejected('The access token is not valid.');
     }
-    if (typeof payload !== 'object' || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') {
+    if (
+      typeof payload !== 'object' ||
+      typeof payload.sub !== 'string' ||
+      typeof payload.exp !== 'number' ||
+      typeof payload.iat !== 'number'
+    ) {
       throw new TokenRejected('The access token lacks required claims.');
+    }
+    if (payload.exp - payload.iat > this.#maxLifetime) {
+      throw new TokenRejected('The access token lives longer than this service accepts.');
     }
     if (payload.scope !== undefined && typeof payload.scope !== 'string')
       throw new TokenRejected('The access token scope is malformed.');

@@ -17,6 +17,13 @@ export interface BearerAuthOptions {
   /** Clock skew allowed on `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
   clockToleranceSeconds?: number;
   /**
+   * The longest lifetime (`exp` − `iat`) a token is accepted with, in seconds
+   * (60 to 31536000): a token that claims more, or has no `iat`, is refused
+   * with 401 `invalid_token`, however far its `exp`. Default: 86400 (one
+   * day, the longest tokenRouter() issues).
+   */
+  maxTokenLifetimeSeconds?: number;
+  /**
    * Let a request without bearer credentials (no `Authorization` header, or
    * one of another scheme such as the token endpoint's `Basic`) through
    * unauthenticated: for routes that also accept a session, and for the
@@ -57,6 +64,7 @@ const OPTION_NAMES = [
   'audience',
   'realm',
   'clockToleranceSeconds',
+  'maxTokenLifetimeSeconds',
   'optional',
   'revokedFamilies',
   'isSubjectActive',
@@ -75,6 +83,8 @@ export interface BearerAuthConfiguration extends AccessTokenCheck {
   readonly optional: boolean;
   /** Where Basic credentials are verified, with `optional`. Default: none (they are not read). */
   readonly clients: ClientStore | undefined;
+  /** The challenge of another scheme this resource accepts too (dpopAuth()'s DPoP), written after every Bearer one. */
+  readonly otherChallenge?: string;
 }
 
 /** The configuration of a bearerAuth() that is required and reads no Basic credentials (dpopAuth()'s bearer path). */

@@ -7,6 +7,7 @@ import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import type { AccessTokenClaims } from './access-tokens.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
+import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 import { type ClientStore, clientSecretMatches } from './stores.js';
@@ -41,7 +42,9 @@ export function bearerAuth(options: Readonly<BearerAuthOptions>): RequestHandler
 export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler {
   return function bearerAuthMiddleware(req: Request, res: Response, next: NextFunction) {
     const header = req.headers.authorization;
-    if (header === undefined || !BEARER_SCHEME.test(header)) return withoutBearer(config, req, res, next, header);
+    // At an OAuth endpoint a Bearer header is a client authentication the endpoint refuses itself (RFC 6749 §5.2).
+    const bearerHere = header !== undefined && BEARER_SCHEME.test(header) && !(config.optional && isOAuthEndpoint(res));
+    if (!bearerHere) return withoutBearer(config, req, res, next, header);
     const match = BEARER.exec(header);
     if (!match) return refuse(req, res, next, invalid(config, 'The Authorization header is not a valid bearer token.'));
     const claims = checkAccessToken(config, match[1] as string, false);
@@ -52,7 +55,7 @@ export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler 
 
 /** 401 `invalid_token` with the bearer challenge. */
 function invalid(config: BearerAuthConfiguration, description: string): ApiError {
-  return tokenFailure('invalidToken', 'invalid_token', config.challenge, description);
+  return tokenFailure('invalidToken', 'invalid_token', config.challenge, description, undefined, config.otherChallenge);
 }
 
 /** A request without bearer credentials: on unauthenticated when optional (its Basic client identified), else 401. */
@@ -76,7 +79,11 @@ function withoutBearer(
     next,
     apiError('unauthenticated', {
       message: 'A bearer access token is required.',
-      headers: { 'WWW-Authenticate': config.challenge },
+      // RFC 9449 §7.1: where DPoP is accepted too, its challenge (with `algs`) follows.
+      headers: {
+        'WWW-Authenticate':
+          config.otherChallenge === undefined ? config.challenge : `${config.challenge}, ${config.otherChallenge}`,
+      },
     }),
   );
 }

@@ -1,3 +1,4 @@
+import type { ApiError } from '../errors/api-error.js';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 import { type ClientRecord, type ClientStore, clientSecretMatches } from './stores.js';
 import { invalidClient, tokenError } from './token-errors.js';
@@ -7,6 +8,18 @@ export type Params = Readonly<Record<string, string>>;
 
 /** The `WWW-Authenticate` challenge of a client refused at an OAuth endpoint (RFC 7617). */
 export const basicChallenge = (realm: string): string => `Basic realm="${realm}", charset="UTF-8"`;
+
+/**
+ * RFC 6749 §5.2, one rule at every OAuth endpoint: a client refused is
+ * `invalid_client`, 401 with the Basic challenge when it used the
+ * Authorization header or sent nothing, 400 without one when it sent its
+ * credentials in the body (a challenge would ask for the header it did not use).
+ */
+export function refuseClient(description: string, header: string | undefined, params: Params, challenge: string): ApiError {
+  return invalidClient(description, header === undefined && hasBodyCredentials(params) ? undefined : challenge);
+}
+
+const hasBodyCredentials = (params: Params): boolean => params.client_id !== undefined || params.client_secret !== undefined;
 
 /**
  * Client authentication at the token endpoint (the conventions' "Client
@@ -23,7 +36,7 @@ export function clientAuthenticator(
   const challenge = basicChallenge(realm);
 
   return async function authenticateClient(header, params) {
-    const inBody = params.client_id !== undefined || params.client_secret !== undefined;
+    const inBody = hasBodyCredentials(params);
     if (header !== undefined && inBody) {
       throw tokenError(
         'invalid_request',
@@ -49,8 +62,7 @@ export function clientAuthenticator(
     const secretOk = clientSecretMatches(presented.secret ?? '', client?.secretHash);
     // A public client (no secret registered) is identified by its id and sends no secret.
     const authenticated = client !== undefined && (client.secretHash === undefined ? !presented.secret : secretOk);
-    // RFC 6749 §5.2: the 401 and its challenge only for the Authorization header; credentials in the body get 400.
-    if (!authenticated) throw invalidClient('Client authentication failed.', header === undefined ? undefined : challenge);
+    if (!authenticated) throw refuseClient('Client authentication failed.', header, params, challenge);
     if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
     return client;
   };

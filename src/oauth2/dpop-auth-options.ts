@@ -25,6 +25,13 @@ export interface DpopAuthOptions {
   realm?: string;
   /** Clock skew allowed on the access token's `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
   clockToleranceSeconds?: number;
+  /**
+   * The longest lifetime (`exp` − `iat`) a token is accepted with, in seconds
+   * (60 to 31536000): a token that claims more, or has no `iat`, is refused
+   * with 401 `invalid_token`, however far its `exp`. Default: 86400 (one
+   * day, the longest tokenRouter() issues).
+   */
+  maxTokenLifetimeSeconds?: number;
   /** Revoked refresh-token families, as for bearerAuth(). Default: none. */
   revokedFamilies?: RevokedFamilies;
   /** Whether a token's user still exists, as for bearerAuth(): a token of a user it denies is refused. Default: none. */
@@ -39,6 +46,7 @@ const OPTION_NAMES = [
   'dpop',
   'realm',
   'clockToleranceSeconds',
+  'maxTokenLifetimeSeconds',
   'revokedFamilies',
   'isSubjectActive',
 ] as const;
@@ -76,11 +84,7 @@ export function readDpopAuthOptions(options: unknown): DpopAuthConfiguration {
   const check = readAccessTokenCheck(FACTORY, given);
   const origin = readOrigin(given.origin);
   const proofs = new DpopVerifier(readDpopOptions(FACTORY, given.dpop));
-  return {
-    ...check,
-    origin,
-    proofs,
-    challenge: `DPoP realm="${check.realm}", algs="${proofs.algorithms.join(' ')}"`,
-    bearer: requiredBearer(check),
-  };
+  const challenge = `DPoP realm="${check.realm}", algs="${proofs.algorithms.join(' ')}"`;
+  // A request without credentials, or with a failed Bearer token, learns that DPoP is accepted too (RFC 9449 §7.1).
+  return { ...check, origin, proofs, challenge, bearer: { ...requiredBearer(check), otherChallenge: challenge } };
 }

@@ -4,7 +4,7 @@ import type { ApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { bearerAuthWith } from './bearer-auth.js';
-import { DpopNonceRequired, DpopProofRejected } from './dpop.js';
+import { type CheckedProof, DpopNonceRequired, DpopProofRejected } from './dpop.js';
 import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions } from './dpop-auth-options.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 
@@ -59,23 +59,24 @@ async function authenticate(config: DpopAuthConfiguration, req: Request, token: 
   if (config.isSubjectActive !== undefined && !(await config.isSubjectActive(claims.sub))) {
     throw refusal(config, 'invalid_token', SUBJECT_GONE);
   }
-  const jkt = await proofKey(config, req, token);
+  const proof = checkedProof(config, req, token);
   // RFC 9449 §7.1: the proof's key is the one the token is bound to (checkAccessToken() made sure there is one).
-  if (jkt !== claims.cnf?.jkt)
+  if (proof.jkt !== claims.cnf?.jkt)
     throw refusal(config, 'invalid_dpop_proof', 'The DPoP proof key is not the key the token is bound to.');
+  // Spent last, once the token and the proof are both accepted: a refused request writes nothing.
+  try {
+    await config.proofs.spend(proof);
+  } catch (error) {
+    throw error instanceof DpopProofRejected ? refusal(config, 'invalid_dpop_proof', error.message) : error;
+  }
   setTokenAuth(req, claims);
 }
 
-/** The thumbprint of the key that made the request's proof, for this method, URL and token; throws the refusal otherwise. */
-async function proofKey(config: DpopAuthConfiguration, req: Request, token: string): Promise<string> {
+/** The request's proof, checked for this method, URL and token but not yet spent; throws the refusal otherwise. */
+function checkedProof(config: DpopAuthConfiguration, req: Request, token: string): CheckedProof {
   const path = req.originalUrl.split('?', 1)[0] as string;
   try {
-    const { jkt } = await config.proofs.verify(req.headers.dpop, {
-      method: req.method,
-      url: `${config.origin}${path}`,
-      accessToken: token,
-    });
-    return jkt;
+    return config.proofs.check(req.headers.dpop, { method: req.method, url: `${config.origin}${path}`, accessToken: token });
   } catch (error) {
     // RFC 9449 §9: 401 with `use_dpop_nonce` and the nonce to use.
     if (error instanceof DpopNonceRequired) {

@@ -2,6 +2,7 @@ import { createHash, createHmac, createPublicKey, type JsonWebKey, type KeyObjec
 import jwt from 'jsonwebtoken';
 import { checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { sameText } from '../http/same-text.js';
+import { StoreUnavailableError } from '../stores/store-error.js';
 
 /**
  * DPoP proofs (RFC 9449): a client proves, with each request, that it holds
@@ -37,18 +38,61 @@ export interface DpopReplayStore {
   remember(key: string, expiresAtMs: number): Promise<boolean>;
 }
 
-/** Remembered proofs of one process; expired ones are dropped on a sweep every 1,024 additions. */
+/** How many proofs a MemoryDpopReplayStore remembers at most, by default: 44 MB measured with 256-character `jti`s, the longest accepted. */
+export const DEFAULT_DPOP_REPLAY_ENTRIES = 100_000;
+
+/** Options of a MemoryDpopReplayStore. */
+export interface MemoryDpopReplayStoreOptions {
+  /**
+   * The most proofs remembered at once. A proof is remembered for its
+   * window (two minutes by default), so the default holds about 800 proofs
+   * a second; when it is full of proofs not yet expired, a new proof is
+   * refused with StoreUnavailableError (503 with `Retry-After`) rather than
+   * a remembered one forgotten, which would let it be replayed. Default:
+   * 100,000.
+   */
+  maxEntries?: number;
+}
+
+/** The longest pause between two sweeps of a full store: a store full of live proofs is not swept on every request. */
+const FULL_SWEEP_INTERVAL_MS = 1000;
+
+/**
+ * Remembered proofs of one process, at most `maxEntries`; expired ones are
+ * dropped on a sweep every 1,024 additions, and when the store is full.
+ */
 export class MemoryDpopReplayStore implements DpopReplayStore {
   readonly #seen = new Map<string, number>();
+  readonly #maxEntries: number;
   #added = 0;
+  #sweptAt = 0;
+
+  constructor(options: Readonly<MemoryDpopReplayStoreOptions> = {}) {
+    const given = readOptions<MemoryDpopReplayStoreOptions>('MemoryDpopReplayStore', options, ['maxEntries']);
+    this.#maxEntries =
+      given.maxEntries === undefined
+        ? DEFAULT_DPOP_REPLAY_ENTRIES
+        : checkInteger('MemoryDpopReplayStore', 'maxEntries', given.maxEntries, { min: 1 });
+  }
 
   async remember(key: string, expiresAtMs: number): Promise<boolean> {
     const now = Date.now();
-    if (++this.#added % 1024 === 0) for (const [k, until] of this.#seen) if (until <= now) this.#seen.delete(k);
+    if (++this.#added % 1024 === 0) this.#sweep(now);
     const until = this.#seen.get(key);
     if (until !== undefined && until > now) return false;
+    if (until === undefined && this.#seen.size >= this.#maxEntries) {
+      if (now - this.#sweptAt >= FULL_SWEEP_INTERVAL_MS) this.#sweep(now);
+      if (this.#seen.size >= this.#maxEntries) {
+        throw new StoreUnavailableError('MemoryDpopReplayStore', `Full: ${this.#maxEntries} proofs not yet expired.`);
+      }
+    }
     this.#seen.set(key, expiresAtMs);
     return true;
+  }
+
+  #sweep(now: number): void {
+    this.#sweptAt = now;
+    for (const [k, until] of this.#seen) if (until <= now) this.#seen.delete(k);
   }
 
   /** How many proofs are remembered, expired ones not yet swept included. */
@@ -59,7 +103,10 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
 
 /** Options of DPoP, shared by tokenRouter({ dpop }) and dpopAuth(). */
 export interface DpopOptions {
-  /** Where proof ids are remembered; give a RedisDpopReplayStore to several instances. Default: a MemoryDpopReplayStore. */
+  /**
+   * Where proof ids are remembered; give a RedisDpopReplayStore to several
+   * instances. Default: a MemoryDpopReplayStore of DEFAULT_DPOP_REPLAY_ENTRIES.
+   */
   replay?: DpopReplayStore;
   /** Proof algorithms accepted. Default: `['ES256', 'RS256', 'PS256']`. */
   algorithms?: readonly DpopAlgorithm[];
@@ -183,15 +230,25 @@ const THUMBPRINT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
 
 /** The RFC 7638 SHA-256 thumbprint of a public JWK, base64url: the `jkt` a token is bound to. */
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string {
-  const members = THUMBPRINT_MEMBERS[String(jwk.kty)];
+  // Own members only, on both sides: a `kty` of "constructor" or "__proto__" names no key type.
+  const kty = ownMember(jwk, 'kty');
+  const members = typeof kty === 'string' && Object.hasOwn(THUMBPRINT_MEMBERS, kty) ? THUMBPRINT_MEMBERS[kty] : undefined;
   if (members === undefined) throw new DpopProofRejected('The proof key type is not supported.');
   const canonical: Record<string, unknown> = {};
   for (const name of members) {
-    if (typeof jwk[name] !== 'string') throw new DpopProofRejected('The proof key is incomplete.');
-    canonical[name] = jwk[name];
+    const value = ownMember(jwk, name);
+    if (typeof value !== 'string') throw new DpopProofRejected('The proof key is incomplete.');
+    canonical[name] = value;
   }
   return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url');
 }
+
+/** A JWK member, read only when the object holds it itself (never one inherited from Object.prototype). */
+const ownMember = (jwk: Readonly<Record<string, unknown>>, name: string): unknown =>
+  Object.hasOwn(jwk, name) ? jwk[name] : undefined;
+
+/** RFC 7518 §3.3 and §3.5: RSA keys of at least 2048 bits for RS256 and PS256. */
+const MIN_RSA_BITS = 2048;
 
 /** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token. */
 export const accessTokenHash = (accessToken: string): string => createHash('sha256').update(accessToken).digest('base64url');
@@ -212,6 +269,12 @@ export interface ProofExpectation {
 /** The thumbprint of the key a valid proof was signed with. */
 export interface VerifiedProof {
   readonly jkt: string;
+}
+
+/** A proof that passed every check but the replay one, with what spend() records. */
+export interface CheckedProof extends VerifiedProof {
+  readonly replayKey: string;
+  readonly expiresAtMs: number;
 }
 
 /**
@@ -241,7 +304,15 @@ export class DpopVerifier {
     return this.#config.nonces?.current();
   }
 
+  /** check() then spend(): a proof accepted and its `jti` recorded. */
   async verify(proof: string | string[] | undefined, expected: ProofExpectation): Promise<VerifiedProof> {
+    const checked = this.check(proof, expected);
+    await this.spend(checked);
+    return { jkt: checked.jkt };
+  }
+
+  /** Every check of RFC 9449 §4.3 but the replay: the store is not written (see spend()). */
+  check(proof: string | string[] | undefined, expected: ProofExpectation): CheckedProof {
     // RFC 9449 §4.3 check 1: exactly one DPoP header.
     if (typeof proof !== 'string') throw new DpopProofRejected('Exactly one DPoP proof is required.');
     const { header, claims } = decodeProof(proof);
@@ -251,7 +322,8 @@ export class DpopVerifier {
     const jwk = (header as { jwk?: unknown }).jwk;
     if (typeof jwk !== 'object' || jwk === null) throw new DpopProofRejected('The DPoP proof has no jwk.');
     const members = jwk as Record<string, unknown>;
-    if (PRIVATE_MEMBERS.some((name) => name in members)) throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
+    if (PRIVATE_MEMBERS.some((name) => Object.hasOwn(members, name)))
+      throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
     const jkt = jwkThumbprint(members);
     const key = this.#publicKey(jkt, members);
     try {
@@ -278,13 +350,18 @@ export class DpopVerifier {
     if (this.#config.nonces !== undefined && !this.#config.nonces.accepts((claims as { nonce?: unknown }).nonce)) {
       throw new DpopNonceRequired('The DPoP proof must carry the nonce in the DPoP-Nonce header.');
     }
-    // Last, once everything else holds: a refused proof never spends its jti.
-    const fresh = await this.#config.replay.remember(
-      `${jkt}:${claims.jti}`,
-      (claims.iat + this.#config.windowSeconds + 1) * 1000,
-    );
-    if (!fresh) throw new DpopProofRejected('The DPoP proof was used before.');
-    return { jkt };
+    return { jkt, replayKey: `${jkt}:${claims.jti}`, expiresAtMs: (claims.iat + this.#config.windowSeconds + 1) * 1000 };
+  }
+
+  /**
+   * Records a checked proof's `jti`, or refuses a proof used before: called
+   * last, once the proof and what it comes with (the grant, the token) are
+   * accepted, so a refused request never writes to the replay store.
+   */
+  async spend(proof: CheckedProof): Promise<void> {
+    if (!(await this.#config.replay.remember(proof.replayKey, proof.expiresAtMs))) {
+      throw new DpopProofRejected('The DPoP proof was used before.');
+    }
   }
 
   /** The public key of a proof's `jwk`, imported once per thumbprint. */
@@ -295,6 +372,10 @@ export class DpopVerifier {
         key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
       } catch {
         throw new DpopProofRejected('The DPoP proof jwk is not a valid public key.');
+      }
+      const bits = key.asymmetricKeyDetails?.modulusLength;
+      if (key.asymmetricKeyType === 'rsa' && (bits === undefined || bits < MIN_RSA_BITS)) {
+        throw new DpopProofRejected(`The DPoP proof key is shorter than ${MIN_RSA_BITS} bits.`);
       }
       if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
       this.#keys.set(jkt, key);

@@ -1,16 +1,44 @@
 import type { Request, Response } from 'express';
+import { invalidOption } from '../config/options.js';
 import { writeJsonAnswer } from '../http/json-writer.js';
 import { stringifyJson } from '../http/serialize.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
-import { basicChallenge } from './client-auth.js';
+import { basicChallenge, type Params, refuseClient } from './client-auth.js';
 import { DPOP_TOKEN_TYPE } from './dpop.js';
 import { TOKEN_TYPE } from './grants/token-response.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
-import { hashRefreshToken } from './stores.js';
-import { invalidClient, tokenError } from './token-errors.js';
+import { type ClientRecord, hashRefreshToken } from './stores.js';
+import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
-/** RFC 7662 §2.2: all a caller learns of a token that is not active. */
+/**
+ * What a client may learn at the introspection endpoint (RFC 7662 §4 leaves
+ * it to the server): `'own-tokens'`, the tokens issued to that client only;
+ * `'resource-server'`, every access token for the router's audience, and its
+ * own refresh tokens. A refresh token is never described to another client
+ * (RFC 9700: refresh tokens stay between their client and the server).
+ */
+export type IntrospectionRight = 'own-tokens' | 'resource-server';
+
+/** Client ids mapped to what each may introspect; a client not named may not introspect. */
+export type Introspectors = Readonly<Record<string, IntrospectionRight>>;
+
+const RIGHTS: readonly IntrospectionRight[] = ['own-tokens', 'resource-server'];
+
+/** Checks the `introspectors` option of `factory` (a plain object of client id → right). */
+export function readIntrospectors(factory: string, value: unknown): ReadonlyMap<string, IntrospectionRight> {
+  if (value === undefined) return new Map();
+  const expected = "an object mapping client ids to 'own-tokens' or 'resource-server'";
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    invalidOption(factory, 'introspectors', value, expected);
+  const entries = Object.entries(value);
+  if (!entries.every(([id, right]) => id.length > 0 && (RIGHTS as readonly unknown[]).includes(right))) {
+    invalidOption(factory, 'introspectors', value, expected);
+  }
+  return new Map(entries as [string, IntrospectionRight][]);
+}
+
+/** RFC 7662 §2.2: all a caller learns of a token that is not active, or that it may not see. */
 const INACTIVE_BODY = '{"active":false}';
 
 /** RFC 7662 §2.2's members for an active access token. */
@@ -30,13 +58,23 @@ function describeAccessToken(claims: AccessTokenClaims): Record<string, unknown>
   return body;
 }
 
+/** A client introspecting: who it is and what it may see. */
+interface Introspector {
+  readonly id: string;
+  readonly right: IntrospectionRight;
+}
+
 /**
  * The introspection endpoint (RFC 7662), for resource servers that do not
- * verify the JWTs themselves. Only a client that authenticates with its
- * secret may ask (§2.1; a public client proves nothing): others get 401
- * `invalid_client`. A token that is revoked, expired, unknown, malformed or
- * a rotated-out refresh token is `{ "active": false }` and nothing more
- * (§2.2). Expiry is checked with no clock tolerance.
+ * verify the JWTs themselves. Only a client named in `introspectors` that
+ * authenticates with its secret may ask (§2.1; a public client proves
+ * nothing): a failed authentication is `invalid_client` (401 with a
+ * challenge for the header or none, 400 for body credentials, as at the token
+ * endpoint), a client not named `unauthorized_client`. A token that is
+ * revoked, expired, unknown, malformed, rotated out, of a user
+ * `isSubjectActive` denies, or that the caller may not see is
+ * `{ "active": false }` and nothing more (§2.2, §4). Expiry is checked with
+ * no clock tolerance.
  */
 export function introspectionEndpoint(
   config: TokenRouterConfiguration,
@@ -44,8 +82,10 @@ export function introspectionEndpoint(
 ): (req: Request, res: Response) => Promise<void> {
   const verifier = new AccessTokenVerifier(config.keys, config.issuer, config.audience, 0);
   const challenge = basicChallenge(config.realm);
+  const subjectActive = async (subject: string) =>
+    config.isSubjectActive === undefined || (await config.isSubjectActive(subject));
 
-  function accessToken(token: string): Record<string, unknown> | undefined {
+  async function accessToken(token: string, caller: Introspector): Promise<Record<string, unknown> | undefined> {
     let claims: AccessTokenClaims;
     try {
       claims = verifier.verify(token);
@@ -53,29 +93,40 @@ export function introspectionEndpoint(
       if (error instanceof TokenRejected) return undefined;
       throw error;
     }
+    if (caller.right !== 'resource-server' && claims.client_id !== caller.id) return undefined;
     if (claims.sid !== undefined && config.revokedFamilies?.isRevoked(claims.sid) === true) return undefined;
+    if (!(await subjectActive(claims.sub))) return undefined;
     return describeAccessToken(claims);
   }
 
-  async function refreshToken(token: string): Promise<Record<string, unknown> | undefined> {
+  async function refreshToken(token: string, caller: Introspector): Promise<Record<string, unknown> | undefined> {
     const family = await config.refreshTokens.find(hashRefreshToken(token));
-    // Only the family's current token refreshes; a rotated one is spent.
-    if (family === undefined || family.current !== true) return undefined;
+    // Only the family's current token refreshes; a rotated one is spent. Only its own client may know either.
+    if (family === undefined || family.current !== true || family.clientId !== caller.id) return undefined;
+    if (!(await subjectActive(family.subject))) return undefined;
     const body: Record<string, unknown> = { active: true };
     if (family.scopes.length > 0) body.scope = family.scopes.join(' ');
-    if (family.clientId !== undefined) body.client_id = family.clientId;
+    body.client_id = family.clientId;
     body.sub = family.subject;
     return body;
   }
 
+  function introspector(req: Request, params: Params, client: ClientRecord | undefined): Introspector {
+    if (client === undefined || client.secretHash === undefined) {
+      const description = 'Introspection needs client authentication with a client secret.';
+      throw refuseClient(description, req.headers.authorization, params, challenge);
+    }
+    const right = config.introspectors.get(client.id);
+    if (right === undefined) throw tokenError('unauthorized_client', 'This client may not introspect tokens.');
+    return { id: client.id, right };
+  }
+
   return async function introspect(req, res) {
     const { params, client } = await read(req, res);
-    if (client === undefined || client.secretHash === undefined) {
-      throw invalidClient('Introspection needs client authentication with a client secret.', challenge);
-    }
+    const caller = introspector(req, params, client);
     const token = params.token;
     if (token === undefined) throw tokenError('invalid_request', 'The token parameter is missing.');
-    const answer = looksLikeJwt(token) ? accessToken(token) : await refreshToken(token);
+    const answer = looksLikeJwt(token) ? await accessToken(token, caller) : await refreshToken(token, caller);
     writeJsonAnswer(res, 200, answer === undefined ? INACTIVE_BODY : stringifyJson(answer));
   };
 }

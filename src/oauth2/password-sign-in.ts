@@ -3,7 +3,7 @@ import { checkInteger, invalidOption, isProductionEnvironment, readOptions } fro
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
-import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore } from './stores.js';
+import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
 
 /**
  * The one password check of the library, for every door that takes a
@@ -130,11 +130,13 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
 
   return async function checkPassword(req, username, password) {
     const canonical = normalizeUsername(username);
+    const allowed = usernameAllowed(username);
     const attempt = await guard?.attempt(req, canonical);
     let user: UserRecord | undefined;
     let matches: boolean;
     try {
-      user = await users.findByUsername(canonical);
+      // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
+      user = allowed ? await users.findByUsername(canonical) : undefined;
       // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
       matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
         key: signInAddressKey(req),
@@ -145,7 +147,7 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       throw error;
     }
     if (!user || !matches) {
-      if (!user && username !== canonical && !isProductionEnvironment())
+      if (!user && allowed && username !== canonical && !isProductionEnvironment())
         await warnIfStoreIsNotNormalized(users, username, canonical);
       await attempt?.failed();
       return undefined;

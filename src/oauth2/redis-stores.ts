@@ -11,6 +11,7 @@ import {
 import {
   type ClientRecord,
   type ClientStore,
+  checkUsername,
   type FoundFamily,
   GRANT_TYPES,
   type GrantType,
@@ -71,6 +72,7 @@ export class RedisUserStore implements UserStore {
 
   /** Adds or replaces a user; `passwordHash` comes from hashPassword(). */
   async add(user: Readonly<UserRecord & { username: string }>): Promise<void> {
+    checkUsername(user.username);
     const fields = ['subject', user.subject, 'passwordHash', user.passwordHash];
     if (user.scopes !== undefined) fields.push('scopes', user.scopes.join(' '));
     await REPLACE_HASH.run(this.#redis, [this.#key(user.username)], fields);

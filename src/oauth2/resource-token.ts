@@ -4,7 +4,7 @@ import { checkInteger, checkString, invalidOption } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
-import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { type AccessTokenClaims, AccessTokenVerifier, DEFAULT_MAX_TOKEN_LIFETIME, TokenRejected } from './access-tokens.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { readKeys } from './keys.js';
 import type { RevokedFamilies } from './revoked-families.js';
@@ -28,6 +28,7 @@ export interface AccessTokenCheckOptions {
   readonly audience?: unknown;
   readonly realm?: unknown;
   readonly clockToleranceSeconds?: unknown;
+  readonly maxTokenLifetimeSeconds?: unknown;
   readonly revokedFamilies?: unknown;
   readonly isSubjectActive?: unknown;
 }
@@ -54,12 +55,16 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
     given.clockToleranceSeconds === undefined
       ? DEFAULT_CLOCK_TOLERANCE
       : checkInteger(factory, 'clockToleranceSeconds', given.clockToleranceSeconds, { min: 0, max: 300 });
+  const maxLifetime =
+    given.maxTokenLifetimeSeconds === undefined
+      ? DEFAULT_MAX_TOKEN_LIFETIME
+      : checkInteger(factory, 'maxTokenLifetimeSeconds', given.maxTokenLifetimeSeconds, { min: 60, max: 31_536_000 });
   const revokedFamilies = given.revokedFamilies as RevokedFamilies | undefined;
   if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
     invalidOption(factory, 'revokedFamilies', revokedFamilies, 'a RevokedFamilies (isRevoked)');
   }
   return {
-    verifier: new AccessTokenVerifier(keys, issuer, audience, tolerance),
+    verifier: new AccessTokenVerifier(keys, issuer, audience, tolerance, maxLifetime),
     realm,
     revokedFamilies,
     isSubjectActive: checkSubjectActive(factory, given.isSubjectActive),
@@ -107,13 +112,15 @@ export function tokenFailure(
   challenge: string,
   description: string,
   extra?: Readonly<Record<string, string>>,
+  otherChallenge?: string,
 ): ApiError {
+  const own = `${challenge}, error="${error}", error_description="${description}"`;
   return apiError(name, {
     message: description,
     body: { error, error_description: description },
     headers: {
       ...TOKEN_FAILURE_HEADERS,
-      'WWW-Authenticate': `${challenge}, error="${error}", error_description="${description}"`,
+      'WWW-Authenticate': otherChallenge === undefined ? own : `${own}, ${otherChallenge}`,
       ...extra,
     },
   });

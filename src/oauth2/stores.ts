@@ -23,6 +23,30 @@ export function normalizeUsername(username: string): string {
   return username.normalize('NFKC').trim().toLowerCase();
 }
 
+// RFC 8265 §3.3 (UsernameCaseMapped, PRECIS IdentifierClass of RFC 8264 §4.2): control and
+// default-ignorable code points are disallowed. They are invisible, so "\u200Balice" would be an
+// account that looks like "alice".
+const DISALLOWED_IN_USERNAME = /[\p{Cc}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * Whether a username is free of control code points (U+0000–U+001F,
+ * U+007F–U+009F) and default-ignorable ones (U+00AD, U+200B–U+200F,
+ * U+2060–U+206F, U+FEFF, variation selectors, tags…), which RFC 8265's
+ * UsernameCaseMapped profile disallows. The stores refuse to add such a
+ * name, and sign-in answers it as an unknown user.
+ */
+export function usernameAllowed(username: string): boolean {
+  return !DISALLOWED_IN_USERNAME.test(username);
+}
+
+/** Throws when `username` cannot be an account name (see usernameAllowed()). */
+export function checkUsername(username: string): void {
+  const found = DISALLOWED_IN_USERNAME.exec(username)?.[0];
+  if (found === undefined) return;
+  const codePoint = `U+${(found.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+  throw new RangeError(`A username may not hold a control or default-ignorable code point ${codePoint} (RFC 8265).`);
+}
+
 /** A user who signs in with the password grant. */
 export interface UserRecord {
   /** The token's `sub`: a stable id, not the username. */
@@ -164,6 +188,7 @@ export class MemoryUserStore implements UserStore {
   /** Adds or replaces a user; `passwordHash` comes from hashPassword(). */
   async add(user: Readonly<UserRecord & { username: string }>): Promise<void> {
     const { username, ...record } = user;
+    checkUsername(username);
     this.#users.set(normalizeUsername(username), record);
   }
 

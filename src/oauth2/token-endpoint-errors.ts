@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkString, invalidOption, readOptions } from '../config/options.js';
 import { setErrorShape } from '../errors/error-shape.js';
+import { markOAuthEndpoint } from './oauth-endpoint-mark.js';
 import { tokenErrorShape } from './token-errors.js';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from './token-options.js';
 
@@ -40,7 +41,10 @@ export function tokenEndpointErrors(options?: Readonly<TokenEndpointErrorsOption
   if (!Array.isArray(otherPaths)) invalidOption(FACTORY, 'otherPaths', otherPaths, 'an array of paths');
   for (const [index, other] of otherPaths.entries()) paths.add(checkPath(`otherPaths[${index}]`, other));
   return function tokenEndpointErrorsMiddleware(req: Request, res: Response, next: NextFunction) {
-    if (paths.has(req.path)) setErrorShape(res, tokenErrorShape);
+    if (paths.has(req.path)) {
+      setErrorShape(res, tokenErrorShape);
+      markOAuthEndpoint(res);
+    }
     next();
   };
 }

@@ -1,6 +1,7 @@
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
+import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspection.js';
 import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
@@ -107,10 +108,18 @@ export interface TokenRouterOptions {
   revocationPath?: string | false;
   /**
    * Path of the RFC 7662 introspection endpoint, or `false` for none. It
-   * answers clients that authenticate with a secret only. Default:
-   * `'/v1/oauth2/introspections'`.
+   * answers only the `introspectors`, each authenticated with its secret.
+   * Default: `'/v1/oauth2/introspections'`.
    */
   introspectionPath?: string | false;
+  /**
+   * Who may introspect, by client id: `'resource-server'` learns of every
+   * access token for the audience (and of its own refresh tokens),
+   * `'own-tokens'` only of the tokens issued to that client; any other
+   * token is `{ "active": false }` to them. A client not named gets
+   * `unauthorized_client`. Needs `clients`. Default: `{}` (nobody).
+   */
+  introspectors?: Introspectors;
   /**
    * Seconds during which the refresh token rotated last may be presented
    * again, before its successor was ever used, and answer the same new
@@ -155,6 +164,7 @@ const OPTION_NAMES = [
   'metadata',
   'revocationPath',
   'introspectionPath',
+  'introspectors',
   'refreshGraceSeconds',
   'dpop',
 ] as const;
@@ -190,6 +200,8 @@ export interface TokenRouterConfiguration {
   readonly metadataPath: string | undefined;
   readonly revocationPath: string | undefined;
   readonly introspectionPath: string | undefined;
+  /** Who may introspect (client id → right); empty: nobody. */
+  readonly introspectors: ReadonlyMap<string, IntrospectionRight>;
   /** The refresh grace in milliseconds; 0 when off. */
   readonly refreshGraceMs: number;
   /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
@@ -256,6 +268,16 @@ const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
 const REFRESH_METHODS = ['create', 'find', 'rotate', 'revokeByTokenHash', 'revokeFamily'];
 const REVOKED_METHODS = ['revoke', 'isRevoked'];
 
+/** Introspectors need a client store to authenticate against, and an endpoint to ask. */
+function checkIntrospectors(config: TokenRouterConfiguration): void {
+  if (config.introspectors.size === 0) return;
+  const named = Object.fromEntries(config.introspectors);
+  if (config.clients === undefined) invalidOption(TOKEN_ROUTER, 'introspectors', named, 'empty when no `clients` store is given');
+  if (config.introspectionPath === undefined) {
+    invalidOption(TOKEN_ROUTER, 'introspectors', named, 'empty when `introspectionPath` is false');
+  }
+}
+
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
@@ -307,12 +329,14 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     metadataPath: readMetadataPath(given.metadata, issuer),
     revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
     introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
+    introspectors: readIntrospectors(F, given.introspectors),
     refreshGraceMs:
       given.refreshGraceSeconds === undefined
         ? 0
         : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
     dpop: readDpop(given.dpop, issuer, path),
   };
+  checkIntrospectors(config);
   const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {
     invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');

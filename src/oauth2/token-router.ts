@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { readOptions } from '../config/options.js';
 import { AccessTokenSigner } from './access-tokens.js';
-import { tokenEndpointProof } from './dpop-token-endpoint.js';
+import { spendTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { passwordGrant } from './grants/password.js';
 import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
@@ -68,12 +68,14 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     if (client?.grants !== undefined && !client.grants.includes(grantType as GrantType)) {
       throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
     }
-    // RFC 9449 §5: the proof is checked before any grant is spent.
-    const jkt = await tokenEndpointProof(config, req, res);
+    // RFC 9449 §5: the proof is checked before any grant is spent, and spent only once the grant is accepted.
+    const proof = tokenEndpointProof(config, req, res);
+    const jkt = proof?.jkt;
     const issued =
       grantType === 'password'
         ? await passwordGrant(context, req, params, client, jkt)
         : await refreshTokenGrant(context, params, client, jkt);
+    if (proof !== undefined) await spendTokenEndpointProof(config, proof, issued);
     sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
   }
 

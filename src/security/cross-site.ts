@@ -16,9 +16,12 @@ export interface CrossSiteProtectionOptions {
    */
   trustedOrigins?: readonly (string | RegExp)[];
   /**
-   * Accept `Sec-Fetch-Site: same-site`: a page on another subdomain or port
-   * of the same registrable domain (`app.example.com` calling
-   * `api.example.com`). Default: `true`.
+   * Trust the whole site: accept `Sec-Fetch-Site: same-site` from any page
+   * on another subdomain or port of the same registrable domain
+   * (`app.example.com` calling `api.example.com`). Off, such a request is
+   * treated as cross-site (it passes from a trusted origin only): a sibling
+   * subdomain you do not control (user content, an old blog) could
+   * otherwise post a sign-in form (login CSRF). Default: `false`.
    */
   allowSameSite?: boolean;
 }
@@ -27,12 +30,15 @@ export interface CrossSiteProtectionOptions {
 export const SEC_FETCH_SITE = 'sec-fetch-site' as const;
 
 const FACTORY = 'crossSiteProtection';
-const ORIGIN_PARTS = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]+)$/i;
-
-function isOwnHost(req: Request, origin: string): boolean {
+/**
+ * Whether `origin` is this server's own: its scheme (Express's
+ * `req.protocol`, which reads `X-Forwarded-Proto` under `trust proxy`) and
+ * its `Host`. The scheme counts: `http://api.example.com` is another
+ * origin than `https://api.example.com` (RFC 6454 §4).
+ */
+function isOwnOrigin(req: Request, origin: string): boolean {
   const host = req.headers.host;
-  const match = ORIGIN_PARTS.exec(origin);
-  return host !== undefined && match !== null && (match[1] as string).toLowerCase() === host.toLowerCase();
+  return host !== undefined && origin.toLowerCase() === `${req.protocol}://${host}`.toLowerCase();
 }
 
 /**
@@ -43,11 +49,12 @@ function isOwnHost(req: Request, origin: string): boolean {
  * form signing the visitor into the attacker's account: login CSRF).
  *
  * - `Sec-Fetch-Site: same-origin` or `none` (typed by the user) passes;
- *   `same-site` passes unless `allowSameSite: false`; `cross-site` passes
- *   only from a trusted origin.
+ *   `same-site` and `cross-site` pass only from a trusted origin (`same-site`
+ *   from any origin of the site with `allowSameSite: true`).
  * - Without Fetch Metadata (older browsers), `Origin` decides: `null`
- *   (a sandboxed frame, a redirect across sites) is refused, this host or
- *   a trusted origin passes, any other is refused.
+ *   (a sandboxed frame, a redirect across sites) is refused, this
+ *   server's own origin (scheme and host) or a trusted origin passes, any
+ *   other is refused.
  * - Neither header: not a browser (curl, a server, a mobile app), nothing
  *   to forge; it passes. Such clients need to do nothing.
  *
@@ -60,7 +67,7 @@ export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOption
     invalidOption(FACTORY, 'trustedOrigins', trustedOrigins, 'an array of origins or anchored RegExps');
   }
   const trusted = readOriginList(FACTORY, 'trustedOrigins', trustedOrigins);
-  const allowSameSite = checkBoolean(FACTORY, 'allowSameSite', given.allowSameSite ?? true);
+  const allowSameSite = checkBoolean(FACTORY, 'allowSameSite', given.allowSameSite ?? false);
 
   const isTrusted = (origin: string | undefined): boolean =>
     origin !== undefined && origin !== 'null' && inOriginList(trusted, origin);
@@ -76,7 +83,7 @@ export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOption
     if (site !== undefined) {
       allowed = site === 'same-origin' || site === 'none' || (site === 'same-site' && allowSameSite) || isTrusted(origin);
     } else {
-      allowed = origin === undefined || (origin !== 'null' && (isOwnHost(req, origin) || isTrusted(origin)));
+      allowed = origin === undefined || (origin !== 'null' && (isOwnOrigin(req, origin) || isTrusted(origin)));
     }
     if (allowed) next();
     else

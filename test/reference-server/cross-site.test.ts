@@ -94,7 +94,12 @@ describeWith(CHROMIUM, 'cross-site sign-in in Chromium (POST /v1/sessions)', () 
       ['Sec-Fetch-Site: cross-site', { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://evil.example' }],
       ['Origin: null', { Origin: 'null' }],
       ['Origin of another site, no Fetch Metadata', { Origin: 'https://evil.example' }],
-    ])('POST /v1/sessions with %s: 403', async (_name, headers) => {
+      // Issue 32, finding 6: a sibling subdomain is no trusted site, and the scheme is part of the origin.
+      ['Sec-Fetch-Site: same-site from a sibling', { 'Sec-Fetch-Site': 'same-site', Origin: 'http://blog.localhost' }],
+      ['Origin of this host on another scheme, no Fetch Metadata', { Origin: 'https://HOST' }],
+    ])('POST /v1/sessions with %s: 403', async (_name, given) => {
+      const headers = { ...given } as Record<string, string>;
+      if (headers.Origin === 'https://HOST') headers.Origin = api.url.replace('http://', 'https://');
       const res = await request(api.url)
         .post('/v1/sessions')
         .set(headers)

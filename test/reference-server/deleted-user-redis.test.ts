@@ -42,6 +42,14 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: the tokens of a deleted 
     const browser = { Cookie: session.cookie, 'CSRF-Token': session.csrfToken };
     const subject = JSON.parse(Buffer.from(String(issued.body.access_token).split('.')[1] ?? '', 'base64url').toString()).sub;
 
+    const introspect = (url: string, token: string) =>
+      request(url)
+        .post('/v1/oauth2/introspections')
+        .type('form')
+        .send({ token, client_id: DEMO.clientId, client_secret: DEMO.clientSecret });
+    expect((await introspect(b.url, issued.body.access_token)).body.active).toBe(true);
+    expect((await introspect(b.url, issued.body.refresh_token)).body.active).toBe(true);
+
     // Before: the token and the session both write, on either instance.
     expect((await createUser(b.url, bearer)).status).toBe(201);
     expect((await createUser(a.url, browser)).status).toBe(201);
@@ -57,6 +65,9 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: the tokens of a deleted 
     );
     expect(refused.body).toEqual({ error: 'invalid_token', error_description: 'The user of the access token no longer exists.' });
     expect((await request(a.url).get('/v1/me').set(bearer)).status).toBe(401);
+    // Introspection agrees (issue 32, finding 3): neither token is active any more.
+    expect((await introspect(b.url, issued.body.access_token)).body).toEqual({ active: false });
+    expect((await introspect(b.url, issued.body.refresh_token)).body).toEqual({ active: false });
 
     const refreshed = await grant(b.url, { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
     expect(refreshed.status).toBe(400);

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { describeWith, REDIS_SERVER } from '../support/services.js';
 import { DEMO } from './client.js';
@@ -119,6 +121,44 @@ describe('reference server with DPOP=1 (RFC 9449)', () => {
     expect(seen.strangerChallenge.status).toBe(401);
   });
 
+  it('challenges GET /v1/me without credentials with DPoP algs too (RFC 9449 §7.1; issue 32, finding 4)', async () => {
+    const res = await request(server.url).get('/v1/me');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="reference-server", DPoP realm="reference-server", algs="ES256 RS256 PS256"',
+    );
+  });
+
+  it('answers 400 invalid_dpop_proof, and logs no error, to a 1024-bit RSA key and to a jwk.kty of constructor', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const sign = (privateKey: KeyObject, alg: 'RS256' | 'ES256', jwk: Record<string, unknown>) =>
+      jwt.sign(
+        { jti: randomUUID(), iat: Math.floor(Date.now() / 1000), htm: 'POST', htu: `${server.url}/v1/oauth2/token` },
+        privateKey,
+        { algorithm: alg, allowInsecureKeySizes: true, header: { alg, typ: 'dpop+jwt', jwk } as jwt.JwtHeader },
+      );
+    const proofs = [
+      sign(rsa.privateKey, 'RS256', rsa.publicKey.export({ format: 'jwk' }) as Record<string, unknown>),
+      sign(ec.privateKey, 'ES256', {
+        ...(ec.publicKey.export({ format: 'jwk' }) as Record<string, unknown>),
+        kty: 'constructor',
+      }),
+    ];
+    const logged = server.output().length;
+    for (const proof of proofs) {
+      const res = await request(server.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .set('Authorization', DEMO_BASIC)
+        .set('DPoP', proof)
+        .send({ grant_type: 'password', username: DEMO.username, password: DEMO.password });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_dpop_proof');
+    }
+    expect(server.output().slice(logged)).not.toMatch(/"level":"error"|TypeError/);
+  });
+
   it('keeps giving bearer tokens to clients that send no proof', async () => {
     const { access_token } = await passwordGrant(server.url);
     expect((await me(server.url, access_token)).status).toBe(200);
@@ -208,6 +248,24 @@ describeWith(
       expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: tokens.refresh_token })).body).toEqual({
         active: false,
       });
+    });
+
+    it("tells demo-client nothing of the browser page's tokens, on either instance (issue 32, finding 1)", async () => {
+      const browser = await request(a.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .send({ grant_type: 'password', username: DEMO.username, password: DEMO.password, client_id: 'browser-page' });
+      expect(browser.status).toBe(200);
+      for (const url of [a.url, b.url]) {
+        for (const token of [browser.body.access_token, browser.body.refresh_token]) {
+          const res = await oauthPost(url, '/v1/oauth2/introspections', { token });
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({ active: false });
+        }
+      }
+      // Its own tokens it may still introspect.
+      const own = await passwordGrant(b.url);
+      expect((await oauthPost(a.url, '/v1/oauth2/introspections', { token: own.refresh_token })).body.active).toBe(true);
     });
 
     it('answers 200 for an unknown token, and 400 invalid_client for a wrong client secret in the body', async () => {

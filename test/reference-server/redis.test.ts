@@ -101,6 +101,19 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
     });
   });
 
+  describe('a new sign-in on one instance', () => {
+    it('ends the earlier session on both (issue 32, finding 6)', async () => {
+      const earlier = await signIn(a.url);
+      const later = await signIn(b.url);
+      for (const url of [a.url, b.url]) {
+        const current = (cookie: string) =>
+          request(url).get('/v1/sessions/current').set('Cookie', cookie).set('X-Requested-With', 'XMLHttpRequest');
+        expect((await current(earlier.cookie)).status).toBe(401);
+        expect((await current(later.cookie)).status).toBe(200);
+      }
+    });
+  });
+
   describe('exports', () => {
     it('an export asked for on one instance is handed out by the other', async () => {
       const session = await signIn(a.url);

@@ -210,7 +210,9 @@ describe('CSRF: a state-changing request authenticated by the session cookie', (
   });
 
   it('is refused with a token of another session', async () => {
-    const [mine, theirs] = await Promise.all([signIn(server.url), signIn(server.url)]);
+    // The earlier session ended at the later sign-in; its token is still another session's.
+    const theirs = await signIn(server.url);
+    const mine = await signIn(server.url);
     const res = await api().post('/v1/users').set('Cookie', mine.cookie).set('CSRF-Token', theirs.csrfToken).send(newUser);
     expect(res.status).toBe(403);
   });
@@ -230,6 +232,34 @@ describe('CSRF: a state-changing request authenticated by the session cookie', (
     const session = await signIn(server.url);
     const res = await api().post('/v1/users').set('Cookie', session.cookie).set('CSRF-Token', session.csrfToken).send(newUser);
     expect(res.status).toBe(201);
+  });
+});
+
+describe('a new sign-in ends the earlier sessions of the user (issue 32, finding 6)', () => {
+  const current = (cookie: string) =>
+    api().get('/v1/sessions/current').set('Cookie', cookie).set('X-Requested-With', 'XMLHttpRequest');
+
+  it('leaves only the latest session live: the earlier cookie gets 401, and cannot write', async () => {
+    const earlier = await signIn(server.url);
+    expect((await current(earlier.cookie)).status).toBe(200);
+    const later = await signIn(server.url);
+    expect((await current(later.cookie)).status).toBe(200);
+    const ended = await current(earlier.cookie);
+    expect(ended.status).toBe(401);
+    expectDocumented(ended);
+    const write = await api()
+      .post('/v1/users')
+      .set('Cookie', earlier.cookie)
+      .set('CSRF-Token', earlier.csrfToken)
+      .send({ name: 'Late Writer', email: `late.writer.${Date.now()}@example.com`, gender: 'female' });
+    expect(write.status).toBe(401);
+  });
+
+  it('of many parallel sign-ins, exactly one session stays live', async () => {
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => signIn(server.url)));
+    const statuses = await Promise.all(sessions.map(async (session) => (await current(session.cookie)).status));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(7);
   });
 });
 

@@ -100,6 +100,8 @@ export function createApp(settings: Settings, services: Services): Express {
         clients,
         refreshTokens,
         scopes: SCOPES,
+        // RFC 7662: the demo application may introspect the tokens issued to it, and no others'.
+        introspectors: { [settings.demoClientId]: 'own-tokens' },
         accessTokenTtlSeconds: settings.accessTokenTtl,
         refreshGraceSeconds: settings.refreshGrace,
         // The contract lists the metadata document: an issuer it cannot describe stops the start.

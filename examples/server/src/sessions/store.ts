@@ -18,6 +18,10 @@ export const SESSION_TTL_SECONDS = 8 * 60 * 60;
 // The state holds a digest of each session id, never the id itself: a copy
 // of the store (a Redis dump) signs nobody in.
 const keyOf = (id: string): string => `sessions:${createHash('sha256').update(id).digest('base64url')}`;
+// Each user's one live session, named by its key: a new sign-in ends the
+// earlier sessions (docs/security.md, "Sessions"). A session whose key is
+// not its user's current one is over, so parallel sign-ins leave exactly one.
+const currentOf = (subject: string): string => `sessions-current:${subject}`;
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -26,20 +30,33 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Browser sessions, in the shared state, so any instance knows every session. */
+/**
+ * Browser sessions, in the shared state, so any instance knows every
+ * session. One live session per user: signing in again ends the earlier
+ * one, on every instance (a cookie left on a shared computer, or stolen,
+ * stops working when its owner signs in anew).
+ */
 export class SessionStore {
   constructor(private readonly state: SharedState) {}
 
   async create(subject: string): Promise<string> {
     const id = randomBytes(32).toString('base64url');
+    const key = keyOf(id);
     const session: Session = { subject, createdAt: new Date().toISOString() };
-    await this.state.set(keyOf(id), JSON.stringify(session), SESSION_TTL_SECONDS);
+    const earlier = await this.state.get(currentOf(subject));
+    await this.state.set(key, JSON.stringify(session), SESSION_TTL_SECONDS);
+    await this.state.set(currentOf(subject), key, SESSION_TTL_SECONDS);
+    // The earlier session is already over (its key is no longer current); its record goes now, not at its expiry.
+    if (earlier !== undefined) await this.state.delete(earlier);
     return id;
   }
 
   async find(id: string): Promise<Session | undefined> {
-    const text = await this.state.get(keyOf(id));
-    return text === undefined ? undefined : (JSON.parse(text) as Session);
+    const key = keyOf(id);
+    const text = await this.state.get(key);
+    if (text === undefined) return undefined;
+    const session = JSON.parse(text) as Session;
+    return (await this.state.get(currentOf(session.subject))) === key ? session : undefined;
   }
 
   async destroy(id: string): Promise<void> {
