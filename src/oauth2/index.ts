@@ -3,9 +3,16 @@ export type { AccessTokenClaims } from './access-tokens.js';
 export { bearerAuth, requireScope } from './bearer-auth.js';
 export type { BearerAuthOptions } from './bearer-auth-options.js';
 export type { SubjectActiveCheck } from './checks.js';
-export { type DpopAlgorithm, type DpopOptions, type DpopReplayStore, MemoryDpopReplayStore } from './dpop.js';
+export {
+  type DpopAlgorithm,
+  type DpopOptions,
+  type DpopReplayStore,
+  MemoryDpopReplayStore,
+  type MemoryDpopReplayStoreOptions,
+} from './dpop.js';
 export { dpopAuth } from './dpop-auth.js';
 export type { DpopAuthOptions } from './dpop-auth-options.js';
+export type { IntrospectionRight, Introspectors } from './introspection.js';
 export type { AccessTokenAlgorithm, AccessTokenKey, AsymmetricKey, HmacKey } from './keys.js';
 export {
   hashPassword,
