@@ -64,50 +64,56 @@ interface HeaderSpec {
   readonly schema: Json;
 }
 
+// Patterns of header values (RFC 9110 §5.6.2 tokens, RFC 9651 lists, HTTP-dates): a header is never free text.
+const TOKEN = "[A-Za-z0-9!#$%&'*+.^_`|~-]+";
+const TOKEN_LIST = `^${TOKEN}(, *${TOKEN})*$`;
+const VISIBLE = '^[\\x20-\\x7E]+$';
+const HTTP_DATE = '[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT';
+const DIRECTIVES = `^${TOKEN}(=[0-9]+)?(, *${TOKEN}(=[0-9]+)?)*$`;
+const SF_ITEMS = '"[^"]*"(;[a-z]+=[^,;]+)*';
+const header = (maxLength: number, pattern: string): Json => ({ type: 'string', maxLength, pattern });
+
 /** Every header the preset may send, with what it says. */
 export function headerSpecs(plan: Plan): ReadonlyMap<string, HeaderSpec> {
   const specs = new Map<string, HeaderSpec>();
+  const set = (name: string, description: string, schema: Json) => specs.set(name, { description, schema });
   for (const [name, value] of plan.securityHeaders) {
-    specs.set(name, {
-      description: 'Security response header of the conventions.',
-      schema: value ? fixed(value) : text(HEADER_MAX),
-    });
+    set(name, 'Security response header of the conventions.', value ? fixed(value) : header(HEADER_MAX, VISIBLE));
   }
-  specs.set('Cache-Control', {
-    description: 'Caching of this answer; `no-store, max-age=0` unless the route states its own.',
-    schema: text(256),
-  });
-  specs.set('RateLimit-Policy', {
-    description: 'The quota policies (draft-ietf-httpapi-ratelimit-headers): name, `q`, `w`, `pk`.',
-    schema: text(1024),
-  });
-  specs.set('RateLimit', { description: 'What is left of each quota: name, `r`, `t`, `pk`.', schema: text(1024) });
-  specs.set('Retry-After', {
-    description: 'When to try again: seconds (429), or seconds or an HTTP-date (503, 202).',
-    schema: text(64),
-  });
-  specs.set('ETag', { description: 'Entity tag of the representation (RFC 9110 §8.8.3).', schema: text(256) });
-  specs.set('Last-Modified', { description: 'Time of the last change, HTTP-date.', schema: text(64) });
-  specs.set('Access-Control-Allow-Origin', {
-    description: 'The validated origin of a cross-origin request.',
-    schema: text(2048),
-  });
-  specs.set('Access-Control-Allow-Credentials', {
-    description: 'Cookies and `Authorization` may be used.',
-    schema: fixed('true'),
-  });
-  specs.set('Access-Control-Expose-Headers', { description: 'Headers a browser script may read.', schema: text(1024) });
-  specs.set('Vary', { description: 'Request headers that select the answer (`Origin` when CORS is on).', schema: text(1024) });
-  specs.set('WWW-Authenticate', {
-    description: 'The authentication challenge (RFC 9110 §11.6.1, RFC 6750 §3).',
-    schema: text(1024),
-  });
-  specs.set('Allow', { description: 'The methods the path answers (RFC 9110 §10.2.1).', schema: text(256) });
-  specs.set('Link', {
-    description: 'The next page (`rel="next"`), when more results follow and the address is not too long.',
-    schema: text(2048),
-  });
-  specs.set('Pragma', { description: '`no-cache` on a token failure (RFC 6749 §5.1).', schema: fixed('no-cache') });
+  set('Cache-Control', 'Caching of this answer; `no-store, max-age=0` unless the route states its own.', header(256, DIRECTIVES));
+  set(
+    'RateLimit-Policy',
+    'The quota policies (draft-ietf-httpapi-ratelimit-headers): name, `q`, `w`, `pk`.',
+    header(1024, `^${SF_ITEMS}(, *${SF_ITEMS})*$`),
+  );
+  set('RateLimit', 'What is left of each quota: name, `r`, `t`, `pk`.', header(1024, `^${SF_ITEMS}(, *${SF_ITEMS})*$`));
+  set(
+    'Retry-After',
+    'When to try again: seconds (429), or seconds or an HTTP-date (503, 202).',
+    header(29, `^([0-9]+|${HTTP_DATE})$`),
+  );
+  set('ETag', 'Entity tag of the representation (RFC 9110 §8.8.3).', header(256, '^(W/)?"[\\x21\\x23-\\x7E]*"$'));
+  set('Last-Modified', 'Time of the last change, HTTP-date.', header(29, `^${HTTP_DATE}$`));
+  set(
+    'Access-Control-Allow-Origin',
+    'The validated origin of a cross-origin request.',
+    header(2048, '^(\\*|null|https?://[\\x21-\\x7E]+)$'),
+  );
+  set('Access-Control-Allow-Credentials', 'Cookies and `Authorization` may be used.', fixed('true'));
+  set('Access-Control-Expose-Headers', 'Headers a browser script may read.', header(1024, TOKEN_LIST));
+  set('Vary', 'Request headers that select the answer (`Origin` when CORS is on).', header(1024, TOKEN_LIST));
+  set(
+    'WWW-Authenticate',
+    'The authentication challenge (RFC 9110 §11.6.1, RFC 6750 §3).',
+    header(1024, `^${TOKEN}( [\\x20-\\x7E]+)?$`),
+  );
+  set('Allow', 'The methods the path answers (RFC 9110 §10.2.1).', header(256, TOKEN_LIST));
+  set(
+    'Link',
+    'The next page (`rel="next"`), when more results follow and the address is not too long.',
+    header(2048, '^<[^>]+>;[\\x20-\\x7E]+$'),
+  );
+  set('Pragma', '`no-cache` on a token failure (RFC 6749 §5.1).', fixed('no-cache'));
   return specs;
 }
 

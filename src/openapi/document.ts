@@ -36,31 +36,16 @@ export function child(parent: Json, key: string): Json {
   return made;
 }
 
-/** JSON with the keys of every object sorted: equal for equal values, whatever the order of writing. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 /**
- * Adds `value` under `components[kind]` and returns its `$ref`. The name is
- * `name`, unless the team already holds something else there: then
- * `<name>Conventions`, then with a number. A component equal to `value` is
- * reused, so a second application finds what the first added.
+ * Adds `value` under `components[kind][name]` and returns its `$ref`. A
+ * component of that name that is already there is the team's and is used as
+ * it is written (never replaced): a header component is named after its
+ * header, an error answer after its status.
  */
 export function addComponent(doc: Json, kind: string, name: string, value: Json): { $ref: string } {
   const components = child(child(doc, 'components'), kind);
-  const wanted = canonical(value);
-  for (let attempt = 0; ; attempt++) {
-    const candidate = attempt === 0 ? name : `${name}Conventions${attempt === 1 ? '' : attempt}`;
-    const existing = components[candidate];
-    if (existing === undefined) components[candidate] = value;
-    if (existing === undefined || canonical(existing) === wanted) return { $ref: `#/components/${kind}/${candidate}` };
-  }
+  if (components[name] === undefined) components[name] = value;
+  return { $ref: `#/components/${kind}/${name}` };
 }
 
 /** Whether a header map already names `name`, in any case (RFC 9110 §5.1). */

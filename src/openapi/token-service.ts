@@ -23,21 +23,36 @@ const REPEATED = 'Each parameter at most once: a repeated one is refused with 40
 export const JWT_PRACTICES =
   'Access tokens are JWTs (RFC 9068) issued and checked as RFC8725 (JSON Web Token Best Current Practices) says: one algorithm per key, `typ` `at+jwt`, issuer and audience checked, short lifetime.';
 
-function schemes(doc: Json, token: TokenServicePlan): void {
+/** Adds a security scheme under `name` unless the document has one of the same HTTP scheme already. */
+function addScheme(securitySchemes: Json, name: string, scheme: Json): string {
+  const same = Object.entries(securitySchemes).find(
+    (existing) =>
+      isObject(existing) &&
+      existing.type === 'http' &&
+      String(existing.scheme).toLowerCase() === String(scheme.scheme).toLowerCase(),
+  );
+  if (same) return same[0];
+  securitySchemes[name] ??= scheme;
+  return name;
+}
+
+/** Adds the schemes the token service uses; returns the name of the client's HTTP Basic scheme. */
+function schemes(doc: Json, token: TokenServicePlan): string {
   const securitySchemes = child(child(doc, 'components'), 'securitySchemes');
-  securitySchemes.clientBasic ??= {
+  const basic = addScheme(securitySchemes, 'clientBasic', {
     type: 'http',
     scheme: 'basic',
     description: 'Client authentication with the registered `client_id` and `client_secret` (RFC 6749 §2.3.1).',
-  };
-  securitySchemes.bearerAuth ??= { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: JWT_PRACTICES };
+  });
+  addScheme(securitySchemes, 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: JWT_PRACTICES });
   if (token.dpop) {
-    securitySchemes.dpop ??= {
+    addScheme(securitySchemes, 'dpop', {
       type: 'http',
       scheme: 'DPoP',
       description: `A DPoP-bound access token and its proof (RFC 9449). ${JWT_PRACTICES}`,
-    };
+    });
   }
+  return basic;
 }
 
 function grantSchemas(doc: Json): Json[] {
@@ -69,7 +84,7 @@ function grantSchemas(doc: Json): Json[] {
   return [password, refresh];
 }
 
-function tokenOperation(doc: Json, token: TokenServicePlan): Json {
+function tokenOperation(doc: Json, token: TokenServicePlan, basic: string): Json {
   const response = addComponent(doc, 'schemas', 'TokenResponse', {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
@@ -91,7 +106,7 @@ function tokenOperation(doc: Json, token: TokenServicePlan): Json {
     operationId: 'issueToken',
     summary: 'Issue an access token and a refresh token',
     description: `Password and refresh_token grants. The client authenticates optionally, with \`Authorization: Basic\` (RFC 6749 §2.3.1) or in the body, never both. ${REPEATED}${token.dpop ? ' A request with a `DPoP` proof gets a token bound to its key (`token_type` `DPoP`); one without gets a bearer token.' : ''}`,
-    security: [{}, { clientBasic: [] }],
+    security: [{}, { [basic]: [] }],
     ...(token.dpop
       ? {
           parameters: [
@@ -121,18 +136,18 @@ function tokenForm(doc: Json): Json {
   });
 }
 
-function revocationOperation(doc: Json): Json {
+function revocationOperation(doc: Json, basic: string): Json {
   return {
     operationId: 'revokeToken',
     summary: 'Revoke a refresh token or an access token (RFC 7009)',
     description: `200 for an unknown token too (RFC 7009 §2.2). ${REPEATED}`,
-    security: [{}, { clientBasic: [] }],
+    security: [{}, { [basic]: [] }],
     requestBody: { required: true, content: { [FORM]: { schema: tokenForm(doc) } } },
     responses: { '200': { description: 'Revoked, or unknown.' } },
   };
 }
 
-function introspectionOperation(doc: Json): Json {
+function introspectionOperation(doc: Json, basic: string): Json {
   const answer = addComponent(doc, 'schemas', 'Introspection', {
     type: 'object',
     required: ['active'],
@@ -150,7 +165,7 @@ function introspectionOperation(doc: Json): Json {
     operationId: 'introspectToken',
     summary: 'Introspect a token (RFC 7662)',
     description: `Confidential clients only. ${REPEATED}`,
-    security: [{ clientBasic: [] }],
+    security: [{ [basic]: [] }],
     requestBody: { required: true, content: { [FORM]: { schema: tokenForm(doc) } } },
     responses: {
       '200': {
@@ -180,16 +195,16 @@ function metadataOperation(token: TokenServicePlan): Json {
 
 /** Adds the token service's paths and schemes the document does not have yet. */
 export function addTokenService(doc: Json, _plan: Plan, token: TokenServicePlan): void {
-  schemes(doc, token);
+  const basic = schemes(doc, token);
   const paths = child(doc, 'paths');
   const add = (path: string | undefined, method: string, make: () => Json) => {
     if (path === undefined) return;
     const item = child(paths, path);
     if (item[method] === undefined) item[method] = make();
   };
-  add(token.token, 'post', () => tokenOperation(doc, token));
-  add(token.revocation, 'post', () => revocationOperation(doc));
-  add(token.introspection, 'post', () => introspectionOperation(doc));
+  add(token.token, 'post', () => tokenOperation(doc, token, basic));
+  add(token.revocation, 'post', () => revocationOperation(doc, basic));
+  add(token.introspection, 'post', () => introspectionOperation(doc, basic));
   add(token.metadata, 'get', () => metadataOperation(token));
 }
 
