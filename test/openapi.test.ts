@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import request from 'supertest';
 import {
   apiError,
+  bearerAuth,
   type ConventionsOptions,
   conventions,
   entityTag,
@@ -16,6 +17,7 @@ import {
   validate,
 } from '../src/index.js';
 import { withConventions } from '../src/openapi/index.js';
+import { ALICE, AUDIENCE, basic, KEYS, SCOPES, seedStores, TEST_COST, testHasher } from './support/oauth2.js';
 import { type Exchange, OpenApiResponses } from './support/openapi-responses.js';
 
 /**
@@ -245,5 +247,106 @@ describe('withConventions()', () => {
 
   it('refuses what is not an OpenAPI 3.0 or 3.1 document', () => {
     expect(() => withConventions({ swagger: '2.0' }, {})).toThrow(/OpenAPI 3\.0 or 3\.1 document/);
+  });
+});
+
+describe('withConventions() with the token service, by round trip', () => {
+  const issuer = 'https://api.example.test';
+  const base = { keys: KEYS, issuer, audience: AUDIENCE, passwordHasher: testHasher, passwordCost: TEST_COST, scopes: SCOPES };
+  const described = (options: ConventionsOptions) =>
+    withConventions(
+      {
+        openapi: '3.1.0',
+        info: { title: 'Me', version: '1.0.0' },
+        paths: {
+          '/v1/me': {
+            get: {
+              security: [{ bearer: [] }],
+              responses: {
+                '200': { description: 'The caller.', content: { 'application/json': { schema: { type: 'object' } } } },
+              },
+            },
+          },
+        },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      },
+      options,
+    ) as Record<string, unknown>;
+
+  it('describes the token, revocation, introspection and metadata answers, and the bearer failures', async () => {
+    const stores = await seedStores();
+    const options = {
+      tokenRouter: { ...base, ...stores },
+      bearerAuth: { keys: KEYS, issuer, audience: AUDIENCE },
+    } as ConventionsOptions;
+    const made = express();
+    made.use(conventions(options));
+    made.get('/v1/me', bearerAuth({ keys: KEYS, issuer, audience: AUDIENCE }), (req, res) => {
+      res.json({ subject: req.auth?.subject });
+    });
+    made.use(notFound(), errorHandler({ log: false }));
+    const validator = new OpenApiResponses(described(options));
+    const agent = request(made);
+    const demo = basic('demo-client', 'demo-secret');
+    const seen: number[] = [];
+    const check = async (test: request.Test, method: string, path: string, status: number) => {
+      const answer = await exchange(test, method, path);
+      expect([path, answer.status]).toEqual([path, status]);
+      seen.push(status);
+      expect(validator.problems(answer)).toEqual([]);
+      return answer;
+    };
+    const token = await check(
+      agent.post('/v1/oauth2/token').type('form').set('Authorization', demo).send(ALICE),
+      'POST',
+      '/v1/oauth2/token',
+      200,
+    );
+    const { access_token, refresh_token } = token.body as { access_token: string; refresh_token: string };
+    await check(
+      agent
+        .post('/v1/oauth2/token')
+        .type('form')
+        .send({ ...ALICE, password: 'wrong' }),
+      'POST',
+      '/v1/oauth2/token',
+      400,
+    );
+    await check(
+      agent.post('/v1/oauth2/token').type('form').set('Authorization', basic('demo-client', 'nope')).send(ALICE),
+      'POST',
+      '/v1/oauth2/token',
+      401,
+    );
+    await check(agent.post('/v1/oauth2/token').type('text').send('x'), 'POST', '/v1/oauth2/token', 400);
+    await check(
+      agent.post('/v1/oauth2/introspections').type('form').set('Authorization', demo).send({ token: access_token }),
+      'POST',
+      '/v1/oauth2/introspections',
+      200,
+    );
+    await check(
+      agent.post('/v1/oauth2/introspections').type('form').send({ token: access_token }),
+      'POST',
+      '/v1/oauth2/introspections',
+      401,
+    );
+    await check(
+      agent.post('/v1/oauth2/revocations').type('form').set('Authorization', demo).send({ token: refresh_token }),
+      'POST',
+      '/v1/oauth2/revocations',
+      200,
+    );
+    await check(
+      agent.post('/v1/oauth2/revocations').type('form').set('Authorization', demo).send('token='),
+      'POST',
+      '/v1/oauth2/revocations',
+      400,
+    );
+    await check(agent.get('/.well-known/oauth-authorization-server'), 'GET', '/.well-known/oauth-authorization-server', 200);
+    await check(agent.get('/v1/me').set('Authorization', `Bearer ${access_token}`), 'GET', '/v1/me', 200);
+    await check(agent.get('/v1/me'), 'GET', '/v1/me', 401);
+    await check(agent.get('/v1/me').set('Authorization', 'Bearer not-a-token'), 'GET', '/v1/me', 401);
+    expect(new Set(seen)).toEqual(new Set([200, 400, 401]));
   });
 });
