@@ -3,7 +3,7 @@ import { addComponent, child, hasHeader, isObject, type Json, resolve } from './
 import type { Plan } from './plan.js';
 
 /** An error answer of the preset: its status, its component name and what it means. */
-interface ErrorAnswer {
+export interface ErrorAnswer {
   readonly status: string;
   readonly name: string;
   readonly description: string;

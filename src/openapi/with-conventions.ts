@@ -2,7 +2,7 @@ import { ConfigurationError } from '../config/configuration-error.js';
 import { everyAnswerHeaders } from './components.js';
 import { addComponent, child, isObject, isProtected, type Json, METHODS, resolve } from './document.js';
 import { type Plan, readPlan, type WithConventionsOptions } from './plan.js';
-import { declareHeaders, ERROR_ANSWERS, errorAnswer, responsesOf } from './responses.js';
+import { declareHeaders, ERROR_ANSWERS, type ErrorAnswer, errorAnswer, responsesOf } from './responses.js';
 import { addTokenService, stateJwtPractices } from './token-service.js';
 
 /**
@@ -109,7 +109,8 @@ function addOperationConventions(doc: Json, plan: Plan, path: string, method: st
     responses['304'] = addComponent(doc, 'responses', 'NotModified', notModified);
   }
   for (const status of errorStatuses(doc, plan, method, operation)) {
-    if (!(status in responses)) responses[status] = errorAnswer(doc, plan, ANSWERS_BY_STATUS.get(status) as never, tokenShape);
+    if (!(status in responses))
+      responses[status] = errorAnswer(doc, plan, ANSWERS_BY_STATUS.get(status) as ErrorAnswer, tokenShape);
   }
   for (const [status, response] of responsesOf(doc, operation)) {
     const link = list && status === '200' ? ['Link'] : [];
