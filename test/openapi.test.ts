@@ -80,7 +80,7 @@ function app(options: ConventionsOptions): Express {
   made.get('/v1/failures', () => {
     throw new Error('boom');
   });
-  made.use(notFound(), errorHandler());
+  made.use(notFound(), errorHandler({ log: false }));
   return made;
 }
 
