@@ -16,6 +16,8 @@ export interface ExportsRouterOptions {
   readonly limit?: number;
   /** Exports being prepared or kept at once for one caller (a user), under `limit`. Default: EXPORT_CALLER_LIMIT. */
   readonly callerLimit?: number;
+  /** Users one export holds at most; with more, POST /v1/exports answers 503. Default: EXPORT_MAX_USERS. */
+  readonly maxUsers?: number;
 }
 
 interface StoredExport {
@@ -59,6 +61,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     keptSeconds = KEPT_SECONDS,
     limit = EXPORT_LIMIT,
     callerLimit = EXPORT_CALLER_LIMIT,
+    maxUsers = EXPORT_MAX_USERS,
   } = options;
   const router = Router();
   // A bearer token with the `exports` scope, or a browser session.
@@ -68,9 +71,9 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     // The snapshot is bounded as docs/openapi.yaml says (`Export.users`, `maxItems`): past it, the
     // service cannot prepare one download of every user, whoever asks.
     const everyone = await users.all();
-    if (everyone.length > EXPORT_MAX_USERS) {
+    if (everyone.length > maxUsers) {
       throw apiError('serviceUnavailable', {
-        message: `An export holds at most ${EXPORT_MAX_USERS} users; this service has more.`,
+        message: `An export holds at most ${maxUsers} users; this service has more.`,
         headers: { 'Retry-After': String(keptSeconds) },
       });
     }
