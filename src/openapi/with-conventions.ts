@@ -88,12 +88,15 @@ function addListParameters(doc: Json, plan: Plan, operation: Json): void {
   if (parameters.length > 0) operation.parameters = parameters;
 }
 
-/** Headers of a response beyond those of every answer: validators on GET/HEAD 200, `Retry-After` where it applies. */
+/** Headers of a response beyond those of every answer: validators on GET/HEAD 200, `Retry-After`, challenges and `Allow` where they apply. */
 function ownHeaders(plan: Plan, method: string, status: string): string[] {
   const headers: string[] = [];
   if ((method === 'get' || method === 'head') && (status === '200' || status === '304')) headers.push('ETag', 'Last-Modified');
   if (status === '202' || status === '429' || status === '503') headers.push('Retry-After');
-  if (status === '401') headers.push('WWW-Authenticate');
+  // A bearer failure (RFC 6750 §3) challenges; a token failure also says `Pragma: no-cache` (the conventions' "Token failure").
+  if (status === '401') headers.push('WWW-Authenticate', ...(plan.bearer || plan.token ? ['Pragma'] : []));
+  if (status === '403') headers.push('WWW-Authenticate');
+  if (status === '405') headers.push('Allow');
   return plan.etag || !headers.includes('ETag') ? headers : headers.filter((name) => name !== 'ETag');
 }
 
