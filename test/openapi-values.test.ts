@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { CORS_DEFAULT_EXPOSED_HEADERS } from '../src/cors/options.js';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../src/oauth2/token-router.js';
-import { CORS_EXPOSED_HEADERS, RATE_LIMIT_DEFAULTS, SECURITY_HEADER_VALUES, TOKEN_SERVICE_PATHS } from '../src/openapi/values.js';
+import {
+  CONVENTIONS_OPTION_NAMES,
+  CORS_EXPOSED_HEADERS,
+  RATE_LIMIT_DEFAULTS,
+  SECURITY_HEADER_VALUES,
+  TOKEN_SERVICE_PATHS,
+} from '../src/openapi/values.js';
+import { STAGE_NAMES } from '../src/preset.js';
 import {
   DEFAULT_APPLICATION_POLICY,
   DEFAULT_RATE_LIMIT,
@@ -27,6 +34,7 @@ describe('express-api-conventions/openapi', () => {
       windowSeconds: DEFAULT_RATE_WINDOW_SECONDS,
       policies: [DEFAULT_USER_POLICY, DEFAULT_APPLICATION_POLICY],
     });
+    expect(CONVENTIONS_OPTION_NAMES).toEqual([...STAGE_NAMES, 'before', 'after', 'reportOnly']);
   });
 
   it('loads no middleware and no package at run time: only constant files of src/', () => {
@@ -46,7 +54,12 @@ describe('express-api-conventions/openapi', () => {
     };
     visit(resolve(SRC, 'openapi/index.ts'));
     const outside = [...seen].map((file) => relative(SRC, file)).filter((file) => !file.startsWith('openapi/'));
-    expect(outside.sort()).toEqual(['config/configuration-error.ts', 'errors/reflected-input.ts', 'http/spec.ts']);
+    expect(outside.sort()).toEqual([
+      'config/configuration-error.ts',
+      'config/options.ts',
+      'errors/reflected-input.ts',
+      'http/spec.ts',
+    ]);
     expect([...packages]).toEqual([]);
   });
 });

@@ -245,6 +245,12 @@ describe('withConventions()', () => {
     expect(document.components.securitySchemes.bearerAuth.description).toMatch(/RFC8725/);
   });
 
+  it('refuses an option conventions() does not know, naming the closest', () => {
+    expect(() => withConventions(TEAM_DOCUMENT, { cors: { origins: ['https://a.example'] } } as never)).toThrow(
+      /withConventions\(options\): received an unsupported option `cors`/,
+    );
+  });
+
   it('refuses what is not an OpenAPI 3.0 or 3.1 document', () => {
     expect(() => withConventions({ swagger: '2.0' }, {})).toThrow(/OpenAPI 3\.0 or 3\.1 document/);
   });

@@ -1,7 +1,14 @@
+import { readOptions } from '../config/options.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ConventionsOptions } from '../preset.js';
 import { isObject, type Json } from './document.js';
-import { PAGING_DEFAULTS, SECURITY_HEADER_OPTIONS, SECURITY_HEADER_VALUES, TOKEN_SERVICE_PATHS } from './values.js';
+import {
+  CONVENTIONS_OPTION_NAMES,
+  PAGING_DEFAULTS,
+  SECURITY_HEADER_OPTIONS,
+  SECURITY_HEADER_VALUES,
+  TOKEN_SERVICE_PATHS,
+} from './values.js';
 
 /** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
 export type WithConventionsOptions = Readonly<ConventionsOptions> & {
@@ -79,7 +86,8 @@ function securityHeadersPlan(value: unknown): Plan['securityHeaders'] {
 
 /** Reads the options as conventions() reads them: absent is the stage's default, `false` is off. */
 export function readPlan(options: WithConventionsOptions | undefined): Plan {
-  const given: Json = isObject(options) ? options : {};
+  // conventions()'s keys and `paging`: a typo (`cors` for `corsPolicy`) is refused, never ignored.
+  const given: Json = readOptions<Json>('withConventions', options, [...CONVENTIONS_OPTION_NAMES, 'paging']);
   const caching = given.caching === false ? undefined : (objectOr(given.caching) ?? {});
   const cacheControl = caching?.defaultCacheControl;
   const paging = objectOr(given.paging) ?? {};

@@ -51,3 +51,26 @@ export const TOKEN_SERVICE_PATHS = {
 
 /** paging()'s defaults (src/request/paging.ts): `limit` when none is sent, and the largest one accepted. */
 export const PAGING_DEFAULTS = { defaultLimit: 20, maxLimit: 100 } as const;
+
+/** conventions()'s option keys (PRESET_STAGES' names, then `before`, `after`, `reportOnly`). */
+export const CONVENTIONS_OPTION_NAMES = [
+  'tokenEndpointErrors',
+  'commonHeaders',
+  'securityHeaders',
+  'caching',
+  'corsPolicy',
+  'secureCookies',
+  'jsonResponses',
+  'maintenance',
+  'bearerAuth',
+  'rateLimit',
+  'crossSiteProtection',
+  'parseBodies',
+  'methodOverride',
+  'csrfProtection',
+  'responseLinter',
+  'tokenRouter',
+  'before',
+  'after',
+  'reportOnly',
+] as const;
