@@ -61,6 +61,14 @@ export const CONFORMANCE_CHECKS = {
     '8',
   ]),
   'common.location-on-3xx': common('A 3xx response carries `Location`', ['common-response-behaviour', '5']),
+  'common.openapi-statuses': common('The OpenAPI document lists, for the operation, every status the service answered', [
+    'what-the-service-does',
+    '1',
+  ]),
+  'common.openapi-headers': common(
+    'The OpenAPI document declares, for the operation and status, every header of the conventions the service sent',
+    ['what-the-service-does', '1'],
+  ),
 
   'resource.key-case': resource("JSON keys are camelCase (the conventions' own `id_str` siblings and OAuth 2.0 fields aside)", [
     'conventions-for-every-resource',

@@ -165,6 +165,13 @@ export const CONFORMANCE_CAUSES = {
       'Use `/v<major>/<plural-collection>[/<id>][/<sub-collection>]`, lower case, hyphens, no verbs, no `list`, no extensions.',
     docs: 'docs/lint.md',
   },
+  'openapi-document': {
+    title: 'The OpenAPI document does not say what the conventions answer',
+    fix: 'Build the document with `withConventions(document, options)` (express-api-conventions/openapi), given the options of `conventions()`: it adds the headers, error answers and parameters the preset sends.',
+    elsewhere:
+      'Declare in the document, for each operation, every status the service answers (400, 401, 403, 404, 405, 429, 500, 503 ...) and, for each status, the headers it sends (security headers, `Cache-Control`, `RateLimit`, `RateLimit-Policy`, `Retry-After`, `ETag`, CORS).',
+    docs: 'docs/openapi.md',
+  },
   'custom-headers': {
     title: 'New headers carry an `X-` prefix',
     fix: 'Rename the header where the app sets it (RFC 6648); the headers the conventions name keep their names.',
@@ -187,6 +194,9 @@ export const CHECK_TRIAGE: Readonly<Record<CheckId, { readonly severity: Severit
   // Path rule 8 is about the URI; the header is the same leak by another way.
   'common.no-x-powered-by': should('common-headers'),
   'common.location-on-3xx': must('redirects'),
+  // A contract test (Schemathesis, Dredd, Prism) fails on what the document leaves out.
+  'common.openapi-statuses': should('openapi-document'),
+  'common.openapi-headers': should('openapi-document'),
 
   'resource.key-case': must('resource-keys'),
   'resource.timestamp-suffix': should('resource-keys'),

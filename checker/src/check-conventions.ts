@@ -10,6 +10,8 @@ import { EXPLORE_LIMIT, explore, plannedRequests, underPrefix } from './explore.
 import { checkHeaders } from './header-checks.js';
 import { checkJsonEscaping } from './json-checks.js';
 import { checkLimits } from './limit-checks.js';
+import { checkOpenApiDocument } from './openapi-checks.js';
+import { loadOpenApi } from './openapi-source.js';
 import { type ConformanceOptions, type ConformancePhase, readConformanceOptions } from './options.js';
 import { checkPaths } from './path-checks.js';
 import { Probe } from './probe.js';
@@ -138,6 +140,7 @@ export async function checkConventions(
     checkHeaders(ctx);
     checkLimits(ctx);
     checkPaths(ctx, base.origin);
+    checkOpenApiDocument(ctx, config.openapi === undefined ? undefined : await loadOpenApi(config.openapi, config.timeoutMs));
     return buildReport(given ? base.href : 'app (served on an ephemeral 127.0.0.1 port)', probe.requestsSent, ctx.list(), {
       gate: { ignore: config.ignore, failOn: config.failOn, baseline: config.baseline },
       openapi: config.openapi !== undefined,

@@ -325,3 +325,41 @@ function reflectOf(doc: Json, gets: readonly Operation[]): string | undefined {
   }
   return undefined;
 }
+
+/** One operation of the document, as the service's answers are read against it. */
+export interface DocumentedOperation {
+  readonly path: string;
+  readonly method: string;
+  /** The header names (lower case) declared for a status (`404`, then `4XX`, then `default`), or undefined when not listed. */
+  responseHeaders(status: number): ReadonlySet<string> | undefined;
+}
+
+const templatePattern = (template: string): RegExp =>
+  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/**
+ * The operation of the document that answers `method` on `path`: the path's
+ * own operation, or GET for a HEAD the document does not list. A method the
+ * path lacks (the 405 probe's TRACE) has none: it is not read.
+ */
+export function documentedOperation(doc: Json, method: string, path: string): DocumentedOperation | undefined {
+  const paths = asObject(doc, doc.paths) ?? {};
+  const template = path in paths ? path : Object.keys(paths).find((candidate) => templatePattern(candidate).test(path));
+  if (template === undefined) return undefined;
+  const item = asObject(doc, paths[template]) ?? {};
+  const wanted = method.toLowerCase();
+  const key = [wanted, ...(wanted === 'head' ? ['get'] : [])].find((name) => asObject(doc, item[name]));
+  const operation = key === undefined ? undefined : asObject(doc, item[key]);
+  if (!operation || key === undefined) return undefined;
+  const responses = asObject(doc, operation.responses) ?? {};
+  return {
+    path: template,
+    method: key,
+    responseHeaders(status) {
+      const listed = [String(status), `${String(status)[0]}XX`, 'default'].find((name) => name in responses);
+      if (listed === undefined) return undefined;
+      const headers = asObject(doc, asObject(doc, responses[listed])?.headers) ?? {};
+      return new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+    },
+  };
+}

@@ -60,6 +60,8 @@ describe('reference server: discovery (RFC 8414)', () => {
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint: `${server.url}/v1/oauth2/introspections`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      // DPoP is on by default (issue 31).
+      dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256'],
     });
     expectDocumented(res);
   });

@@ -36,8 +36,15 @@ describe('settings', () => {
       passwordCost: 12,
       issuer: undefined,
       refreshGrace: 0,
-      dpop: false,
+      // Issue 31: DPoP on by default (a client without a proof still gets a bearer token).
+      dpop: true,
     });
+  });
+
+  it('reads DPOP: on unless 0', () => {
+    expect(readSettings({ DPOP: '0' }).dpop).toBe(false);
+    expect(readSettings({ DPOP: '1' }).dpop).toBe(true);
+    expect(() => readSettings({ DPOP: 'yes' })).toThrow('DPOP="yes" is not valid: expected 1 or unset (on), 0 (off)');
   });
 
   it('reads each variable', () => {

@@ -34,7 +34,7 @@ export interface Services {
   readonly revokedFamilies: RevokedFamilies;
   /** Rate-limit and failed-sign-in counters. */
   readonly counters: CounterStore;
-  /** The ids of DPoP proofs seen, with DPOP=1. */
+  /** The ids of DPoP proofs seen (DPoP is on unless DPOP=0). */
   readonly dpopReplay: DpopReplayStore;
   /** Secrets every instance shares (see secrets.ts). */
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
@@ -106,7 +106,8 @@ export function createApp(settings: Settings, services: Services): Express {
         refreshGraceSeconds: settings.refreshGrace,
         // The contract lists the metadata document: an issuer it cannot describe stops the start.
         metadata: true,
-        // DPOP=1: a token request with a proof gets a token bound to the client's key (RFC 9449).
+        // DPoP (RFC 9449), on unless DPOP=0: a token request with a proof gets a token bound to the
+        // client's key; one without gets a bearer token.
         dpop: settings.dpop ? { replay: dpopReplay } : false,
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
@@ -118,7 +119,7 @@ export function createApp(settings: Settings, services: Services): Express {
   app.use(usersRouter(users));
 
   // The token's own user: bearer only, and confidential (no-store, the default of caching()).
-  // With DPOP=1 it also takes DPoP-bound tokens, each request with a proof of the token's key.
+  // With DPoP on (the default) it also takes DPoP-bound tokens, each request with a proof of the token's key.
   const meAuth = settings.dpop
     ? dpopAuth({ ...tokens, realm: REALM, origin: new URL(issuer).origin, dpop: { replay: dpopReplay } })
     : requireBearer(tokens);

@@ -17,6 +17,8 @@ export interface ExportsRouterOptions {
   readonly limit?: number;
   /** Exports being prepared or kept at once for one caller (a user), under `limit`. Default: EXPORT_CALLER_LIMIT. */
   readonly callerLimit?: number;
+  /** Users one export holds at most; with more, POST /v1/exports answers 503. Default: EXPORT_MAX_USERS. */
+  readonly maxUsers?: number;
 }
 
 interface StoredExport {
@@ -33,6 +35,8 @@ export const KEPT_SECONDS = 60 * 60;
 export const EXPORT_LIMIT = 1000;
 /** Exports one caller may have prepared or kept at once: no caller can take the whole service's room. */
 export const EXPORT_CALLER_LIMIT = 10;
+/** Users one export holds at most (docs/openapi.yaml `Export.users`): with more, POST /v1/exports answers 503. */
+export const EXPORT_MAX_USERS = 10_000;
 
 // Three key spaces that client input cannot reach across: an export's record
 // is `exports:record:<uuid>` (only ever a UUID, checked before any lookup);
@@ -58,12 +62,22 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     keptSeconds = KEPT_SECONDS,
     limit = EXPORT_LIMIT,
     callerLimit = EXPORT_CALLER_LIMIT,
+    maxUsers = EXPORT_MAX_USERS,
   } = options;
   const router = Router();
   // A bearer token with the `exports` scope, or a browser session.
   const mayExport = requireScope('exports');
 
   router.post('/v1/exports', mayExport, async (req, res) => {
+    // The snapshot is bounded as docs/openapi.yaml says (`Export.users`, `maxItems`): past it, the
+    // service cannot prepare one download of every user, whoever asks.
+    const everyone = await users.all();
+    if (everyone.length > maxUsers) {
+      throw apiError('serviceUnavailable', {
+        message: `An export holds at most ${maxUsers} users; this service has more.`,
+        headers: { 'Retry-After': String(keptSeconds) },
+      });
+    }
     const now = Date.now();
     const id = randomUUID();
     const owner = req.auth?.subject ?? '';
@@ -101,7 +115,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
       createdAt: new Date(now).toISOString(),
       readyAt: now + delaySeconds * 1000,
       // The snapshot is taken now; it is handed out once the delay has passed.
-      users: (await users.all()).map(storedUser),
+      users: everyone.map(storedUser),
     };
     await state.set(recordKey(stored.id), JSON.stringify(stored), keptSeconds);
     res

@@ -57,7 +57,7 @@ export interface Settings {
    * in the contract); 0 turns it off.
    */
   readonly refreshGrace: number;
-  /** DPoP (DPOP=1, not in the contract): tokens bound to the client's key when it sends a proof. */
+  /** DPoP (RFC 9449; on unless DPOP=0): tokens bound to the client's key when it sends a proof, bearer tokens otherwise. */
   readonly dpop: boolean;
 }
 
@@ -115,11 +115,12 @@ function origins(env: Environment): string[] {
   });
 }
 
-function flag(env: Environment, name: string): boolean {
+function flag(env: Environment, name: string, unset = false): boolean {
   const value = env[name];
-  if (value === undefined || value === '' || value === '0') return false;
+  if (value === undefined || value === '') return unset;
+  if (value === '0') return false;
   if (value === '1') return true;
-  return invalid(name, value, '1 (on), 0 or unset (off)');
+  return invalid(name, value, unset ? '1 or unset (on), 0 (off)' : '1 (on), 0 or unset (off)');
 }
 
 function redisUrl(env: Environment): string | undefined {
@@ -190,6 +191,7 @@ export function readSettings(env: Environment = process.env): Settings {
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
     issuer: issuer(env),
     refreshGrace: integer(env, 'REFRESH_GRACE', 0, 0, 300),
-    dpop: flag(env, 'DPOP'),
+    // On unless DPOP=0: a client with a proof gets a bound token, one without a bearer token (it costs it nothing).
+    dpop: flag(env, 'DPOP', true),
   };
 }

@@ -59,7 +59,12 @@ const WHOLE_USER: JsonSchema = {
 };
 /** PATCH: some of it. */
 const USER_CHANGES: JsonSchema = { type: 'object', properties: PROPERTIES, minProperties: 1, additionalProperties: false };
-const SEARCH: JsonSchema = { type: 'object', properties: { q: { type: 'string', minLength: 1 } }, required: ['q'] };
+/** The search term: bounded, as docs/openapi.yaml says (`q`, `maxLength`). */
+const SEARCH: JsonSchema = {
+  type: 'object',
+  properties: { q: { type: 'string', minLength: 1, maxLength: 256 } },
+  required: ['q'],
+};
 
 /**
  * The validators of a user's representation: the entity tag is its version

@@ -1,0 +1,2 @@
+export type { WithConventionsOptions } from './plan.js';
+export { withConventions } from './with-conventions.js';

@@ -1,0 +1,109 @@
+import { readOptions } from '../config/options.js';
+import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
+import type { ConventionsOptions } from '../preset.js';
+import { isObject, type Json } from './document.js';
+import {
+  CONVENTIONS_OPTION_NAMES,
+  PAGING_DEFAULTS,
+  SECURITY_HEADER_OPTIONS,
+  SECURITY_HEADER_VALUES,
+  TOKEN_SERVICE_PATHS,
+} from './values.js';
+
+/** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
+export type WithConventionsOptions = Readonly<ConventionsOptions> & {
+  /** The options the list routes give paging(): `limit`'s default and maximum. Default: `{ defaultLimit: 20, maxLimit: 100 }`. */
+  readonly paging?: Readonly<{ defaultLimit?: number; maxLimit?: number }>;
+};
+
+/** The token service as the document states it: its paths (undefined when off) and DPoP. */
+export interface TokenServicePlan {
+  readonly token: string;
+  readonly revocation: string | undefined;
+  readonly introspection: string | undefined;
+  readonly metadata: string | undefined;
+  readonly dpop: boolean;
+}
+
+/** What the preset sends with these options. */
+export interface Plan {
+  /** Security headers sent on every answer, each with its fixed value (undefined: configured otherwise). */
+  readonly securityHeaders: readonly (readonly [string, string | undefined])[];
+  readonly rateLimit: boolean;
+  readonly cors: boolean;
+  readonly bearer: boolean;
+  /** Whether state-changing requests may be refused with 403 (Fetch Metadata, CSRF tokens). */
+  readonly crossSite: boolean;
+  readonly etag: boolean;
+  /** The default `Cache-Control`, or undefined when caching() sets none. */
+  readonly cacheControl: string | undefined;
+  readonly maxLimit: number;
+  readonly defaultLimit: number;
+  readonly token: TokenServicePlan | undefined;
+}
+
+const objectOr = (value: unknown): Json | undefined => (isObject(value) ? value : undefined);
+
+/** The path of an endpoint the token router serves: its option, its default, or undefined when `false`. */
+const endpointPath = (value: unknown, fallback: string): string | undefined =>
+  value === false ? undefined : typeof value === 'string' ? value : fallback;
+
+/** RFC 8414 §3.1: the metadata path of an issuer, or undefined when no metadata is served. */
+function metadataPath(token: Json): string | undefined {
+  if (token.metadata === false || typeof token.issuer !== 'string') return undefined;
+  let issuer: URL;
+  try {
+    issuer = new URL(token.issuer);
+  } catch {
+    return undefined;
+  }
+  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
+  return `/.well-known/oauth-authorization-server${path}`;
+}
+
+function tokenPlan(value: unknown): TokenServicePlan | undefined {
+  const token = objectOr(value);
+  if (!token) return undefined;
+  return {
+    token: typeof token.path === 'string' ? token.path : TOKEN_SERVICE_PATHS.token,
+    revocation: endpointPath(token.revocationPath, TOKEN_SERVICE_PATHS.revocation),
+    introspection: endpointPath(token.introspectionPath, TOKEN_SERVICE_PATHS.introspection),
+    metadata: metadataPath(token),
+    dpop: token.dpop !== undefined && token.dpop !== false,
+  };
+}
+
+function securityHeadersPlan(value: unknown): Plan['securityHeaders'] {
+  const options = value === false ? undefined : (objectOr(value) ?? {});
+  const sent: (readonly [string, string | undefined])[] = [];
+  for (const [name, fixed] of Object.entries(SECURITY_HEADER_VALUES)) {
+    const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADER_VALUES];
+    if (option === undefined) sent.push([name, fixed]);
+    else if (options && options[option] !== false) sent.push([name, options[option] === undefined ? fixed : undefined]);
+  }
+  return sent;
+}
+
+/** Reads the options as conventions() reads them: absent is the stage's default, `false` is off. */
+export function readPlan(options: WithConventionsOptions | undefined): Plan {
+  // conventions()'s keys and `paging`: a typo (`cors` for `corsPolicy`) is refused, never ignored.
+  const given: Json = readOptions<Json>('withConventions', options, [...CONVENTIONS_OPTION_NAMES, 'paging']);
+  const caching = given.caching === false ? undefined : (objectOr(given.caching) ?? {});
+  const cacheControl = caching?.defaultCacheControl;
+  const paging = objectOr(given.paging) ?? {};
+  const maxLimit = typeof paging.maxLimit === 'number' ? paging.maxLimit : PAGING_DEFAULTS.maxLimit;
+  const cors = objectOr(given.corsPolicy);
+  return {
+    securityHeaders: securityHeadersPlan(given.securityHeaders),
+    rateLimit: given.rateLimit !== false,
+    cors: cors !== undefined && (cors.origins === '*' || (Array.isArray(cors.origins) && cors.origins.length > 0)),
+    bearer: objectOr(given.bearerAuth) !== undefined,
+    crossSite: given.crossSiteProtection !== false || objectOr(given.csrfProtection) !== undefined,
+    etag: caching !== undefined && caching.etag !== false,
+    cacheControl: caching === undefined || cacheControl === false ? undefined : String(cacheControl ?? CACHE_CONTROL_SENSITIVE),
+    maxLimit,
+    defaultLimit:
+      typeof paging.defaultLimit === 'number' ? paging.defaultLimit : Math.min(PAGING_DEFAULTS.defaultLimit, maxLimit),
+    token: tokenPlan(given.tokenRouter),
+  };
+}
