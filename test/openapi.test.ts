@@ -282,7 +282,7 @@ describe('withConventions() with the token service, by round trip', () => {
   it('describes the token, revocation, introspection and metadata answers, and the bearer failures', async () => {
     const stores = await seedStores();
     const options = {
-      tokenRouter: { ...base, ...stores },
+      tokenRouter: { ...base, ...stores, introspectors: { 'demo-client': 'own-tokens' } },
       bearerAuth: { keys: KEYS, issuer, audience: AUDIENCE },
     } as ConventionsOptions;
     const made = express();
