@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { warnOnce } from '../config/warnings.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { checkStore } from '../stores/check-store.js';
 import type { CounterStore } from '../stores/counter-store.js';
@@ -149,6 +150,7 @@ const defaultAddress = (req: Request): string => {
   const socket = req.socket as object | undefined;
   if (socket === undefined || typeof req.app?.enabled !== 'function' || req.app.enabled('trust proxy'))
     return clientAddressKey(req);
+  if (req.headers?.['x-forwarded-for'] !== undefined) warnOfUntrustedProxy();
   let address = addressBySocket.get(socket);
   if (address === undefined) {
     address = clientAddressKey(req);
@@ -156,6 +158,23 @@ const defaultAddress = (req: Request): string => {
   }
   return address;
 };
+
+/**
+ * A proxy in front says who the client is, and Express is told not to
+ * believe it: every client behind that proxy then shares one counter (the
+ * fact express-rate-limit reports as ERR_ERL_UNEXPECTED_X_FORWARDED_FOR).
+ * Said once per process, in production too: that is where the proxy is.
+ */
+function warnOfUntrustedProxy(): void {
+  warnOnce(
+    'rateLimit:x-forwarded-for',
+    'EAC_UNTRUSTED_X_FORWARDED_FOR',
+    "rateLimit() saw an X-Forwarded-For header while Express's `trust proxy` setting is off (its default): anonymous " +
+      "requests are counted by the proxy's address, so every client behind it shares one counter. Behind a proxy or load " +
+      "balancer, tell Express how many hops to trust (app.set('trust proxy', 1)); otherwise drop the header at the edge.",
+    { evenInProduction: true },
+  );
+}
 
 /** Turns rateLimit()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
