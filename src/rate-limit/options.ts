@@ -68,6 +68,13 @@ export interface RateLimitOptions {
    */
   address?: (req: Request) => string;
   /**
+   * Requests that are not counted and carry no rate-limit headers: those
+   * outside the API when the preset runs app-wide (a health check, static
+   * files, HTML pages), e.g. `(req) => !req.path.startsWith('/api/')`.
+   * Default: none, every request that reaches the limiter is counted.
+   */
+  skip?: (req: Request) => boolean;
+  /**
    * When the store fails (Redis unreachable or too slow): `"closed"` answers
    * 503 `stateStoreUnavailable`; `"open"` lets the request through uncounted.
    * Default: `"closed"`.
@@ -93,6 +100,7 @@ const OPTION_NAMES = [
   'storeFailure',
   'log',
   'partitionSecret',
+  'skip',
 ] as const;
 const POLICY_OPTION_NAMES = ['name', 'limit', 'windowSeconds'] as const;
 const FACTORY = 'rateLimit';
@@ -107,7 +115,6 @@ export const RATE_LIMIT_HINTS: OptionHints = {
   windowMs: "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds (60000 ms is `windowSeconds: 60`).",
   keyGenerator:
     "express-rate-limit's `keyGenerator` is `identify` here (returns `{ user, application }`, who the request acts for), with `address` for the client address an anonymous request is counted by.",
-  skip: "There is no `skip`: mount rateLimit() only where it should count (`app.use('/v1', rateLimit())`).",
   message:
     'There is no `message`: a refusal is the conventions\' 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
   handler:
@@ -135,6 +142,8 @@ export interface RateLimitConfiguration {
   readonly log: ((error: unknown) => void) | undefined;
   /** `pk` of an identity; one secret for every policy of the limiter. */
   readonly partitionKeyOf: PartitionHasher;
+  /** Requests that are not counted (health checks, static files); undefined: every request is. */
+  readonly skip: ((req: Request) => boolean) | undefined;
 }
 
 const logStoreError = (error: unknown): void => {
@@ -215,5 +224,6 @@ export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
     failOpen: checkOneOf(FACTORY, 'storeFailure', given.storeFailure ?? 'closed', STORE_FAILURE_MODES) === 'open',
     log: checkLog<(error: unknown) => void>(FACTORY, given.log, logStoreError),
     partitionKeyOf,
+    skip: given.skip === undefined ? undefined : checkFunction<(req: Request) => boolean>(FACTORY, 'skip', given.skip),
   };
 }

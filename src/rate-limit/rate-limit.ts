@@ -79,8 +79,12 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     keyOf: identityKeyCache(configuration.policies, configuration.partitionKeyOf),
     onStoreError: (error) => log?.(error),
   };
-  const { identify } = limits;
+  const { identify, skip } = limits;
   return function rateLimitMiddleware(req, res, next) {
+    if (skip?.(req)) {
+      passUncounted(req, res, next);
+      return;
+    }
     const who = identify(req);
     // A synchronous identify (the default) goes straight on: no promise.
     if (isPromiseLike(who)) {
@@ -92,6 +96,13 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     countRequest(limits, req, res, next, who);
   };
+}
+
+/** A skipped request goes on uncounted; a refusal held for it (conventions(): a refused preflight) is answered now. */
+function passUncounted(req: Request, res: Response, next: NextFunction): void {
+  const held = takeHeldRefusal(req);
+  if (held === undefined) next();
+  else refuse(req, res, next, held);
 }
 
 /** The keys of an identity in each policy, remembered for the identities seen lately (IDENTITY_CACHE_SIZE). */
