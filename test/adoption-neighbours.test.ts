@@ -102,6 +102,25 @@ describe.each([
     expect(reports[0]?.fix).toContain("app.set('trust proxy', 1)");
   });
 
+  it("a strict response linter's refusal is reported with its status, code and fix", async () => {
+    const { reports, log } = collector();
+    const app = make();
+    app.use(conventions({ reportOnly: { log }, responseLinter: { strict: true, log: false } }));
+    app.get('/v1/items/1', (_req, res) => {
+      res.json({ item_name: 'x' });
+    });
+    const res = await request(app).get('/v1/items/1');
+    expect(res.status).toBe(200);
+    expect(reports).toEqual([
+      expect.objectContaining({
+        middleware: 'responseLinter',
+        status: 500,
+        code: 50002,
+        fix: expect.stringContaining('responseLint'),
+      }),
+    ]);
+  });
+
   it('enforcing, still limits: the request over the quota is a 429', async () => {
     const app = shop(make, { rateLimit: { limit: 1 } });
     expect((await request(app).get('/api/v1/items')).status).toBe(200);
