@@ -4,6 +4,7 @@ import { warnOnce } from '../config/warnings.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { inOriginList, readOriginList } from '../http/origins.js';
+import { getResponseHeader } from '../http/response-headers.js';
 import { isSafeMethod } from '../http/spec.js';
 
 /** Options of crossSiteProtection(). */
@@ -113,7 +114,7 @@ export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOption
  * every page gets it, and it carries no credentials.
  */
 function corsAllowedOrigin(res: Response, origin: string): boolean {
-  const allowOrigin = res.getHeader('access-control-allow-origin');
+  const allowOrigin = getResponseHeader(res, 'access-control-allow-origin');
   return typeof allowOrigin === 'string' && allowOrigin === origin;
 }
 
