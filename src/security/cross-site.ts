@@ -118,13 +118,13 @@ function corsAllowedOrigin(res: Response, origin: string): boolean {
   return typeof allowOrigin === 'string' && allowOrigin === origin;
 }
 
-/** What to change so that this origin's writes pass, when they are legitimate. */
+/**
+ * What to change so that this origin's writes pass, when they are
+ * legitimate; short enough for a `detail` string (REFLECTED_INPUT_LIMITS).
+ */
 function crossSiteFix(origin: string | undefined): string {
-  const named = origin === undefined || origin === 'null' ? "'https://app.example.com'" : `'${origin}'`;
-  return (
-    `If this page's writes are legitimate, trust its origin: conventions({ crossSiteProtection: { trustedOrigins: [${named}] } }) ` +
-    "(or list it in corsPolicy's origins, or in the origins of the CORS middleware in front); a page with `Origin: null` is never trusted."
-  );
+  const named = origin === undefined || origin === 'null' ? 'https://app.example.com' : origin;
+  return `conventions({ crossSiteProtection: { trustedOrigins: ['${named}'] } }), or corsPolicy's origins`;
 }
 
 /** Outside production, once per process: cross-site writes are refused, and which origins are trusted. */
@@ -134,6 +134,7 @@ function warnOfFirstRefusal(trusted: readonly (string | RegExp)[], origin: strin
     'crossSiteProtection:refused',
     'EAC_CROSS_SITE_REFUSED',
     `crossSiteProtection() refused a state-changing request from ${origin ?? 'another site'} (403, code 40305): ` +
-      `writes from other sites are refused unless their origin is trusted or a CORS middleware in front allowed it. Trusted origins: ${list}. ${fix}`,
+      `writes from other sites are refused unless their origin is trusted or a CORS middleware in front allowed it. Trusted origins: ${list}. ` +
+      `If this page's writes are legitimate, trust its origin: ${fix}, or the origins of the CORS middleware in front (\`Origin: null\` is never trusted).`,
   );
 }
