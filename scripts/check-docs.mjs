@@ -19,12 +19,20 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import {
+  checkerBlamesTheRightParty,
+  enforcingOnTheApi,
+  everywhereWithPagesKeptOut,
+  reportOnlyRefusesNothing,
+} from './docs-smoke/existing-app-cjs.mjs';
 import { CHECKER, packInto } from './pack.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const CODE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs']);
 const PART = /^\/\/ ([\w-]+)\/([\w.-]+\.ts)\b/;
+// A CommonJS example: a `js` block whose first line names its `.cjs` file; run as written, not compiled.
+const COMMONJS_PART = /^\/\/ ([\w-]+)\/([\w.-]+\.cjs)\b/;
 
 /** The pages a user reads: README.md, the checker's README and every page under docs/. */
 export function pages() {
@@ -60,8 +68,16 @@ export function sourceFiles() {
       if (block.lang === '')
         throw new Error(`${page}:${block.line}: a block without a language; name it (\`ts\`, \`sh\`, \`text\`, ...)`);
       if (!CODE.has(block.lang)) continue;
+      const commonjs = block.lang === 'js' ? COMMONJS_PART.exec(block.code) : null;
+      if (commonjs) {
+        const name = `${commonjs[1]}/${commonjs[2]}`;
+        files[name] = `${files[name] ?? ''}${block.code}`;
+        continue;
+      }
       if (block.lang !== 'ts' && block.lang !== 'typescript') {
-        throw new Error(`${page}:${block.line}: a \`${block.lang}\` block; write examples in \`ts\` so they are compiled`);
+        throw new Error(
+          `${page}:${block.line}: a \`${block.lang}\` block; write examples in \`ts\` so they are compiled (or a \`js\` block whose first line names its \`.cjs\` file, which check:docs runs)`,
+        );
       }
       const part = PART.exec(block.code);
       const name = part
@@ -92,7 +108,21 @@ async function freePort() {
  * (`checker`: the path of its bin) on it; fails on any failure. `source(port)` gives the file with the
  * port the app listens on; `express` picks Express 5 (the project's) or 4.
  */
-async function serveAndCheck({ scratch, tarball, checker, name, source, args, tsc, env, express = 5, base = '', probe }) {
+async function serveAndCheck({
+  scratch,
+  tarball,
+  checker,
+  name,
+  source,
+  args,
+  tsc,
+  env,
+  express = 5,
+  base = '',
+  probe,
+  commonjs = false,
+  files = {},
+}) {
   const dir = join(scratch, name);
   const modules = join(dir, 'node_modules');
   // The package unpacked here, not linked: it must import this folder's `express`.
@@ -103,17 +133,27 @@ async function serveAndCheck({ scratch, tarball, checker, name, source, args, ts
     const target = express === 4 && entry === 'express' ? 'express4' : entry;
     symlinkSync(join(root, 'node_modules', target), join(modules, entry));
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: commonjs ? 'commonjs' : 'module' }));
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), content);
+  }
   const port = await freePort();
-  mkdirSync(join(dir, 'src'));
-  writeFileSync(join(dir, 'src/app.ts'), source(port));
-  const config = { target: 'ES2022', lib: ['ES2022'], strict: true, module: 'nodenext', moduleResolution: 'nodenext' };
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { ...config, types: ['node'], outDir: 'dist', rootDir: 'src' }, include: ['src'] }),
-  );
-  run(tsc, ['-p', dir], { cwd: dir });
-  const child = spawn(process.execPath, ['dist/app.js'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (commonjs) {
+    // As a CommonJS user runs it: `node app.cjs`, nothing compiled.
+    writeFileSync(join(dir, 'app.cjs'), source(port));
+  } else {
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src/app.ts'), source(port));
+    const config = { target: 'ES2022', lib: ['ES2022'], strict: true, module: 'nodenext', moduleResolution: 'nodenext' };
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { ...config, types: ['node'], outDir: 'dist', rootDir: 'src' }, include: ['src'] }),
+    );
+    run(tsc, ['-p', dir], { cwd: dir });
+  }
+  const entry = commonjs ? 'app.cjs' : 'dist/app.js';
+  const child = spawn(process.execPath, [entry], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const exited = new Promise((done) => child.once('exit', (code) => done(code)));
     await new Promise((done, fail) => {
@@ -131,7 +171,7 @@ async function serveAndCheck({ scratch, tarball, checker, name, source, args, ts
     const version = JSON.parse(readFileSync(join(modules, 'express/package.json'), 'utf8')).version;
     if (probe) {
       // Instead of the checker: what this run must show, asserted by `probe`.
-      await probe(`http://127.0.0.1:${port}`);
+      await probe(`http://127.0.0.1:${port}`, { checker, dir });
       console.log(`check:docs: ${name} on Express ${version}: ${probe.name}`);
       return;
     }
@@ -346,6 +386,56 @@ async function main() {
           }
         },
       });
+    }
+
+    // The README's first app in CommonJS, as its block gives it: run with `node app.cjs`, checked.
+    const readmeCommonJs = files['readme-cjs/app.cjs'];
+    if (readmeCommonJs === undefined) throw new Error('README.md has no `// readme-cjs/app.cjs` block');
+    for (const express of [5, 4]) {
+      await serveAndCheck({
+        scratch,
+        tarball,
+        checker,
+        express,
+        commonjs: true,
+        name: `readme-cjs-express${express}`,
+        source: (port) => readmeCommonJs.replaceAll('3000', String(port)),
+        args: ['--resource', '/v1/users/1'],
+        tsc,
+        env,
+      });
+    }
+
+    // The existing-app guide's CommonJS app beside helmet, cors, morgan, express-session and
+    // passport: its three stages (report-only on /api, enforcing on /api, app-wide with the
+    // pages kept out), each probed; then the checker on the enforcing stage, with the guide's
+    // baseline for the legacy route (scripts/docs-smoke/existing-app-cjs.mjs).
+    const scenario = files['existing-app-cjs/app.cjs'];
+    if (scenario === undefined) throw new Error('docs/guides/existing-app.md has no `// existing-app-cjs/app.cjs` block');
+    const baseline = codeBlocks(existingPage).find((block) => block.lang === 'json' && block.code.includes('"accepted"'));
+    if (!baseline) throw new Error('docs/guides/existing-app.md shows no baseline file');
+    const stages = [
+      ['report', reportOnlyRefusesNothing],
+      ['enforce', enforcingOnTheApi],
+      ['everywhere', everywhereWithPagesKeptOut],
+      ['enforce', checkerBlamesTheRightParty(baseline.code)],
+    ];
+    for (const express of [4, 5]) {
+      for (const [index, [stage, probe]] of stages.entries()) {
+        await serveAndCheck({
+          scratch,
+          tarball,
+          checker,
+          express,
+          commonjs: true,
+          files: { 'public/site.css': 'body { margin: 0 }\n' },
+          name: `existing-app-cjs-${index}-${stage}-express${express}`,
+          source: (port) => scenario.replaceAll('3000', String(port)),
+          tsc,
+          env: { ...env, API_CONVENTIONS: stage },
+          probe,
+        });
+      }
     }
 
     // The guide's own test file, as its step 6 runs it.

@@ -128,7 +128,6 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
       () => rateLimit({ keyGenerator: () => 'k' } as never),
       "express-rate-limit's `keyGenerator` is `identify` here",
     ],
-    ['rateLimit skip', () => rateLimit({ skip: () => false } as never), 'There is no `skip`'],
     ['rateLimit message', () => rateLimit({ message: 'slow down' } as never), 'There is no `message`'],
     ['rateLimit handler', () => rateLimit({ handler: () => undefined } as never), 'There is no `handler`'],
     ['rateLimit standardHeaders', () => rateLimit({ standardHeaders: 'draft-8' } as never), 'are always sent'],

@@ -188,8 +188,20 @@ describe('crossSiteProtection in conventions()', () => {
     expect(other.status).toBe(403);
   });
 
-  it('takes its own trustedOrigins, and can be switched off', async () => {
-    const own = build(conventions({ corsPolicy: { origins: [TRUSTED] }, crossSiteProtection: { trustedOrigins: [] } }));
+  it("follows corsPolicy's decision for the request, even with trustedOrigins: [] (followCors, the default)", async () => {
+    const app = build(conventions({ corsPolicy: { origins: [TRUSTED] }, crossSiteProtection: { trustedOrigins: [] } }));
+    expect((await request(app).post('/v1/sessions').set('Sec-Fetch-Site', 'cross-site').set('Origin', TRUSTED)).status).toBe(201);
+    const other = await request(app)
+      .post('/v1/sessions')
+      .set('Sec-Fetch-Site', 'cross-site')
+      .set('Origin', 'https://evil.example');
+    expect(other.status).toBe(403);
+  });
+
+  it('takes its own trustedOrigins (with followCors: false, else what corsPolicy allows passes), and can be switched off', async () => {
+    const own = build(
+      conventions({ corsPolicy: { origins: [TRUSTED] }, crossSiteProtection: { trustedOrigins: [], followCors: false } }),
+    );
     expect((await request(own).post('/v1/sessions').set('Sec-Fetch-Site', 'cross-site').set('Origin', TRUSTED)).status).toBe(403);
     const off = build(conventions({ crossSiteProtection: false }));
     expect((await request(off).post('/v1/sessions').set('Sec-Fetch-Site', 'cross-site')).status).toBe(201);

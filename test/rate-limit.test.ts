@@ -739,3 +739,34 @@ describe('MemoryCounterStore', () => {
     expect(() => new MemoryCounterStore(options as never)).toThrow(message);
   });
 });
+
+describe('rateLimit({ skip }): what is outside the API is not counted', () => {
+  const app = (): Express => {
+    const made = express();
+    made.use(conventions({ rateLimit: { limit: 1, skip: (req) => req.path === '/health' }, responseLinter: false }));
+    made.get('/health', (_req, res) => {
+      res.json({ status: 'ok' });
+    });
+    made.get('/v1/items', (_req, res) => {
+      res.json({ items: [] });
+    });
+    return made;
+  };
+
+  it('passes a skipped request uncounted, with no rate-limit headers, and counts the others', async () => {
+    const served = app();
+    for (let i = 0; i < 3; i++) {
+      const health = await request(served).get('/health');
+      expect(health.status).toBe(200);
+      expect(health.headers.ratelimit).toBeUndefined();
+      expect(health.headers['ratelimit-policy']).toBeUndefined();
+    }
+    expect((await request(served).get('/v1/items')).status).toBe(200);
+    expect((await request(served).get('/v1/items')).status).toBe(429);
+    expect((await request(served).get('/health')).status).toBe(200);
+  });
+
+  it('refuses a skip that is not a function at start-up', () => {
+    expect(() => rateLimit({ skip: '/health' as never })).toThrow(/skip/);
+  });
+});

@@ -121,6 +121,23 @@ describe.each([
       ]);
     });
 
+    it('does not make a plural of a word that qualifies a collection (legacy, internal)', () => {
+      expect(lint(appWith(factory, ['/v1/legacy/:id', '/v1/internal-order/:id']))).toEqual([
+        finding(
+          '/v1/legacy/:id',
+          'plural',
+          '"legacy" qualifies a collection rather than naming one; the segment after the version is a plural noun (/v1/orders): name the collection, or except this segment for "plural" while it stays.',
+          '/v1/legacy/:id',
+        ),
+        finding(
+          '/v1/internal-order/:id',
+          'plural',
+          '"internal-order" is singular; resource names are plural nouns, such as "internal-orders".',
+          '/v1/internal-orders/:id',
+        ),
+      ]);
+    });
+
     it('checks sub-collections too, but not the id position', () => {
       expect(lint(appWith(factory, ['/v1/users/:id/address', '/v1/sessions/current']))).toEqual([
         finding(

@@ -36,6 +36,21 @@ export const CONFORMANCE_CAUSES = {
       "Send on every response: `Strict-Transport-Security: max-age=63072000; includeSubDomains`, `Content-Security-Policy: script-src 'self'`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: deny`, `Referrer-Policy: no-referrer`, `X-Permitted-Cross-Domain-Policies: none`, `X-DNS-Prefetch-Control: off`, `Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Resource-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`, and `Cache-Control: no-store, max-age=0` unless another cache value of the conventions applies.",
     docs: 'docs/security.md',
   },
+  'helmet-defaults': {
+    title:
+      "helmet's default values are sent where the conventions ask for others (`helmet()` mounted in front of the conventions, or alone)",
+    fix: "Remove the app's own `helmet()`: `securityHeaders()` (in `conventions()`) is helmet configured with the conventions' values. To keep it, give it those values: `contentSecurityPolicy: { useDefaults: false, directives: { scriptSrc: [\"'self'\"] } }`, `strictTransportSecurity: { maxAge: 63072000 }`, `frameguard: { action: 'deny' }`, `xDownloadOptions: false`, `originAgentCluster: false`.",
+    elsewhere:
+      "Configure the middleware that sends helmet's defaults (a long `Content-Security-Policy`, `Strict-Transport-Security: max-age=31536000`, `X-Frame-Options: SAMEORIGIN`, `X-Download-Options: noopen`) with the conventions' values, or remove it.",
+    docs: 'docs/coming-from-helmet-cors-express-rate-limit.md',
+  },
+  'cors-package': {
+    title: 'Preflights are answered by the `cors` package with its defaults (204, no `Content-Type`), not as the conventions ask',
+    fix: "Remove the app's own `cors()` in front of the conventions and give its origins to `conventions({ corsPolicy: { origins } })`, which answers preflights with 200, `Content-Length: 0`, `Content-Type: text/plain` and `Access-Control-Max-Age`; or keep `cors()` with `preflightContinue: true`, so that `corsPolicy` answers them.",
+    elsewhere:
+      'Answer a preflight with 200, `Content-Length: 0`, `Content-Type: text/plain`, the origin echoed, comma lists of methods and headers and an integer `Access-Control-Max-Age` (the `cors` package answers 204 with no type and no max age by default).',
+    docs: 'docs/coming-from-helmet-cors-express-rate-limit.md',
+  },
   'retired-headers': {
     title: 'Headers the conventions do not use are sent',
     fix: '`securityHeaders()` sends none of them and `X-XSS-Protection: 0` only; remove the middleware or proxy rule that adds them.',

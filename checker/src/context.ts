@@ -1,4 +1,5 @@
 import { type CheckId, CONFORMANCE_CHECKS } from './catalogue.js';
+import type { CauseId } from './causes.js';
 import type { ConformanceConfiguration } from './options.js';
 import { BudgetExhausted, describeExchange, type Exchange, type Probe, type ProbeRequest } from './probe.js';
 import type { CheckEvidence, CheckOutcome, ExchangeRecord } from './report.js';
@@ -31,8 +32,9 @@ export class RunContext {
     this.record(id, 'pass', {});
   }
 
-  fail(id: CheckId, evidence: CheckEvidence): void {
-    this.record(id, 'fail', { evidence });
+  /** `cause`: who the evidence shows produced the failure, when it is not the check's usual cause. */
+  fail(id: CheckId, evidence: CheckEvidence, cause?: CauseId): void {
+    this.record(id, 'fail', cause === undefined ? { evidence } : { evidence, cause });
   }
 
   skip(id: CheckId, reason: string): void {
@@ -45,8 +47,8 @@ export class RunContext {
   }
 
   /** Fails with the evidence when there is some, passes otherwise. */
-  verdict(id: CheckId, evidence: CheckEvidence | undefined): void {
-    if (evidence) this.fail(id, evidence);
+  verdict(id: CheckId, evidence: CheckEvidence | undefined, cause?: CauseId): void {
+    if (evidence) this.fail(id, evidence, cause);
     else this.pass(id);
   }
 

@@ -1,4 +1,6 @@
+import type { CauseId } from './causes.js';
 import { mediaType, type RunContext, shown } from './context.js';
+import { isCorsPackagePreflight } from './neighbours.js';
 import { describeExchange, type Exchange } from './probe.js';
 import type { CheckEvidence } from './report.js';
 
@@ -81,13 +83,19 @@ export async function checkCors(ctx: RunContext): Promise<void> {
   await checkLookAlikeRefused(ctx, path, origin);
 }
 
+/** Who answered a preflight the conventions' way or not: the `cors` package with its defaults, or the usual cause. */
+const preflightCause = (preflight: Exchange): CauseId | undefined =>
+  isCorsPackagePreflight(preflight) ? 'cors-package' : undefined;
+
 /** The preflight's own answer: 200, empty, text/plain. */
 function checkPreflightAnswer(ctx: RunContext, preflight: Exchange): void {
   const request = describeExchange(preflight);
   const h = preflight.headers;
+  const cause = preflightCause(preflight);
   ctx.verdict(
     'cors.preflight.status',
     preflight.status === 200 ? undefined : { request, expected: 'status 200', seen: `status ${preflight.status}` },
+    cause,
   );
   ctx.verdict(
     'cors.preflight.content-length',
@@ -98,12 +106,14 @@ function checkPreflightAnswer(ctx: RunContext, preflight: Exchange): void {
           expected: 'Content-Length: 0 and no body',
           seen: `Content-Length ${shown(h['content-length'])}, ${Buffer.byteLength(preflight.body)} body bytes`,
         },
+    cause,
   );
   ctx.verdict(
     'cors.preflight.content-type',
     mediaType(h['content-type']) === 'text/plain'
       ? undefined
       : { request, expected: 'Content-Type: text/plain', seen: `Content-Type ${shown(h['content-type'])}` },
+    cause,
   );
 }
 
@@ -112,7 +122,8 @@ function checkPreflightAllows(ctx: RunContext, preflight: Exchange, origin: stri
   const { preflightMethod, preflightHeaders } = ctx.config;
   const request = describeExchange(preflight);
   const h = preflight.headers;
-  ctx.verdict('cors.preflight.allow-origin', allowOriginEvidence(preflight, origin));
+  const cause = preflightCause(preflight);
+  ctx.verdict('cors.preflight.allow-origin', allowOriginEvidence(preflight, origin), cause);
   const methods = h['access-control-allow-methods'];
   const methodsGood =
     methods !== undefined &&
@@ -127,6 +138,7 @@ function checkPreflightAllows(ctx: RunContext, preflight: Exchange, origin: stri
           expected: `Access-Control-Allow-Methods: a comma list holding ${preflightMethod}`,
           seen: `Access-Control-Allow-Methods ${shown(methods)}`,
         },
+    cause,
   );
   const headers = h['access-control-allow-headers'];
   const allowedHeaders =
@@ -143,6 +155,7 @@ function checkPreflightAllows(ctx: RunContext, preflight: Exchange, origin: stri
           expected: `Access-Control-Allow-Headers: a comma list holding ${preflightHeaders.join(', ')}`,
           seen: `Access-Control-Allow-Headers ${shown(headers)}`,
         },
+    cause,
   );
   const maxAge = h['access-control-max-age'];
   ctx.verdict(
@@ -154,6 +167,7 @@ function checkPreflightAllows(ctx: RunContext, preflight: Exchange, origin: stri
           expected: 'Access-Control-Max-Age: an integer number of seconds',
           seen: `Access-Control-Max-Age ${shown(maxAge)}`,
         },
+    cause,
   );
 }
 

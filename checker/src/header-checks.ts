@@ -9,6 +9,7 @@ import {
   type RunContext,
   shown,
 } from './context.js';
+import { headerCause } from './neighbours.js';
 import type { Exchange } from './probe.js';
 import {
   ABSENT_HEADERS,
@@ -85,14 +86,19 @@ export function checkHeaders(ctx: RunContext): void {
   checkCachingHeaders(ctx, all);
   checkSessionHeaders(ctx, all);
   // Path rules rule 10: no new X- header.
+  const extraXHeaders = (exchange: Exchange): string[] =>
+    Object.keys(exchange.headers).filter(
+      (name) => name.startsWith('x-') && !(NAMED_X_HEADERS as readonly string[]).includes(name),
+    );
+  const offender = all.find((exchange) => extraXHeaders(exchange).length > 0);
   ctx.verdict(
     'paths.no-x-prefix',
     firstOffender(all, 'no X- response header other than those the conventions name', (exchange) => {
-      const extra = Object.keys(exchange.headers).filter(
-        (name) => name.startsWith('x-') && !(NAMED_X_HEADERS as readonly string[]).includes(name),
-      );
+      const extra = extraXHeaders(exchange);
       return extra.length === 0 ? undefined : extra.join(', ');
     }),
+    // `X-Download-Options` is helmet's, not a header the app named.
+    headerCause(offender, offender === undefined ? [] : extraXHeaders(offender)),
   );
 }
 
@@ -132,13 +138,17 @@ function checkCommonBehaviour(ctx: RunContext, all: readonly Exchange[]): void {
 function checkSecurityTable(ctx: RunContext, all: readonly Exchange[], full: readonly Exchange[]): void {
   for (const row of SECURITY_HEADERS) {
     const caseInsensitive = 'caseInsensitive' in row && row.caseInsensitive;
+    const differs = (exchange: Exchange): boolean => {
+      const value = exchange.headers[row.name];
+      return !(caseInsensitive ? value?.toLowerCase() === row.value : value === row.value);
+    };
     ctx.verdict(
       row.id,
-      firstOffender(full, `${row.name}: ${row.value}`, (exchange) => {
-        const value = exchange.headers[row.name];
-        const same = caseInsensitive ? value?.toLowerCase() === row.value : value === row.value;
-        return same ? undefined : `${row.name} ${shown(value)}`;
-      }),
+      firstOffender(full, `${row.name}: ${row.value}`, (exchange) =>
+        differs(exchange) ? `${row.name} ${shown(exchange.headers[row.name])}` : undefined,
+      ),
+      // helmet's own value in place of the conventions' one: blame helmet, not a missing securityHeaders().
+      headerCause(full.find(differs), [row.name]),
     );
   }
   ctx.verdict(
@@ -165,15 +175,20 @@ function checkCachingHeaders(ctx: RunContext, all: readonly Exchange[]): void {
       return `pragma ${shown(value)}`;
     }),
   );
+  const cacheControlProblem = (exchange: Exchange): string | undefined => {
+    const value = exchange.headers['cache-control'];
+    return value !== undefined && isSpecCacheControl(value) ? undefined : `cache-control ${shown(value)}`;
+  };
   ctx.verdict(
     'security.cache-control',
     firstOffender(
       all,
       `cache-control: ${DEFAULT_CACHE_CONTROL} (or another value of docs/conventions.md §7.2: no-cache; public, max-age=N; no-store)`,
-      (exchange) => {
-        const value = exchange.headers['cache-control'];
-        return value !== undefined && isSpecCacheControl(value) ? undefined : `cache-control ${shown(value)}`;
-      },
+      cacheControlProblem,
+    ),
+    headerCause(
+      all.find((exchange) => cacheControlProblem(exchange) !== undefined),
+      [],
     ),
   );
 }

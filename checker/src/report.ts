@@ -60,6 +60,8 @@ export interface CheckOutcome {
   readonly evidence?: CheckEvidence;
   readonly reason?: string;
   readonly exchange?: ExchangeRecord;
+  /** The cause the evidence points to when it is not the check's usual one (helmet's defaults, the `cors` package). */
+  readonly cause?: CauseId;
 }
 
 export interface CheckResult extends CheckOutcome {
@@ -157,7 +159,7 @@ export function buildReport(
     .sort((a, b) => CONFORMANCE_SECTIONS.indexOf(a.section) - CONFORMANCE_SECTIONS.indexOf(b.section))
     .map(({ suppressed: _earlier, ...outcome }: CheckOutcome & { suppressed?: Suppression }) => {
       const triage = CHECK_TRIAGE[outcome.id as CheckId];
-      const result = { ...outcome, severity: triage.severity, cause: triage.cause };
+      const result = { ...outcome, severity: triage.severity, cause: outcome.cause ?? triage.cause };
       const suppressed = outcome.status === 'fail' ? suppressionOf(outcome.id as CheckId, gate) : undefined;
       return suppressed ? { ...result, suppressed } : result;
     });

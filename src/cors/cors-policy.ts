@@ -4,6 +4,7 @@ import { refuse } from '../errors/refuse.js';
 import { inOriginList } from '../http/origins.js';
 import { getResponseHeader, setResponseHeader, setResponseHeaders } from '../http/response-headers.js';
 import { type CorsPolicyConfiguration, type CorsPolicyOptions, readCorsPolicyOptions } from './options.js';
+import { unlistedHeaderWarning } from './unlisted-headers.js';
 
 /**
  * the conventions' "Cross-origin (CORS)", Preflight: "Response 200, `Content-Length: 0`,
@@ -95,13 +96,16 @@ function answerPreflight(res: Response, allowOrigin: string, fixed: readonly str
  * - preflight as the conventions say (200, `Content-Length: 0`,
  *   `Content-Type: text/plain`; `cors` answers 204 without a type);
  *   a preflight from an origin that is not allowed gets 403 JSON;
- * - never `*` together with credentials (a configuration error at start-up).
+ * - never `*` together with credentials (a configuration error at start-up);
+ * - outside production, a request header a preflight asks for that
+ *   `allowedHeaders` lacks is named once (EAC_CORS_HEADER_NOT_ALLOWED).
  */
 export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler {
   const config = readCorsPolicyOptions(options);
   const { anyOrigin, allowed } = config;
   const preflightFixed = preflightHeaders(config);
   const actualHeaders = actualRequestHeaders(config);
+  const warnOfUnlistedHeaders = unlistedHeaderWarning(config.allowedHeaders);
 
   return function corsPolicyMiddleware(req, res, next) {
     const origin = req.headers.origin;
@@ -120,6 +124,7 @@ export function corsPolicy(options: Readonly<CorsPolicyOptions>): RequestHandler
       next();
       return;
     }
+    warnOfUnlistedHeaders(req, origin);
     answerPreflight(res, anyOrigin ? '*' : origin, preflightFixed);
   };
 }

@@ -26,6 +26,8 @@ export function hasErrorMiddleware(req: Request): boolean {
 export interface BrokenConvention {
   readonly rule: string;
   readonly middleware: string;
+  /** What to change so that enforcing lets such a request through, when the middleware knows it. */
+  readonly fix?: string;
 }
 
 /** What enforcing would have answered, as a report-only report says it: `answered 403 (code 40302)`. */
@@ -42,6 +44,8 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
     ...convention,
     enforced: enforcedAnswer(answer),
     message: answer.message,
+    status: answer.status,
+    code: answer.code,
   });
 }
 

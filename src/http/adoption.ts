@@ -21,6 +21,11 @@ export interface ConventionReport {
   readonly enforced: string;
   /** What was wrong, and how to fix it. */
   readonly message: string;
+  /** For a refusal: the status and code enforcing would have answered. */
+  readonly status?: number;
+  readonly code?: number;
+  /** For a refusal: what to change so that enforcing lets the request through, when the library knows it. */
+  readonly fix?: string;
   readonly method: string;
   readonly path: string;
 }

@@ -90,11 +90,15 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     if (findings.length === 0) return false;
     log?.({ method: req.method, path: pathWithoutQuery(req), status: res.statusCode, findings });
     if (!strict) return false;
+    const { status, code } = ERROR_CATALOGUE.responseConventionViolated;
     const strictRefusal = {
       rule: '2',
       middleware: 'responseLinter',
-      enforced: enforcedAnswer(ERROR_CATALOGUE.responseConventionViolated),
+      enforced: enforcedAnswer({ status, code }),
       message: findings.map((finding) => finding.message).join(' '),
+      status,
+      code,
+      fix: "Change the body as each finding says, or except the route while it must stay: conventionExceptions({ responseLint: 'why' }).",
     };
     if (reportInstead(req, res, strictRefusal)) return false;
     renderError(res, apiError('responseConventionViolated', { detail: findings }), false);

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { warnOnce } from '../config/warnings.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { checkStore } from '../stores/check-store.js';
 import type { CounterStore } from '../stores/counter-store.js';
@@ -67,6 +68,13 @@ export interface RateLimitOptions {
    */
   address?: (req: Request) => string;
   /**
+   * Requests that are not counted and carry no rate-limit headers: those
+   * outside the API when the preset runs app-wide (a health check, static
+   * files, HTML pages), e.g. `(req) => !req.path.startsWith('/api/')`.
+   * Default: none, every request that reaches the limiter is counted.
+   */
+  skip?: (req: Request) => boolean;
+  /**
    * When the store fails (Redis unreachable or too slow): `"closed"` answers
    * 503 `stateStoreUnavailable`; `"open"` lets the request through uncounted.
    * Default: `"closed"`.
@@ -92,6 +100,7 @@ const OPTION_NAMES = [
   'storeFailure',
   'log',
   'partitionSecret',
+  'skip',
 ] as const;
 const POLICY_OPTION_NAMES = ['name', 'limit', 'windowSeconds'] as const;
 const FACTORY = 'rateLimit';
@@ -106,7 +115,6 @@ export const RATE_LIMIT_HINTS: OptionHints = {
   windowMs: "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds (60000 ms is `windowSeconds: 60`).",
   keyGenerator:
     "express-rate-limit's `keyGenerator` is `identify` here (returns `{ user, application }`, who the request acts for), with `address` for the client address an anonymous request is counted by.",
-  skip: "There is no `skip`: mount rateLimit() only where it should count (`app.use('/v1', rateLimit())`).",
   message:
     'There is no `message`: a refusal is the conventions\' 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
   handler:
@@ -134,6 +142,8 @@ export interface RateLimitConfiguration {
   readonly log: ((error: unknown) => void) | undefined;
   /** `pk` of an identity; one secret for every policy of the limiter. */
   readonly partitionKeyOf: PartitionHasher;
+  /** Requests that are not counted (health checks, static files); undefined: every request is. */
+  readonly skip: ((req: Request) => boolean) | undefined;
 }
 
 const logStoreError = (error: unknown): void => {
@@ -149,6 +159,7 @@ const defaultAddress = (req: Request): string => {
   const socket = req.socket as object | undefined;
   if (socket === undefined || typeof req.app?.enabled !== 'function' || req.app.enabled('trust proxy'))
     return clientAddressKey(req);
+  if (req.headers?.['x-forwarded-for'] !== undefined) warnOfUntrustedProxy();
   let address = addressBySocket.get(socket);
   if (address === undefined) {
     address = clientAddressKey(req);
@@ -156,6 +167,23 @@ const defaultAddress = (req: Request): string => {
   }
   return address;
 };
+
+/**
+ * A proxy in front says who the client is, and Express is told not to
+ * believe it: every client behind that proxy then shares one counter (the
+ * fact express-rate-limit reports as ERR_ERL_UNEXPECTED_X_FORWARDED_FOR).
+ * Said once per process, in production too: that is where the proxy is.
+ */
+function warnOfUntrustedProxy(): void {
+  warnOnce(
+    'rateLimit:x-forwarded-for',
+    'EAC_UNTRUSTED_X_FORWARDED_FOR',
+    "rateLimit() saw an X-Forwarded-For header while Express's `trust proxy` setting is off (its default): anonymous " +
+      "requests are counted by the proxy's address, so every client behind it shares one counter. Behind a proxy or load " +
+      "balancer, tell Express how many hops to trust (app.set('trust proxy', 1)); otherwise drop the header at the edge.",
+    { evenInProduction: true },
+  );
+}
 
 /** Turns rateLimit()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
@@ -196,5 +224,6 @@ export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
     failOpen: checkOneOf(FACTORY, 'storeFailure', given.storeFailure ?? 'closed', STORE_FAILURE_MODES) === 'open',
     log: checkLog<(error: unknown) => void>(FACTORY, given.log, logStoreError),
     partitionKeyOf,
+    skip: given.skip === undefined ? undefined : checkFunction<(req: Request) => boolean>(FACTORY, 'skip', given.skip),
   };
 }

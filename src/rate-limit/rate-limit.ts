@@ -38,6 +38,18 @@ interface Counting {
 /** How a counted request is answered: passed on, 429, or 503 (the store failed and the limiter fails closed). */
 type Outcome = 'passed' | 'refused' | 'failed';
 
+/**
+ * What a 429 enforces (the conventions' rule 12.1), and the fix a
+ * report-only report gives: in report-only mode the request goes on.
+ */
+const LIMIT_CONVENTION = {
+  rule: '12.1',
+  middleware: 'rateLimit',
+  fix:
+    "Raise the quota (rateLimit: { limit, windowSeconds }); behind a proxy or load balancer, set Express's `trust proxy` " +
+    "(app.set('trust proxy', 1)) so that each client is counted by its own address, not all by the proxy's.",
+} as const;
+
 const isPromiseLike = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
   typeof (value as { then?: unknown }).then === 'function';
 
@@ -67,8 +79,12 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     keyOf: identityKeyCache(configuration.policies, configuration.partitionKeyOf),
     onStoreError: (error) => log?.(error),
   };
-  const { identify } = limits;
+  const { identify, skip } = limits;
   return function rateLimitMiddleware(req, res, next) {
+    if (skip?.(req)) {
+      passUncounted(req, res, next);
+      return;
+    }
     const who = identify(req);
     // A synchronous identify (the default) goes straight on: no promise.
     if (isPromiseLike(who)) {
@@ -80,6 +96,13 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     countRequest(limits, req, res, next, who);
   };
+}
+
+/** A skipped request goes on uncounted; a refusal held for it (conventions(): a refused preflight) is answered now. */
+function passUncounted(req: Request, res: Response, next: NextFunction): void {
+  const held = takeHeldRefusal(req);
+  if (held === undefined) next();
+  else refuse(req, res, next, held);
 }
 
 /** The keys of an identity in each policy, remembered for the identities seen lately (IDENTITY_CACHE_SIZE). */
@@ -221,7 +244,8 @@ function answer(counting: Counting, outcome: Outcome, failure?: unknown): void {
     if (held === undefined) next();
     else refuse(req, res, next, held);
   } else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
-  else refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)));
+  else
+    refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)), LIMIT_CONVENTION);
 }
 
 /** Appends every policy to `RateLimit-Policy`, and the state of each the store told to `RateLimit`. */

@@ -1,8 +1,10 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
+import { warnOnce } from '../config/warnings.js';
 import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { inOriginList, readOriginList } from '../http/origins.js';
+import { getResponseHeader } from '../http/response-headers.js';
 import { isSafeMethod } from '../http/spec.js';
 
 /** Options of crossSiteProtection(). */
@@ -24,6 +26,13 @@ export interface CrossSiteProtectionOptions {
    * otherwise post a sign-in form (login CSRF). Default: `false`.
    */
   allowSameSite?: boolean;
+  /**
+   * Let through an origin that a CORS middleware in front (the `cors`
+   * package, `corsPolicy`, the app's own) allowed for this very request:
+   * `Access-Control-Allow-Origin` already names it. `false`: only
+   * `trustedOrigins` and this host decide. Default: `true`.
+   */
+  followCors?: boolean;
 }
 
 /** The request header of Fetch Metadata this check reads first (W3C Fetch Metadata Request Headers). */
@@ -61,16 +70,20 @@ function isOwnOrigin(req: Request, origin: string): boolean {
  * It is a first layer, not a replacement: SPEC.md's CSRF token stays.
  */
 export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOptions>): RequestHandler {
-  const given = readOptions<CrossSiteProtectionOptions>(FACTORY, options, ['trustedOrigins', 'allowSameSite']);
+  const given = readOptions<CrossSiteProtectionOptions>(FACTORY, options, ['trustedOrigins', 'allowSameSite', 'followCors']);
   const trustedOrigins = given.trustedOrigins ?? [];
   if (!Array.isArray(trustedOrigins)) {
     invalidOption(FACTORY, 'trustedOrigins', trustedOrigins, 'an array of origins or anchored RegExps');
   }
   const trusted = readOriginList(FACTORY, 'trustedOrigins', trustedOrigins);
   const allowSameSite = checkBoolean(FACTORY, 'allowSameSite', given.allowSameSite ?? false);
+  const followCors = checkBoolean(FACTORY, 'followCors', given.followCors ?? true);
+  const convention = { rule: '10.1', middleware: FACTORY } as const;
 
-  const isTrusted = (origin: string | undefined): boolean =>
-    origin !== undefined && origin !== 'null' && inOriginList(trusted, origin);
+  const isTrusted = (origin: string | undefined, res: Response): boolean =>
+    origin !== undefined &&
+    origin !== 'null' &&
+    (inOriginList(trusted, origin) || (followCors && corsAllowedOrigin(res, origin)));
 
   return function crossSiteProtectionMiddleware(req, res, next) {
     if (isSafeMethod(req.method)) {
@@ -81,17 +94,54 @@ export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOption
     const origin = req.headers.origin;
     let allowed: boolean;
     if (site !== undefined) {
-      allowed = site === 'same-origin' || site === 'none' || (site === 'same-site' && allowSameSite) || isTrusted(origin);
+      allowed = site === 'same-origin' || site === 'none' || (site === 'same-site' && allowSameSite) || isTrusted(origin, res);
     } else {
-      allowed = origin === undefined || (origin !== 'null' && (isOwnOrigin(req, origin) || isTrusted(origin)));
+      allowed = origin === undefined || (origin !== 'null' && (isOwnOrigin(req, origin) || isTrusted(origin, res)));
     }
-    if (allowed) next();
-    else
-      refuse(
-        req,
-        res,
-        next,
-        apiError('crossSiteRequestRefused', { detail: { secFetchSite: site ?? null, origin: origin ?? null } }),
-      );
+    if (allowed) {
+      next();
+      return;
+    }
+    const fix = crossSiteFix(origin);
+    warnOfFirstRefusal(trustedOrigins, origin, fix);
+    const detail = { secFetchSite: site ?? null, origin: origin ?? null, fix };
+    refuse(req, res, next, apiError('crossSiteRequestRefused', { detail }), { ...convention, fix });
   };
+}
+
+// What a CORS middleware in front decided, and what a refusal tells the developer.
+
+/**
+ * Whether a CORS middleware that ran before (the `cors` package, corsPolicy(),
+ * the app's own) allowed this request's origin: `Access-Control-Allow-Origin`
+ * is already on the response and names exactly that origin, as a CORS
+ * middleware writes it for an origin on its list. Such a page can read the
+ * service's credentialed answers (a CSRF token among them), so refusing its
+ * writes would protect nothing. `*` is no such decision: it names no one,
+ * every page gets it, and it carries no credentials.
+ */
+function corsAllowedOrigin(res: Response, origin: string): boolean {
+  const allowOrigin = getResponseHeader(res, 'access-control-allow-origin');
+  return typeof allowOrigin === 'string' && allowOrigin === origin;
+}
+
+/**
+ * What to change so that this origin's writes pass, when they are
+ * legitimate; short enough for a `detail` string (REFLECTED_INPUT_LIMITS).
+ */
+function crossSiteFix(origin: string | undefined): string {
+  const named = origin === undefined || origin === 'null' ? 'https://app.example.com' : origin;
+  return `conventions({ crossSiteProtection: { trustedOrigins: ['${named}'] } }), or corsPolicy's origins`;
+}
+
+/** Outside production, once per process: cross-site writes are refused, and which origins are trusted. */
+function warnOfFirstRefusal(trusted: readonly (string | RegExp)[], origin: string | undefined, fix: string): void {
+  const list = trusted.length === 0 ? 'none' : trusted.map(String).join(', ');
+  warnOnce(
+    'crossSiteProtection:refused',
+    'EAC_CROSS_SITE_REFUSED',
+    `crossSiteProtection() refused a state-changing request from ${origin ?? 'another site'} (403, code 40305): ` +
+      `writes from other sites are refused unless their origin is trusted or a CORS middleware in front allowed it. Trusted origins: ${list}. ` +
+      `If this page's writes are legitimate, trust its origin: ${fix}, or the origins of the CORS middleware in front (\`Origin: null\` is never trusted).`,
+  );
 }

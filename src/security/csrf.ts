@@ -165,7 +165,11 @@ export interface CsrfProtectionOptions {
 
 const FACTORY = 'csrfProtection';
 
-const CSRF_CONVENTION = { rule: '10.1', middleware: 'csrfProtection' } as const;
+const CSRF_CONVENTION = {
+  rule: '10.1',
+  middleware: 'csrfProtection',
+  fix: "Send the token csrfTokens() issued for this session: in the request header (`header`, default 'CSRF-Token') or the form field (`field`, default '_csrf').",
+} as const;
 
 /** csrfProtection()'s options, read once. */
 interface CsrfProtectionConfiguration {

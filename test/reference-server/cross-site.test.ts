@@ -73,7 +73,11 @@ describeWith(CHROMIUM, 'cross-site sign-in in Chromium (POST /v1/sessions)', () 
         {
           message: 'A state-changing request from another site is not allowed.',
           code: 40305,
-          detail: { secFetchSite: 'cross-site', origin: evilOrigin },
+          detail: {
+            secFetchSite: 'cross-site',
+            origin: evilOrigin,
+            fix: `conventions({ crossSiteProtection: { trustedOrigins: ['${evilOrigin}'] } }), or corsPolicy's origins`,
+          },
         },
       ],
     });

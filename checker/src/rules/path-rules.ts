@@ -1,4 +1,4 @@
-import { isPlural, pluralOf, wordsOf } from './words.js';
+import { isPlural, isQualifier, pluralOf, wordsOf } from './words.js';
 
 /**
  * the conventions' path rules ("Endpoints" › "Path rules", and "Versioning") as one
@@ -306,6 +306,14 @@ function checkCollection(check: PathCheck, segment: Segment, index: number, rena
   const fixedWords = wordsOf(check.fixes[index] as string);
   const last = fixedWords[fixedWords.length - 1];
   if (!renamed && last && last !== 'search' && !isPlural(last) && !check.excepted('plural', text)) {
+    if (isQualifier(last)) {
+      // No plural of "legacy" names a resource: say what the segment is, and suggest nothing in its place.
+      check.add(
+        'plural',
+        `"${text}" qualifies a collection rather than naming one; the segment after the version is a plural noun (/v1/orders): name the collection, or except this segment for "plural" while it stays.`,
+      );
+      return fixed.toLowerCase();
+    }
     check.fixes[index] = [...fixedWords.slice(0, -1), pluralOf(last)].join('-');
     check.add('plural', `"${text}" is singular; resource names are plural nouns, such as "${check.fixes[index]}".`);
   }

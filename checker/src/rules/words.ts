@@ -42,6 +42,38 @@ const UNCOUNTABLE = new Set([
   'settings',
 ]);
 
+/**
+ * Words that qualify a collection rather than name one (`/v1/legacy/...`,
+ * `/v1/internal/...`): never made plural (`legacies`), since no plural of
+ * them names a resource.
+ */
+const QUALIFIERS = new Set([
+  'legacy',
+  'internal',
+  'external',
+  'public',
+  'private',
+  'beta',
+  'alpha',
+  'experimental',
+  'deprecated',
+  'old',
+  'new',
+  'latest',
+  'current',
+  'preview',
+  'stable',
+  'global',
+  'local',
+  'shared',
+  'my',
+]);
+
+/** Whether a word qualifies a collection (an adjective such as `legacy`) rather than naming one. */
+export function isQualifier(word: string): boolean {
+  return QUALIFIERS.has(word.toLowerCase());
+}
+
 /** The words of a name: `user-profiles`, `user_profiles` and `userProfiles` all give `user`, `profiles`. */
 export function wordsOf(name: string): string[] {
   return name

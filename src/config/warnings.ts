@@ -1,0 +1,37 @@
+/**
+ * The library's one channel for what a developer must hear once (a set-up
+ * that cannot work as meant, a neighbour's decision): a Node `Warning` with
+ * an `EAC_*` code (docs/configuration-errors.md#development-warnings), said
+ * once per key and process, outside production unless the fact matters
+ * there most (a proxy header nobody trusts). `process.on('warning')` sees
+ * each with its code; answers never change.
+ */
+
+// Bounded: keys made from request data (a header name) stop being remembered, and said, past this.
+export const WARNING_KEYS_LIMIT = 256;
+
+const saidKeys = new Set<string>();
+const saidFor = new WeakSet<object>();
+
+export interface WarningOptions {
+  /** Said in production too (default: only outside production). */
+  readonly evenInProduction?: boolean;
+}
+
+/**
+ * Emits `message` as a Warning with `code` the first time `key` is seen (a
+ * string, or an object such as one middleware's configuration); returns
+ * whether it was said.
+ */
+export function warnOnce(key: string | object, code: string, message: string, options?: WarningOptions): boolean {
+  if (options?.evenInProduction !== true && process.env.NODE_ENV === 'production') return false;
+  if (typeof key === 'string') {
+    if (saidKeys.has(key) || saidKeys.size >= WARNING_KEYS_LIMIT) return false;
+    saidKeys.add(key);
+  } else {
+    if (saidFor.has(key)) return false;
+    saidFor.add(key);
+  }
+  process.emitWarning(message, { code });
+  return true;
+}
