@@ -35,7 +35,7 @@ describe('settings', () => {
       exportKept: 3600,
       passwordCost: 12,
       issuer: undefined,
-      refreshGrace: 0,
+      refreshGrace: 10,
       dpop: false,
     });
   });
