@@ -4,6 +4,7 @@ import { storeUnavailable } from '../errors/store-unavailable.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { storeKeyOf } from '../stores/counter-keys.js';
 import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
+import { remainingMs, signInDeadline } from './request-deadline.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 import { normalizeUsername } from './stores.js';
 
@@ -123,7 +124,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     windowSeconds,
     async attempt(req, username) {
       const keys = keysOf(req, username);
-      await admission(configuration, keys);
+      await admission(configuration, keys, signInDeadline(req));
       return admittedAttempt(configuration, keys);
     },
   };
@@ -154,8 +155,10 @@ function keysOf(req: Request, username: string): AttemptKeys {
  * (with jitter, so waiters do not move in step) until `queueTimeoutMs`;
  * rejects with the 429 of a refusal or of a wait that ran out.
  */
-async function admission(configuration: SignInGuardConfiguration, keys: AttemptKeys): Promise<void> {
-  const deadline = Date.now() + configuration.queueTimeoutMs;
+async function admission(configuration: SignInGuardConfiguration, keys: AttemptKeys, signInBy?: number): Promise<void> {
+  // The wait is bounded by queueTimeoutMs, and by what is left of the request's sign-in deadline.
+  const budget = signInBy === undefined ? Number.POSITIVE_INFINITY : remainingMs(signInBy);
+  const deadline = Date.now() + Math.min(configuration.queueTimeoutMs, budget);
   let delay = 10;
   for (;;) {
     const verdict = await reserve(configuration, keys);
