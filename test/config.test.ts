@@ -142,7 +142,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
     [
       'signInGuard freeRetries',
       () => signInGuard({ freeRetries: 5 } as never),
-      "express-brute's `freeRetries` is `maxFailuresPerUsername` here",
+      "express-brute's `freeRetries` is `maxFailuresPerUsernameAndAddress` here",
     ],
     [
       'signInGuard lifetime',

@@ -63,7 +63,10 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
           refreshTokens,
           passwordHasher: testHasher,
           passwordCost: TEST_COST,
-          signInGuard: { store: new RedisCounterStore({ client, prefix: `${keyPrefix}login:` }), maxFailuresPerUsername: 3 },
+          signInGuard: {
+            store: new RedisCounterStore({ client, prefix: `${keyPrefix}login:` }),
+            maxFailuresPerUsernameAndAddress: 3,
+          },
         }),
       );
       app.get('/v1/me', bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE }), (req, res) => {

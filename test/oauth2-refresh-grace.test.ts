@@ -221,9 +221,6 @@ describeWith(REDIS_SERVER, 'refresh grace on two instances over one real redis-s
     await refreshAndDropTheAnswer(a, first.refresh_token);
     const retry = await refreshAt(b, first.refresh_token);
     expect(retry.status).toBe(200);
-    // A second retry on A answers the same refresh token: nothing changed in between.
-    const again = await refreshAt(a, first.refresh_token);
-    expect(again.body.refresh_token).toBe(retry.body.refresh_token);
     // The successor was never used before: it now rotates, on either instance.
     const next = await refreshAt(a, retry.body.refresh_token);
     expect(next.status).toBe(200);
@@ -234,12 +231,14 @@ describeWith(REDIS_SERVER, 'refresh grace on two instances over one real redis-s
     expect((await refreshAt(a, next.body.refresh_token)).status).toBe(400);
   });
 
-  it('concurrent retries on both instances all get the same refresh token (one Lua script decides)', async () => {
+  it('of concurrent retries on both instances, one is answered and the others revoke the family (one Lua script decides)', async () => {
     const first = await signIn(a);
     await refreshAndDropTheAnswer(b, first.refresh_token);
     const answers = await Promise.all([a, b, a, b].map((url) => refreshAt(url, first.refresh_token)));
-    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
-    expect(new Set(answers.map((res) => res.body.refresh_token)).size).toBe(1);
+    const answered = answers.filter((res) => res.status === 200);
+    expect(answered.length).toBeLessThanOrEqual(1);
+    expect(answers.filter((res) => res.status === 400).length).toBeGreaterThanOrEqual(3);
+    for (const res of answered) expect((await refreshAt(a, res.body.refresh_token)).status).toBe(400);
   });
 
   it('an older token than the one rotated last still revokes the family within the grace', async () => {

@@ -565,7 +565,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
   });
 
   describe('sign-in guard', () => {
-    const guarded = () => tokenApp({ signInGuard: { maxFailuresPerUsername: 3, maxFailuresPerAddress: 50, windowSeconds: 600 } });
+    const guarded = () =>
+      tokenApp({ signInGuard: { maxFailuresPerUsernameAndAddress: 3, maxFailuresPerAddress: 50, windowSeconds: 600 } });
     const wrong = { ...ALICE, password: 'guess' };
 
     it('answers 429 with Retry-After once a username has used its failures', async () => {
@@ -577,7 +578,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.body).toEqual(
         tokenErrorBody(
           'too_many_requests',
-          'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+          'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
         ),
       );
       const retryAfter = Number(res.headers['retry-after']);
@@ -629,7 +630,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
 
     it('also throttles one client address trying many usernames', async () => {
-      const app = await tokenApp({ signInGuard: { maxFailuresPerUsername: 10, maxFailuresPerAddress: 3 } });
+      const app = await tokenApp({ signInGuard: { maxFailuresPerUsernameAndAddress: 10, maxFailuresPerAddress: 3 } });
       for (let i = 0; i < 3; i++) expect((await postToken(app, { ...wrong, username: `user-${i}` })).status).toBe(400);
       const res = await postToken(app, { ...wrong, username: 'user-9' }, { 'X-Forwarded-For': '198.51.100.7' });
       expect(res.status).toBe(429);
@@ -829,7 +830,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       [{ accessTokenTtlSeconds: 0 }, '`accessTokenTtlSeconds` must be an integer from 1 to 86400'],
       [{ scopes: ['has space'] }, '`scopes` must be an array of RFC 6749 §3.3 scope tokens'],
       [{ passwordCost: 40 }, '`passwordCost` must be an integer from 4 to 31'],
-      [{ signInGuard: { maxFailuresPerUsername: 0 } }, '`maxFailuresPerUsername` must be an integer at least 1'],
+      [
+        { signInGuard: { maxFailuresPerUsernameAndAddress: 0 } },
+        '`maxFailuresPerUsernameAndAddress` must be an integer at least 1',
+      ],
       [{ bruteForce: false }, 'unsupported option `bruteForce`'],
       [{ realm: 'a"b' }, '`realm` must be printable ASCII without quotes'],
       [{ path: 'token' }, "`path` must be a path starting with '/'"],

@@ -92,7 +92,7 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
   describe('limiter() on the cluster counter store', () => {
     it('refuses the hit after the quota, per identity, and forgets on reset', async () => {
       const policy = limiter({
-        name: SIGN_IN_POLICIES.usernameFailures,
+        name: SIGN_IN_POLICIES.pairFailures,
         limit: 3,
         windowSeconds: 60,
         store: new RedisCounterStore({ client: cluster, prefix: prefix() }),
@@ -189,7 +189,7 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
           passwordCost: TEST_COST,
           signInGuard: {
             store: new RedisCounterStore({ client: cluster, prefix: `${keyPrefix}login:` }),
-            maxFailuresPerUsername: 3,
+            maxFailuresPerUsernameAndAddress: 3,
           },
         }),
       );

@@ -89,27 +89,31 @@ describe('signInGuard(): one guard for every door', () => {
   });
 
   it('throttles the browser door once the token endpoint has throttled the user', async () => {
-    const app = await twoDoors(newGuard({ maxFailuresPerUsername: 3 }));
+    const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 3 }));
     for (let i = 0; i < 3; i++) expect((await postToken(app, WRONG)).status).toBe(400);
     expect((await postToken(app, ALICE)).status).toBe(429);
     const browser = await browserSignIn(app, ALICE);
     expect(browser.status).toBe(429);
     expect(browser.body).toEqual({
       errors: [
-        { message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 },
+        {
+          message: 'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
+          code: 42901,
+        },
       ],
     });
     expect(Number(browser.headers['retry-after'])).toBeGreaterThan(800);
   });
 
   it('throttles the token endpoint once the browser door has throttled the user', async () => {
-    const app = await twoDoors(newGuard({ maxFailuresPerUsername: 3 }));
+    const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 3 }));
     for (let i = 0; i < 3; i++) expect((await browserSignIn(app, WRONG)).status).toBe(401);
     const token = await postToken(app, ALICE);
     expect(token.status).toBe(429);
     expect(token.body).toEqual({
       error: 'too_many_requests',
-      error_description: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+      error_description:
+        'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
     });
   });
 
@@ -140,7 +144,7 @@ describe('signInGuard(): one guard for every door', () => {
   });
 
   it('is not fooled by case, width or space variants of the username at either door', async () => {
-    const app = await twoDoors(newGuard({ maxFailuresPerUsername: 3 }));
+    const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 3 }));
     expect((await postToken(app, { ...WRONG, username: 'ALICE' })).status).toBe(400);
     expect((await browserSignIn(app, { ...WRONG, username: ' alice ' })).status).toBe(401);
     expect((await postToken(app, { ...WRONG, username: 'ａｌｉｃｅ' })).status).toBe(400);
@@ -148,7 +152,7 @@ describe('signInGuard(): one guard for every door', () => {
   });
 
   it('takes the address from req.ip: a spoofed X-Forwarded-For does not give a fresh allowance', async () => {
-    const app = await twoDoors(newGuard({ maxFailuresPerUsername: 100, maxFailuresPerAddress: 3 }));
+    const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 100, maxFailuresPerAddress: 3 }));
     for (let i = 0; i < 3; i++) {
       const spoofed = { 'X-Forwarded-For': `198.51.100.${i}` };
       expect((await browserSignIn(app, { ...WRONG, username: `user-${i}` }, spoofed)).status).toBe(401);
@@ -161,7 +165,7 @@ describe('signInGuard(): one guard for every door', () => {
   });
 
   it('counts per address behind a trusted proxy, where req.ip is the forwarded address', async () => {
-    const app = await twoDoors(newGuard({ maxFailuresPerUsername: 100, maxFailuresPerAddress: 2 }), true);
+    const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 100, maxFailuresPerAddress: 2 }), true);
     const from = (address: string) => ({ 'X-Forwarded-For': address });
     for (let i = 0; i < 2; i++) await postToken(app, { ...WRONG, username: `u-${i}` }, from('203.0.113.1'));
     expect((await postToken(app, { ...WRONG, username: 'u-3' }, from('203.0.113.1'))).status).toBe(429);
@@ -179,7 +183,7 @@ describe('signInGuard(): one guard for every door', () => {
   });
 
   it('gives the reservation back when the user store fails, so the user is not throttled by outages', async () => {
-    const guard = newGuard({ maxFailuresPerUsername: 1 });
+    const guard = newGuard({ maxFailuresPerUsernameAndAddress: 1 });
     let failing = true;
     const users = {
       findByUsername: async () => {
@@ -217,7 +221,10 @@ describe('signInGuard(): one guard for every door', () => {
 
   describe('options, checked at construction', () => {
     it.each([
-      [{ maxFailuresPerUsername: 0 }, '`maxFailuresPerUsername` must be an integer at least 1'],
+      [{ maxFailuresPerUsernameAndAddress: 0 }, '`maxFailuresPerUsernameAndAddress` must be an integer at least 1'],
+      [{ maxFailuresPerUsername: 10 }, 'maxFailuresPerUsernameAndAddress'],
+      [{ usernameDelayAfterAddresses: 1 }, '`usernameDelayAfterAddresses` must be an integer from 2'],
+      [{ maxUsernameDelaySeconds: 0 }, '`maxUsernameDelaySeconds` must be an integer from 1'],
       [{ maxFailuresPerAddress: 1.5 }, '`maxFailuresPerAddress` must be an integer'],
       [{ windowSeconds: 0 }, '`windowSeconds` must be an integer from 1'],
       [{ store: {} }, '`store` must be a CounterStore'],
@@ -229,7 +236,7 @@ describe('signInGuard(): one guard for every door', () => {
     });
 
     it('holds an attempt that waits only for attempts in flight at most queueTimeoutMs, then answers 429 with Retry-After: 1', async () => {
-      const guard = signInGuard({ maxFailuresPerUsername: 1, queueTimeoutMs: 1000 });
+      const guard = signInGuard({ maxFailuresPerUsernameAndAddress: 1, queueTimeoutMs: 1000 });
       const req = { ip: '127.0.0.1' } as never;
       const first = await guard.attempt(req, 'alice');
       const started = Date.now();
@@ -242,10 +249,73 @@ describe('signInGuard(): one guard for every door', () => {
       await first.succeeded();
     });
 
-    it('reports its allowances and window (defaults: 10, 100, 900 s)', () => {
+    it('reports its allowances, delays and window (defaults: 10, 100, 3 addresses, 60 s, 900 s)', () => {
       const guard = signInGuard();
-      expect([guard.maxFailuresPerUsername, guard.maxFailuresPerAddress, guard.windowSeconds]).toEqual([10, 100, 900]);
+      expect([
+        guard.maxFailuresPerUsernameAndAddress,
+        guard.maxFailuresPerAddress,
+        guard.usernameDelayAfterAddresses,
+        guard.maxUsernameDelaySeconds,
+        guard.windowSeconds,
+      ]).toEqual([10, 100, 3, 60, 900]);
     });
+  });
+});
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const from = (address: string) => ({ 'X-Forwarded-For': address });
+
+/** The lock-out policy (issue 32, finding 5), on the doors of `apps` (one app, or two instances on one store). */
+function lockOuts(apps: () => Promise<[Express, Express]>): void {
+  it('ten wrong passwords from one address throttle that address only: the owner signs in from another, at both doors', async () => {
+    const [a, b] = await apps();
+    for (let i = 0; i < 10; i++) expect((await postToken(a, WRONG, from('203.0.113.1'))).status).toBe(400);
+    const aimed = await postToken(b, ALICE, from('203.0.113.1'));
+    expect(aimed.status).toBe(429);
+    expect(aimed.body.error_description).toBe(
+      'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
+    );
+    // The owner, from addresses without recent failures: signed in at both doors, on both instances.
+    expect((await postToken(b, ALICE, from('198.51.100.7'))).status).toBe(200);
+    expect((await browserSignIn(a, ALICE, from('198.51.100.8'))).status).toBe(201);
+    // The failing address stays throttled, at both doors.
+    expect((await browserSignIn(a, ALICE, from('203.0.113.1'))).status).toBe(429);
+    expect((await postToken(b, ALICE, from('203.0.113.1'))).status).toBe(429);
+  });
+
+  it('failures from several addresses bring short, progressive delays for the username, never one long lock', async () => {
+    const [a, b] = await apps();
+    // Two addresses with failures: no username-wide delay yet.
+    expect((await postToken(a, WRONG, from('192.0.2.1'))).status).toBe(400);
+    expect((await browserSignIn(b, WRONG, from('192.0.2.2'))).status).toBe(401);
+    expect((await postToken(b, WRONG, from('192.0.2.2'))).status).toBe(400);
+    // The third address: from now on every failure delays the username, 1 s, then 2 s, ... at most 2 s here.
+    expect((await postToken(a, WRONG, from('192.0.2.3'))).status).toBe(400);
+    const delayed = await postToken(b, ALICE, from('198.51.100.9'));
+    expect(delayed.status).toBe(429);
+    expect(delayed.body.error_description).toBe(
+      'Sign-in for this username is slowed down after failed attempts from several addresses; retry after the time in Retry-After.',
+    );
+    expect(Number(delayed.headers['retry-after'])).toBe(1);
+    await sleep(1100);
+    expect((await browserSignIn(a, WRONG, from('192.0.2.4'))).status).toBe(401);
+    const longer = await browserSignIn(b, ALICE, from('198.51.100.9'));
+    expect(longer.status).toBe(429);
+    expect(Number(longer.headers['retry-after'])).toBe(2);
+    await sleep(2100);
+    expect((await postToken(a, WRONG, from('192.0.2.5'))).status).toBe(400);
+    // Capped at maxUsernameDelaySeconds (2 here).
+    expect(Number((await postToken(b, ALICE, from('198.51.100.9'))).headers['retry-after'])).toBe(2);
+    await sleep(2100);
+    // Once the delay has passed, the owner signs in.
+    expect((await postToken(b, ALICE, from('198.51.100.9'))).status).toBe(200);
+  });
+}
+
+describe('lock-outs that cannot be aimed (issue 32, finding 5): one instance', () => {
+  lockOuts(async () => {
+    const app = await twoDoors(newGuard({ maxUsernameDelaySeconds: 2 }), true);
+    return [app, app];
   });
 });
 
@@ -263,15 +333,20 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
   });
 
   /** Two instances, each with its own connection and its own guard object, on one Redis key space. */
-  async function twoInstances(prefix: string): Promise<[Express, Express]> {
+  async function twoInstances(prefix: string, options: SignInGuardOptions = {}, trustProxy = false): Promise<[Express, Express]> {
     const instance = async () => {
       const client = makeClient(redis.url);
       await client.connect();
       clients.push(client);
-      return twoDoors(signInGuard({ store: new RedisCounterStore({ client, prefix }) }));
+      return twoDoors(signInGuard({ store: new RedisCounterStore({ client, prefix }), ...options }), trustProxy);
     };
     return [await instance(), await instance()];
   }
+
+  describe('lock-outs that cannot be aimed (issue 32, finding 5): two instances', () => {
+    let round = 0;
+    lockOuts(() => twoInstances(`guard-aimed-${round++}:`, { maxUsernameDelaySeconds: 2 }, true));
+  });
 
   it('checks exactly 10 of 60 parallel wrong passwords spread over both instances and both doors', async () => {
     const [a, b] = await twoInstances('guard-parallel:');

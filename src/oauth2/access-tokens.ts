@@ -61,6 +61,12 @@ export interface IssueInput {
   readonly familyId?: string;
   /** The DPoP key thumbprint the token is bound to, written as `cnf.jkt`. */
   readonly jkt?: string;
+  /**
+   * The token's identity, when it is fixed by its rotation (refresh grace):
+   * a retry signs the very claims the rotation signed. Absent: now and a
+   * random `jti`.
+   */
+  readonly identity?: { readonly iat: number; readonly jti: string };
 }
 
 /** Signs access tokens with the first key; built once per token router. */
@@ -81,14 +87,14 @@ export class AccessTokenSigner {
 
   /** A signed access token for `input`, valid for the configured lifetime. */
   sign(input: IssueInput): string {
-    const iat = Math.floor(Date.now() / 1000);
+    const iat = input.identity?.iat ?? Math.floor(Date.now() / 1000);
     const claims: Record<string, unknown> = {
       iss: this.#issuer,
       sub: input.subject,
       aud: this.#audience,
       exp: iat + this.#ttlSeconds,
       iat,
-      jti: randomUUID(),
+      jti: input.identity?.jti ?? randomUUID(),
     };
     if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
     if (input.clientId !== undefined) claims.client_id = input.clientId;

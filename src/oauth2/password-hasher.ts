@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { checkInteger, readOptions } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
+import { deadlineReached } from './request-deadline.js';
 
 /**
  * bcrypt off the event loop (DESIGN.md principle 6). bcryptjs is pure
@@ -81,6 +82,8 @@ interface Pending {
   readonly reject: (error: Error) => void;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: (() => void) | undefined;
+  /** Drops the task when its deadline comes while it still waits. */
+  timer?: NodeJS.Timeout;
 }
 
 /** Whose work a hash or a comparison is, and whether it is still wanted. */
@@ -95,6 +98,15 @@ export interface PasswordTaskOptions {
   key?: string;
   /** When it aborts while the task still waits (the client went away), the task is dropped unrun and rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * When the task must be done by (performance.now() milliseconds), such as
+   * a sign-in's deadline counted from its request's arrival: refused at once
+   * (429 `signInQueueFull` or 503 `signInBusy`, with `Retry-After`) when its
+   * expected wait plus one and a half task times would end later, and
+   * dropped unrun with a 503 if it still waits when only that much is left.
+   * Default: none (only `maxWaitMs` bounds the wait).
+   */
+  deadline?: number;
 }
 
 /** What the pool has done and holds now (counts since it was made). */
@@ -274,7 +286,7 @@ export class PasswordHasher {
       this.#dropped++;
       return Promise.reject(signal.reason);
     }
-    const refusal = this.#refusal(key);
+    const refusal = this.#refusal(key, options.deadline);
     if (refusal) {
       this.#refused++;
       return Promise.reject(refusal);
@@ -282,6 +294,7 @@ export class PasswordHasher {
     return new Promise((resolve, reject) => {
       const onAbort = signal
         ? () => {
+            clearTimeout(pending.timer);
             if (this.#remove(pending)) {
               this.#dropped++;
               reject(signal.reason);
@@ -290,6 +303,7 @@ export class PasswordHasher {
         : undefined;
       const pending: Pending = { task, key, resolve, reject, signal, onAbort };
       if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
+      if (options.deadline !== undefined) pending.timer = this.#dropAtDeadline(pending, options.deadline);
       let queue = this.#queues.get(key);
       if (!queue) {
         queue = [];
@@ -334,8 +348,11 @@ export class PasswordHasher {
    * that; a key with a recent failure also waits for every task of the keys
    * without one.
    */
-  #refusal(key: string): ApiError | undefined {
-    if (this.#queued === 0 && this.#hasIdleThread()) return undefined;
+  #refusal(key: string, deadline?: number): ApiError | undefined {
+    // The bound: maxWaitMs, or less when the task's deadline leaves less time for the wait and the task itself.
+    const bound =
+      deadline === undefined ? this.maxWaitMs : Math.min(this.maxWaitMs, deadline - performance.now() - this.#taskReserveMs());
+    if (this.#queued === 0 && this.#hasIdleThread()) return bound >= 0 ? undefined : deadlineReached();
     // Before the first task is measured, the oldest running task's time so far is a lower bound.
     const perTask = this.#averageMs ?? this.#longestRunningMs();
     const failed = this.#hasFailed(key);
@@ -357,13 +374,33 @@ export class PasswordHasher {
     }
     const waitFor = (tasks: number) => (tasks / this.#size + 0.5) * perTask;
     const wait = waitFor(ahead);
-    if (wait <= this.maxWaitMs) return undefined;
+    if (wait <= bound) return undefined;
     const freshWait = waitFor(aheadOfAFreshKey);
     // A task of a key like this one with nothing queued would be served in time: the wait is this key's own excess.
-    if (freshWait <= this.maxWaitMs) {
+    if (freshWait <= bound) {
       return apiError('signInQueueFull', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))) } });
     }
     return apiError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(freshWait / 1000))) } });
+  }
+
+  /** The time kept before a deadline for the task itself: one and a half recent task times (a loaded machine runs slower). */
+  #taskReserveMs(): number {
+    return 1.5 * (this.#averageMs ?? 0);
+  }
+
+  /** A timer that drops `pending`, still waiting, when only one task's time is left before `deadline`. */
+  #dropAtDeadline(pending: Pending, deadline: number): NodeJS.Timeout {
+    const timer = setTimeout(
+      () => {
+        if (!this.#remove(pending)) return;
+        if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+        this.#dropped++;
+        pending.reject(deadlineReached(((this.#averageMs ?? 0) * (this.#queued / this.#size + 1)) / 1000));
+      },
+      Math.max(0, deadline - performance.now() - this.#taskReserveMs()),
+    );
+    timer.unref();
+    return timer;
   }
 
   #hasIdleThread(): boolean {
@@ -411,6 +448,7 @@ export class PasswordHasher {
     if (queue.length > 0) this.#turnsOf(key).push(key);
     else this.#queues.delete(key);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+    clearTimeout(pending.timer);
     return pending;
   }
 

@@ -1,6 +1,13 @@
 import type { Request } from 'express';
 import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from '../config/options.js';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
+import {
+  DEFAULT_SIGN_IN_DEADLINE_MS,
+  deadlineReached,
+  remainingMs,
+  SIGN_IN_DEADLINE_RANGE,
+  setSignInDeadline,
+} from './request-deadline.js';
 import { type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
@@ -27,9 +34,17 @@ export interface PasswordSignInOptions {
   passwordHasher?: PasswordHasher;
   /** bcrypt cost of the dummy hash an unknown username is checked against: use your users' cost. Default: 12. */
   passwordCost?: number;
+  /**
+   * The sign-in's deadline in ms (100 to 60000), counted from the request's
+   * arrival (as early as a router of this library saw it, else the start of
+   * the check): the guard's queue, the user store and the password pool all
+   * spend one budget, and a check that cannot be done in time is refused
+   * with 503 `signInBusy` or 429 and `Retry-After`. Default: 5000.
+   */
+  deadlineMs?: number;
 }
 
-const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost'] as const;
+const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost', 'deadlineMs'] as const;
 
 /**
  * Checks a username and password: resolves to the user when they match,
@@ -111,6 +126,10 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       ? DEFAULT_BCRYPT_COST
       : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE);
   const guard = readSignInGuard(given.signInGuard);
+  const deadlineMs =
+    given.deadlineMs === undefined
+      ? DEFAULT_SIGN_IN_DEADLINE_MS
+      : checkInteger(factory, 'deadlineMs', given.deadlineMs, SIGN_IN_DEADLINE_RANGE);
   const pool = (): PasswordHasher => hasher ?? defaultPasswordHasher();
 
   // The dummy hash an unknown username is compared against: made once, at
@@ -131,16 +150,21 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
   return async function checkPassword(req, username, password) {
     const canonical = normalizeUsername(username);
     const allowed = usernameAllowed(username);
+    // One budget from the request's arrival, for the guard's queue, the user store and the pool.
+    const deadline = setSignInDeadline(req, deadlineMs);
     const attempt = await guard?.attempt(req, canonical);
     let user: UserRecord | undefined;
     let matches: boolean;
     try {
       // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
       user = allowed ? await users.findByUsername(canonical) : undefined;
+      if (remainingMs(deadline) <= 0) throw deadlineReached();
       // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
       matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
         key: signInAddressKey(req),
         signal: clientGone(req),
+        // A tenth of the budget is kept for what follows the check (the store, signing, the answer).
+        deadline: deadline - deadlineMs / 10,
       });
     } catch (error) {
       await attempt?.cancelled();

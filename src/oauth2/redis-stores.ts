@@ -166,22 +166,29 @@ return {f[3], f[4] or '', f[5] or '', current, f[7] or ''}
 `);
 
 // KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep,
-// grace (ms). Answers {'rotated', subject, clientId, scope, dropped hash or ''}, {'retried', subject, clientId,
-// scope} (the token rotated last, again within the grace, its successor never used), {'reused', every hash}, or
-// {'invalid'}.
+// grace (ms), what the rotation issued. Answers {'rotated', subject, clientId, scope, dropped hash or '', jkt,
+// every remembered hash...}, {'retried', subject, clientId, scope, jkt, issued} (the token rotated last, again
+// within the grace, its successor never used, neither this rotation nor the one before retried), {'reused',
+// every hash}, or {'invalid', '1' when the next hash is one of the family's tokens (its index key stays)}.
 const ROTATE = new RedisScript(`${KNOWS}
-local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'rotatedAt', 'jkt')
-if not f[1] then return {'invalid'} end
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'rotatedAt',
+  'jkt', 'retried', 'priorRetried', 'issued')
+if not f[1] then return {'invalid', '0'} end
 if tonumber(f[6]) <= tonumber(ARGV[4]) then
   redis.call('DEL', KEYS[1])
-  return {'invalid'}
+  return {'invalid', '0'}
 end
 if f[1] ~= ARGV[1] then
-  if not knows(f, ARGV[1]) then return {'invalid'} end
+  if not knows(f, ARGV[1]) then
+    if knows(f, ARGV[2]) then return {'invalid', '1'} end
+    return {'invalid', '0'}
+  end
   local latest = string.match(f[2] or '', '^(%S+)')
   local grace = tonumber(ARGV[6])
-  if grace > 0 and latest == ARGV[1] and f[1] == ARGV[2] and tonumber(ARGV[4]) - tonumber(f[7] or '0') < grace then
-    return {'retried', f[3], f[4] or '', f[5] or '', f[8] or ''}
+  if grace > 0 and latest == ARGV[1] and f[1] == ARGV[2] and tonumber(ARGV[4]) - tonumber(f[7] or '0') < grace
+    and f[9] ~= '1' and f[10] ~= '1' then
+    redis.call('HSET', KEYS[1], 'retried', '1')
+    return {'retried', f[3], f[4] or '', f[5] or '', f[8] or '', f[11] or ''}
   end
   redis.call('DEL', KEYS[1])
   local reply = all(f)
@@ -192,9 +199,12 @@ local previous = {ARGV[1]}
 for h in string.gmatch(f[2] or '', '%S+') do previous[#previous + 1] = h end
 local dropped = ''
 if #previous > tonumber(ARGV[5]) then dropped = table.remove(previous) end
-redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3], 'rotatedAt', ARGV[4])
+redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3],
+  'rotatedAt', ARGV[4], 'issued', ARGV[7] or '', 'retried', '0', 'priorRetried', f[9] or '0')
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-return {'rotated', f[3], f[4] or '', f[5] or '', dropped, f[8] or ''}
+local reply = {'rotated', f[3], f[4] or '', f[5] or '', dropped, f[8] or ''}
+for _, h in ipairs(previous) do reply[#reply + 1] = h end
+return reply
 `);
 
 // KEYS: family. ARGV: a hash the family must know, or '' for any. Deletes the family; answers its hashes.
@@ -225,9 +235,11 @@ const grantOf = (
  *   of the last `rememberedTokens` (16) rotated tokens, the grant and the
  *   expiry; its TTL is the family's expiry.
  * - `<prefix>rt:<token hash>` → family id, for the current and the
- *   remembered tokens only, each expiring when its token would (never after
- *   its family); a token that leaves the remembered window, and every token
- *   of a revoked family, has its key deleted.
+ *   remembered tokens only, each expiring with its family (every rotation
+ *   moves the remembered tokens' expiry to the family's new one, so a
+ *   remembered token's reuse revokes the family for as long as the family
+ *   lives); a token that leaves the remembered window, and every token of a
+ *   revoked family, has its key deleted.
  *
  * So a family holds at most `rememberedTokens` + 2 keys (18 by default)
  * however often it rotates. Each decision
@@ -277,7 +289,7 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     return { ...grantOf(familyId, subject, clientId, scope, jkt), current: current === '1' };
   }
 
-  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0): Promise<RotateResult> {
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0, issued?: string): Promise<RotateResult> {
     const familyId = await this.#familyOf(tokenHash);
     if (familyId === undefined) return { status: 'invalid' };
     await this.#index(nextHash, familyId, expiresAt);
@@ -285,23 +297,30 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       (await ROTATE.run(
         this.#redis,
         [this.#familyKey(familyId)],
-        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered, String(graceMs)],
+        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered, String(graceMs), issued ?? ''],
       )) as unknown[]
     ).map(replyText);
     const [status, ...rest] = reply;
     // A retry: `nextHash` is the current token, its index key stays.
     if (status === 'retried') {
-      const [subject, clientId, scope, jkt] = rest;
-      return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
+      const [subject, clientId, scope, jkt, rotationIssued] = rest;
+      const family = grantOf(familyId, subject, clientId, scope, jkt);
+      return rotationIssued ? { status, family, issued: rotationIssued } : { status, family };
     }
     if (status === 'rotated') {
-      const [subject, clientId, scope, dropped, jkt] = rest;
+      const [subject, clientId, scope, dropped, jkt, ...remembered] = rest as string[];
       if (dropped) await this.#forget([dropped]);
+      // Every remembered token's index key lives as long as its family, so its reuse is recognised until the family ends.
+      await this.#extend(remembered, expiresAt);
       return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
     }
-    // The next token was never issued: its index key goes (as do a revoked family's).
-    await this.#forget([nextHash, ...(rest as string[])]);
-    return status === 'reused' ? { status, familyId } : { status: 'invalid' };
+    if (status === 'reused') {
+      await this.#forget([nextHash, ...(rest as string[])]);
+      return { status, familyId };
+    }
+    // The next token was never issued, unless the family knows it (then its index key stays).
+    if (rest[0] !== '1') await this.#forget([nextHash]);
+    return { status: 'invalid' };
   }
 
   async revokeByTokenHash(tokenHash: string): Promise<boolean> {
@@ -328,6 +347,17 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   async #index(tokenHash: string, familyId: string, expiresAt: number): Promise<void> {
     const key = this.#tokenKey(tokenHash);
     await this.#redis.send(key, ['SET', key, familyId, 'PXAT', String(expiresAt)]);
+  }
+
+  // Index keys of remembered tokens, made to expire with their family. Several slots on a cluster, so not
+  // in the family's script; sent at once.
+  async #extend(hashes: readonly string[], expiresAt: number): Promise<void> {
+    await Promise.all(
+      hashes.map((hash) => {
+        const key = this.#tokenKey(hash);
+        return this.#redis.send(key, ['PEXPIREAT', key, String(expiresAt)]);
+      }),
+    );
   }
 
   // Index keys of tokens that no longer count. Only tidiness: each expires

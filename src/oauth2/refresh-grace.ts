@@ -10,6 +10,12 @@ import { createHmac, hkdfSync, type KeyObject } from 'node:crypto';
  * (never used since) and answers `retried` instead of revoking the family.
  * Nothing but hashes is stored, and whoever holds an old token cannot
  * compute the next one without the key.
+ *
+ * A grace must not be a ride for a thief (issue 32): it is given only to
+ * clients that prove themselves (a client secret, or a DPoP-bound family),
+ * once per rotation, never to two rotations in a row (the store's rules),
+ * and the retry answers the access token the rotation issued, the same
+ * claims (`iat`, `jti`, hence `exp`), not another live one.
  */
 
 /** HKDF `info`: the derivation key serves this purpose only, apart from signing. */
@@ -24,4 +30,22 @@ export function refreshDerivationKey(signingKey: KeyObject): Buffer {
 /** The refresh token that replaces `presented`: 256 bits, base64url (43 characters), like a random one. */
 export function deriveRefreshToken(key: Buffer, presented: string): string {
   return createHmac('sha256', key).update(presented, 'utf8').digest('base64url');
+}
+
+/** The `jti` of the access token issued with `refreshToken` under a grace: a retry signs the same one. */
+export function deriveAccessTokenId(key: Buffer, refreshToken: string): string {
+  return createHmac('sha256', key).update(`access-token-id ${refreshToken}`, 'utf8').digest('base64url').slice(0, 22);
+}
+
+/** What a rotation issued, as the store keeps it for a retry: `<iat> <scope...>`. */
+export function describeIssued(iat: number, scopes: readonly string[]): string {
+  return [String(iat), ...scopes].join(' ');
+}
+
+/** The `iat` and scopes a rotation issued, read back from describeIssued(); undefined when unreadable. */
+export function readIssued(issued: string | undefined): { iat: number; scopes: readonly string[] } | undefined {
+  if (!issued) return undefined;
+  const [iat, ...scopes] = issued.split(' ');
+  const seconds = Number(iat);
+  return Number.isSafeInteger(seconds) && seconds > 0 ? { iat: seconds, scopes } : undefined;
 }

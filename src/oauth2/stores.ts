@@ -134,10 +134,13 @@ export type RotateResult =
   | { readonly status: 'reused'; readonly familyId: string }
   /**
    * It was the token rotated last, presented again within the grace period,
-   * and `nextHash` is still the family's current token (it was never used):
-   * a retry after a lost response. Nothing changed.
+   * `nextHash` is still the family's current token (it was never used), this
+   * rotation was not retried yet and the one before it was not retried
+   * either: a retry after a lost response. `issued` is what the rotation
+   * stored (what it issued, opaque to the store). The rotation is now
+   * marked as retried.
    */
-  | { readonly status: 'retried'; readonly family: RefreshFamily }
+  | { readonly status: 'retried'; readonly family: RefreshFamily; readonly issued?: string }
   /** Unknown, expired, or its family was revoked. */
   | { readonly status: 'invalid' };
 
@@ -156,12 +159,16 @@ export interface RefreshTokenStore {
    * makes `nextHash` current (valid until `expiresAt`) and answers `rotated`;
    * if it is an older token of a live family, revokes the family (`reused`);
    * otherwise `invalid`. Of concurrent calls with one token, at most one
-   * answers `rotated`. With `graceMs` above 0: when `tokenHash` is the token
-   * rotated last, less than `graceMs` ago, and `nextHash` is the current
-   * token, answers `retried` and changes nothing (a store that ignores
-   * `graceMs` revokes, which is the strict behaviour).
+   * answers `rotated`, keeping `issued` with the rotation. With `graceMs`
+   * above 0: when `tokenHash` is the token rotated last, less than `graceMs`
+   * ago, `nextHash` is the current token, and neither this rotation nor the
+   * one before it was retried, answers `retried` with the rotation's
+   * `issued` and marks the rotation as retried; a second retry of one
+   * rotation, or a retry right after a retried rotation, is reuse (a store
+   * that ignores `graceMs` revokes, which is the strict behaviour). A
+   * remembered token revokes its family as long as the family lives.
    */
-  rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs?: number): Promise<RotateResult>;
+  rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs?: number, issued?: string): Promise<RotateResult>;
   /** Revokes the family of the token with this hash (logout); false when none is live. */
   revokeByTokenHash(tokenHash: string): Promise<boolean>;
   /** Revokes a family by id. */
@@ -220,6 +227,11 @@ interface MemoryFamily {
   expiresAt: number;
   /** When the last rotation happened (ms since the epoch); 0 before the first. */
   rotatedAt: number;
+  /** What the last rotation issued (given to rotate()), answered to its retry. */
+  issued: string | undefined;
+  /** Whether the last rotation was retried, and the one before it. */
+  retried: boolean;
+  priorRetried: boolean;
 }
 
 /**
@@ -250,6 +262,17 @@ export interface MemoryRefreshTokenStoreOptions {
 
 /** The default sweep interval of MemoryRefreshTokenStore, in milliseconds. */
 export const DEFAULT_REFRESH_SWEEP_INTERVAL_MS = 60_000;
+
+/** The grace's rules (refresh-grace.ts): the token rotated last, its successor unused, in time, once, not twice in a row. */
+function isRetry(family: MemoryFamily, tokenHash: string, nextHash: string, graceMs: number): boolean {
+  return (
+    family.previous[0] === tokenHash &&
+    family.current === nextHash &&
+    Date.now() - family.rotatedAt < graceMs &&
+    !family.retried &&
+    !family.priorRetried
+  );
+}
 
 /**
  * In-memory refresh-token families for one process. Rotation is atomic
@@ -298,6 +321,9 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
       previous: [],
       expiresAt,
       rotatedAt: 0,
+      issued: undefined,
+      retried: false,
+      priorRetried: false,
     });
     this.#familyOf.set(tokenHash, familyId);
   }
@@ -307,7 +333,7 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     return family === undefined ? undefined : { ...family.grant, current: family.current === tokenHash };
   }
 
-  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0): Promise<RotateResult> {
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0, issued?: string): Promise<RotateResult> {
     const familyId = this.#familyOf.get(tokenHash);
     const family = familyId === undefined ? undefined : this.#families.get(familyId);
     if (familyId === undefined || family === undefined) return { status: 'invalid' };
@@ -316,9 +342,12 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
       return { status: 'invalid' };
     }
     if (family.current !== tokenHash) {
-      const retry =
-        graceMs > 0 && family.previous[0] === tokenHash && family.current === nextHash && Date.now() - family.rotatedAt < graceMs;
-      if (retry) return { status: 'retried', family: family.grant };
+      if (graceMs > 0 && isRetry(family, tokenHash, nextHash, graceMs)) {
+        family.retried = true;
+        return family.issued === undefined
+          ? { status: 'retried', family: family.grant }
+          : { status: 'retried', family: family.grant, issued: family.issued };
+      }
       this.#forget(familyId);
       return { status: 'reused', familyId };
     }
@@ -327,6 +356,9 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     family.current = nextHash;
     family.expiresAt = expiresAt;
     family.rotatedAt = Date.now();
+    family.issued = issued;
+    family.priorRetried = family.retried;
+    family.retried = false;
     this.#familyOf.set(nextHash, familyId);
     return { status: 'rotated', family: family.grant };
   }

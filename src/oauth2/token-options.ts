@@ -6,6 +6,7 @@ import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
+import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { checkScopeList } from './scope.js';
 import type { SignInGuard } from './sign-in-guard.js';
@@ -75,6 +76,14 @@ export interface TokenRouterOptions {
    * Default: a guard of this router with the defaults of signInGuard().
    */
   signInGuard?: SignInGuard | SignInGuardOptions | false;
+  /**
+   * A password grant's deadline in ms (100 to 60000), counted from when the
+   * request reached this router: answered, or refused with 503
+   * `temporarily_unavailable` or 429 and `Retry-After`, within it; the sign-in
+   * guard's queue, the user store and the password pool spend one budget.
+   * Default: 5000.
+   */
+  signInDeadlineMs?: number;
   /** Realm of the `WWW-Authenticate: Basic` challenge. Default: `'api'`. */
   realm?: string;
   /**
@@ -158,6 +167,7 @@ const OPTION_NAMES = [
   'passwordHasher',
   'passwordCost',
   'signInGuard',
+  'signInDeadlineMs',
   'realm',
   'isSubjectActive',
   'passwordGrant',
@@ -320,6 +330,9 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
         ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
         ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+        ...(given.signInDeadlineMs === undefined
+          ? {}
+          : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
       },
       F,
     ),

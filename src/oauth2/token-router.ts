@@ -11,6 +11,7 @@ import { introspectionEndpoint } from './introspection.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
 import { oauthRequestReader } from './oauth-request.js';
 import { refreshDerivationKey } from './refresh-grace.js';
+import { arrivalMarker } from './request-deadline.js';
 import { revocationEndpoint } from './revocation.js';
 import type { RevokedFamilies } from './revoked-families.js';
 import { GRANT_TYPES, type GrantType, hashRefreshToken, type RefreshTokenStore } from './stores.js';
@@ -80,7 +81,8 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
   }
 
   const router = express.Router();
-  router.post(config.path, oauthEndpoint(handle));
+  // The request's arrival, for the password grant's deadline (request-deadline.ts).
+  router.post(config.path, arrivalMarker, oauthEndpoint(handle));
   if (config.revocationPath !== undefined) router.post(config.revocationPath, oauthEndpoint(revocationEndpoint(config, read)));
   if (config.introspectionPath !== undefined) {
     router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));

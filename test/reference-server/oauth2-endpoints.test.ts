@@ -301,5 +301,33 @@ describeWith(
       expect((await refreshAt(a.url, first.refresh_token)).body.error).toBe('invalid_grant');
       expect((await refreshAt(b.url, next.body.refresh_token)).status).toBe(400);
     });
+
+    it('the grace is no ride (issue 32): one retry per rotation, the same access token, never two rotations retried in a row', async () => {
+      const refreshAt = (url: string, token: string) =>
+        request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('Authorization', DEMO_BASIC)
+          .send({ grant_type: 'refresh_token', refresh_token: token });
+      const jti = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')).jti;
+      const first = await passwordGrant(a.url);
+      // A thief refreshes first; the victim's refresh on B counts as the retry and gets the very same tokens.
+      const taken = await refreshAt(a.url, first.refresh_token);
+      const late = await refreshAt(b.url, first.refresh_token);
+      expect(late.status).toBe(200);
+      expect(late.body.refresh_token).toBe(taken.body.refresh_token);
+      expect(jti(late.body.access_token)).toBe(jti(taken.body.access_token));
+      // A second retry of that rotation is reuse.
+      expect((await refreshAt(a.url, first.refresh_token)).body.error).toBe('invalid_grant');
+      expect((await refreshAt(b.url, taken.body.refresh_token)).status).toBe(400);
+      // The ride: rotate, then the other holder follows within the grace, twice in a row: the second ends the family.
+      const second = await passwordGrant(b.url);
+      const rt1 = await refreshAt(a.url, second.refresh_token);
+      expect((await refreshAt(b.url, second.refresh_token)).status).toBe(200);
+      const rt2 = await refreshAt(b.url, rt1.body.refresh_token);
+      expect(rt2.status).toBe(200);
+      expect((await refreshAt(a.url, rt1.body.refresh_token)).body.error).toBe('invalid_grant');
+      expect((await refreshAt(a.url, rt2.body.refresh_token)).status).toBe(400);
+    });
   },
 );

@@ -35,7 +35,7 @@ describe('settings', () => {
       exportKept: 3600,
       passwordCost: 12,
       issuer: undefined,
-      refreshGrace: 0,
+      refreshGrace: 10,
       // Issue 31: DPoP on by default (a client without a proof still gets a bearer token).
       dpop: true,
     });

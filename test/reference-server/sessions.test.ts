@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { DEMO, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
@@ -73,10 +74,82 @@ describe('POST /v1/sessions', () => {
         expect(throttled.status).toBe(429);
         expect(throttled.body.errors[0].code).toBe(42901);
         expect(throttled.body.errors[0].message).toBe(
-          'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+          'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
         );
         expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
         expect(throttled.headers['set-cookie']).toBeUndefined();
+      } finally {
+        await fresh.stop();
+      }
+    });
+  });
+
+  describe('lock-outs that cannot be aimed (issue 32, finding 5)', () => {
+    /** A form POST from a chosen loopback address (127.0.0.0/8 is all this host's), so the server sees another req.ip. */
+    const postFrom = (url: string, localAddress: string, path: string, form: Record<string, string>) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }>((resolve, reject) => {
+        const body = new URLSearchParams(form).toString();
+        const target = new URL(path, url);
+        const req = httpRequest(
+          {
+            host: target.hostname,
+            port: target.port,
+            path: target.pathname,
+            method: 'POST',
+            localAddress,
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk) => {
+              text += chunk;
+            });
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : {} }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+
+    it('ten wrong passwords from one address refuse that address only; the owner signs in from another, at both doors', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        const browserFrom = (address: string, password: string) =>
+          postFrom(fresh.url, address, '/v1/sessions', { username: 'dodo', password });
+        const tokenFrom = (address: string, password: string) =>
+          postFrom(fresh.url, address, '/v1/oauth2/token', { grant_type: 'password', username: 'dodo', password });
+        for (let i = 0; i < 10; i++) expect((await tokenFrom('127.0.0.2', 'guess')).status).toBe(400);
+        expect((await browserFrom('127.0.0.2', 'caucus-race-winner')).status).toBe(429);
+        // Before: 429 for every address, the owner's too, for about 897 s.
+        expect((await browserFrom('127.0.0.3', 'caucus-race-winner')).status).toBe(201);
+        expect((await tokenFrom('127.0.0.4', 'caucus-race-winner')).status).toBe(200);
+        expect((await tokenFrom('127.0.0.2', 'caucus-race-winner')).status).toBe(429);
+      } finally {
+        await fresh.stop();
+      }
+    });
+
+    it('failures from three addresses delay the username briefly (Retry-After 1 s), not for the window', async () => {
+      const fresh = await startServer({ DEMO_USERNAME: 'dodo', DEMO_PASSWORD: 'caucus-race-winner', RATE_LIMIT: '100000' });
+      try {
+        for (const address of ['127.0.0.5', '127.0.0.6', '127.0.0.7']) {
+          expect((await postFrom(fresh.url, address, '/v1/sessions', { username: 'dodo', password: 'guess' })).status).toBe(401);
+        }
+        const delayed = await postFrom(fresh.url, '127.0.0.8', '/v1/sessions', {
+          username: 'dodo',
+          password: 'caucus-race-winner',
+        });
+        expect(delayed.status).toBe(429);
+        expect(delayed.headers['retry-after']).toBe('1');
+        await sleep(1100);
+        const later = await postFrom(fresh.url, '127.0.0.8', '/v1/sessions', {
+          username: 'dodo',
+          password: 'caucus-race-winner',
+        });
+        expect(later.status).toBe(201);
       } finally {
         await fresh.stop();
       }
@@ -115,7 +188,11 @@ describe('POST /v1/sessions', () => {
         expect(throttled.status).toBe(429);
         expect(throttled.body).toEqual({
           errors: [
-            { message: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.', code: 42901 },
+            {
+              message:
+                'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
+              code: 42901,
+            },
           ],
         });
         expect(throttled.headers['set-cookie']).toBeUndefined();
@@ -137,7 +214,8 @@ describe('POST /v1/sessions', () => {
         expect(throttled.status).toBe(429);
         expect(throttled.body).toEqual({
           error: 'too_many_requests',
-          error_description: 'Too many failed sign-in attempts for this username; retry after the time in Retry-After.',
+          error_description:
+            'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
         });
         expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(800);
       } finally {

@@ -121,6 +121,10 @@ describe('POST /v1/oauth2/token', () => {
       expect(second.body.refresh_token).not.toBe(first.refresh_token);
       expect(second.body.access_token).not.toBe(first.access_token);
       expectDocumented(second);
+      // Within the default 10 s grace, a confidential client's retry (its answer was lost) is answered once, the same pair.
+      const retry = await refresh(first.refresh_token);
+      expect(retry.status).toBe(200);
+      expect(retry.body.refresh_token).toBe(second.body.refresh_token);
       const reused = await refresh(first.refresh_token);
       expect(reused.status).toBe(400);
       expect(reused.body.error).toBe('invalid_grant');

@@ -54,7 +54,7 @@ export interface Settings {
   /**
    * Seconds within which a refresh token rotated last may be presented again
    * (its answer was lost) and answer the same new tokens (REFRESH_GRACE, not
-   * in the contract); 0 turns it off.
+   * in the contract); 0 turns it off. Default: 10 (DEFAULT_REFRESH_GRACE).
    */
   readonly refreshGrace: number;
   /** DPoP (RFC 9449; on unless DPOP=0): tokens bound to the client's key when it sends a proof, bearer tokens otherwise. */
@@ -139,6 +139,15 @@ function environment(env: Environment): boolean {
 /** The fewest bytes of a pinned secret: HS256 and HMAC keys of 256 bits. */
 export const MIN_SECRET_BYTES = 32;
 
+/**
+ * The refresh grace by default, in seconds: short, as Amazon Cognito's (at
+ * most 60 s) and Curity's warning (a longer grace widens the replay window)
+ * advise, and safe because the library gives it once per rotation, never to
+ * two rotations in a row, and only to clients that prove themselves (a
+ * secret, or a DPoP-bound family).
+ */
+export const DEFAULT_REFRESH_GRACE = 10;
+
 // A secret pinned in the environment; its value is never printed.
 function secret(env: Environment, name: string): string | undefined {
   const value = env[name];
@@ -190,7 +199,7 @@ export function readSettings(env: Environment = process.env): Settings {
     exportDelay: integer(env, 'EXPORT_DELAY', 2, 0, 3600),
     passwordCost: integer(env, 'PASSWORD_COST', 12, 4, 15),
     issuer: issuer(env),
-    refreshGrace: integer(env, 'REFRESH_GRACE', 0, 0, 300),
+    refreshGrace: integer(env, 'REFRESH_GRACE', DEFAULT_REFRESH_GRACE, 0, 300),
     // On unless DPOP=0: a client with a proof gets a bound token, one without a bearer token (it costs it nothing).
     dpop: flag(env, 'DPOP', true),
   };

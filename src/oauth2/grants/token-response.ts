@@ -31,6 +31,8 @@ export interface Issued {
   readonly refreshToken: string;
   /** The DPoP key the access token is bound to (RFC 9449 §5); absent for a bearer token. */
   readonly jkt?: string;
+  /** The access token's `iat` and `jti` when its rotation fixed them (a refresh grace); absent: new ones. */
+  readonly identity?: { readonly iat: number; readonly jti: string };
 }
 
 /** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
@@ -48,14 +50,21 @@ export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | un
 
 /** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"). */
 export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
-  const { subject, clientId, familyId, scopes, requested, refreshToken, jkt } = issued;
+  const { subject, clientId, familyId, scopes, requested, refreshToken, jkt, identity } = issued;
+  const ttl = context.config.accessTokenTtlSeconds;
   const body: Record<string, unknown> = {
-    access_token: context.signer.sign(
-      jkt === undefined ? { subject, clientId, scopes, familyId } : { subject, clientId, scopes, familyId, jkt },
-    ),
+    access_token: context.signer.sign({
+      subject,
+      clientId,
+      scopes,
+      familyId,
+      ...(jkt === undefined ? {} : { jkt }),
+      ...(identity === undefined ? {} : { identity }),
+    }),
     // SPEC.md's `bearer`, unless the client proved a key (RFC 9449 §5).
     token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
-    expires_in: context.config.accessTokenTtlSeconds,
+    // A retry answers the rotation's token: what is left of its lifetime.
+    expires_in: identity === undefined ? ttl : Math.max(1, identity.iat + ttl - Math.floor(Date.now() / 1000)),
     refresh_token: refreshToken,
   };
   // RFC 6749 §5.1: `scope` is required when it differs from the requested one.
