@@ -13,9 +13,9 @@ import { type ConventionsOptions, conventions, PRESET_STAGES, type StageName } f
 type Factory = typeof express;
 
 /** The stages on by default (outside production), but the cookie stage. */
-const OTHER_STAGES: StageName[] = PRESET_STAGES.filter(
-  (stage) => stage.default !== 'off' && stage.name !== 'secureCookies',
-).map((stage) => stage.name);
+const OTHER_STAGES: StageName[] = PRESET_STAGES.filter((stage) => stage.default !== 'off' && stage.name !== 'secureCookies').map(
+  (stage) => stage.name,
+);
 
 const switches: [string, ConventionsOptions][] = [
   ['every stage on', {}],
@@ -32,7 +32,8 @@ const FORMS: [string, (res: express.Response) => void][] = [
   ],
   [
     'the raw array',
-    (res) => res.writeHead(200, ['Content-Type', 'text/plain', 'Set-Cookie', 'pref=dark; Path=/', 'Set-Cookie', 'lang=en; Path=/']),
+    (res) =>
+      res.writeHead(200, ['Content-Type', 'text/plain', 'Set-Cookie', 'pref=dark; Path=/', 'Set-Cookie', 'lang=en; Path=/']),
   ],
   ['a reason phrase and an object', (res) => res.writeHead(200, 'Fine', { 'Set-Cookie': 'pref=dark; Path=/' })],
 ];
@@ -53,22 +54,25 @@ describe.each([
   ['Express 4', express4 as unknown as Factory],
 ])('a Set-Cookie given to res.writeHead() (%s)', (_major, make) => {
   describe.each(switches)('with %s', (_switch, options) => {
-    it.each(FORMS)('leaves with Secure and HttpOnly when given as %s, on the first request and later ones', async (_form, write) => {
-      const app = appWith(make, options, write);
-      for (let i = 0; i < 2; i++) {
-        const answer = await request(app).get('/cookie');
-        expect(answer.status).toBe(200);
-        const lines = answer.headers['set-cookie'] as unknown as string[];
-        expect(lines.length).toBeGreaterThan(0);
-        for (const line of lines) {
-          expect({ line, secure: /;\s*Secure(;|$)/i.test(line), httpOnly: /;\s*HttpOnly(;|$)/i.test(line) }).toEqual({
-            line,
-            secure: true,
-            httpOnly: true,
-          });
+    it.each(FORMS)(
+      'leaves with Secure and HttpOnly when given as %s, on the first request and later ones',
+      async (_form, write) => {
+        const app = appWith(make, options, write);
+        for (let i = 0; i < 2; i++) {
+          const answer = await request(app).get('/cookie');
+          expect(answer.status).toBe(200);
+          const lines = answer.headers['set-cookie'] as unknown as string[];
+          expect(lines.length).toBeGreaterThan(0);
+          for (const line of lines) {
+            expect({ line, secure: /;\s*Secure(;|$)/i.test(line), httpOnly: /;\s*HttpOnly(;|$)/i.test(line) }).toEqual({
+              line,
+              secure: true,
+              httpOnly: true,
+            });
+          }
+          expect(answer.headers['x-powered-by']).toBeUndefined();
         }
-        expect(answer.headers['x-powered-by']).toBeUndefined();
-      }
-    });
+      },
+    );
   });
 });

@@ -144,7 +144,9 @@ describe.each([
       addRoutes(app);
       await serveSeveral(app, '');
       const after = snapshotAll(objects);
-      const changed = Object.keys(objects).flatMap((name) => differences(name, before[name] as Snapshot, after[name] as Snapshot));
+      const changed = Object.keys(objects).flatMap((name) =>
+        differences(name, before[name] as Snapshot, after[name] as Snapshot),
+      );
       expect(changed).toEqual([]);
       expect(settingsSeen(app)).toEqual(seenBefore);
       expect(app.get('x-powered-by')).toBe(true);
@@ -162,7 +164,9 @@ describe.each([
       addRoutes(api);
       await serveSeveral(parent, '/api');
       const after = snapshotAll(objects);
-      const changed = Object.keys(objects).flatMap((name) => differences(name, before[name] as Snapshot, after[name] as Snapshot));
+      const changed = Object.keys(objects).flatMap((name) =>
+        differences(name, before[name] as Snapshot, after[name] as Snapshot),
+      );
       expect(changed).toEqual([]);
       expect([settingsSeen(parent), settingsSeen(api)]).toEqual(seenBefore);
     });

@@ -1,14 +1,7 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { addHeaderRule } from '../http/response-headers.js';
-import {
-  dispatchChoice,
-  type HeaderRule,
-  type HeaderValue,
-  installOnPrototype,
-  localsOf,
-  setDispatchChoiceOnce,
-} from '../http/response-state.js';
+import { type HeaderRule, type HeaderValue, localsOf } from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -40,14 +33,7 @@ export interface SecureCookiesOptions {
   exemptCookies?: Readonly<Record<string, string>>;
 }
 
-const ORIGINAL_COOKIE: unique symbol = Symbol('express-api-conventions.originalCookie');
-const SAME_SITE: unique symbol = Symbol('express-api-conventions.sameSite');
-
 type CookieSetter = (this: Response, name: string, value: unknown, options: CookieOptions) => Response;
-type CookieResponse = Response & {
-  [ORIGINAL_COOKIE]: CookieSetter;
-  [SAME_SITE]: 'strict' | 'lax';
-};
 
 /**
  * Thrown when a route weakens a cookie without saying why: a programming
@@ -80,14 +66,23 @@ function secureCookie(
   return setCookie.call(res, name, value, { ...COOKIE_DEFAULTS, sameSite, ...given });
 }
 
-// The cookies a route opted out of Secure or HttpOnly for, with a reason, per response (in its locals).
-const OPTED_OUT = Symbol('express-api-conventions.cookieOptOuts');
-type OptOutHolder = { [OPTED_OUT]?: Set<string> };
+/** What secureCookies() keeps per response, in its locals: the setter it stands in front of, its default, the opt-outs. */
+interface CookieState {
+  readonly setter: CookieSetter;
+  readonly sameSite: 'strict' | 'lax';
+  /** The cookies a route opted out of Secure or HttpOnly for, with a reason. */
+  optedOut: Set<string> | undefined;
+}
+
+const COOKIES = Symbol('express-api-conventions.cookies');
+type CookieHolder = { [COOKIES]?: CookieState };
+
+const cookieStateOf = (res: Response): CookieState | undefined => (localsOf(res) as CookieHolder)[COOKIES];
 
 function optOutsOf(res: Response, create: boolean): Set<string> | undefined {
-  const holder = localsOf(res) as OptOutHolder;
-  if (create) holder[OPTED_OUT] ??= new Set();
-  return holder[OPTED_OUT];
+  const state = cookieStateOf(res);
+  if (state !== undefined && create) state.optedOut ??= new Set();
+  return state?.optedOut;
 }
 
 // An attribute after the name=value pair: `; Secure`, `; HttpOnly` (RFC 6265 §4.1.1), in any case.
@@ -112,32 +107,24 @@ function secureLine(line: string, exempt: ReadonlySet<string>, optedOut: Readonl
 function setCookieRule(exempt: ReadonlySet<string>): HeaderRule {
   return {
     name: 'set-cookie',
+    field: 'Set-Cookie',
     apply(res: Response, value: HeaderValue): HeaderValue {
       const optedOut = optOutsOf(res, false);
       if (typeof value === 'string') return secureLine(value, exempt, optedOut);
-      if (Array.isArray(value)) {
-        return value.map((line) => (typeof line === 'string' ? secureLine(line, exempt, optedOut) : line));
-      }
-      return value;
+      if (!Array.isArray(value)) return value;
+      const lines = value.map((line) => (typeof line === 'string' ? secureLine(line, exempt, optedOut) : line));
+      // The same array when nothing changed: the head then writes nothing again.
+      return lines.every((line, i) => line === value[i]) ? value : lines;
     },
   };
 }
 
-// The per-response method, for a response not made by an Express app: `this` is the response.
-function ownSecureCookie(this: CookieResponse, name: string, value: unknown, options?: CookieOptions): Response {
-  return secureCookie(this, this[ORIGINAL_COOKIE], this[SAME_SITE], name, value, options);
+// The response's own res.cookie() while it passes secureCookies(): one
+// shared function, `this` is the response.
+function secureCookieMethod(this: Response, name: string, value: unknown, options?: CookieOptions): Response {
+  const state = cookieStateOf(this) as CookieState;
+  return secureCookie(this, state.setter, state.sameSite, name, value, options);
 }
-
-const dispatchers = new WeakSet<object>();
-// On the app's response prototype, once: the checks for the responses that
-// passed secureCookies(), the setter it replaced for the others.
-const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
-  function cookie(this: Response, name: string, value: unknown, options: CookieOptions): Response {
-    const sameSite = dispatchChoice<'strict' | 'lax'>(this, 'cookie');
-    return sameSite === undefined
-      ? replaced.call(this, name, value, options)
-      : secureCookie(this, replaced, sameSite, name, value, options);
-  };
 
 /** The names of `exemptCookies`, each with a stated reason. */
 function exemptNames(exempt: unknown): ReadonlySet<string> {
@@ -166,9 +153,9 @@ function exemptNames(exempt: unknown): ReadonlySet<string> {
  * they are written; `exemptCookies` names the exceptions. Cookies set
  * through `res.cookie()` also get a `SameSite` default.
  * A route may turn one off only by naming its reason in `optOutReason`.
- * Under Express the setter is put once on the app's response prototype and
- * chooses per response (src/http/response-state.ts): no property is added
- * to the response.
+ * `res.cookie()` is the response's own (one shared function, set per
+ * response), so the app's `app.response` and every other response keep
+ * Express's.
  */
 export function secureCookies(options?: Readonly<SecureCookiesOptions>): RequestHandler {
   const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite', 'exemptCookies']);
@@ -176,16 +163,11 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
   const rule = setCookieRule(exemptNames(given.exemptCookies));
   return function secureCookiesMiddleware(_req, res, next) {
     addHeaderRule(res, rule);
-    if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
-      // The first secureCookies() a response passes sets its default.
-      setDispatchChoiceOnce(res, 'cookie', sameSite);
-    } else {
-      const target = res as CookieResponse;
-      if ((target.cookie as unknown) !== ownSecureCookie) {
-        target[ORIGINAL_COOKIE] = res.cookie as unknown as CookieSetter;
-        target[SAME_SITE] = sameSite;
-        (res as { cookie: unknown }).cookie = ownSecureCookie;
-      }
+    const holder = localsOf(res) as CookieHolder;
+    // The first secureCookies() a response passes sets its default.
+    if (holder[COOKIES] === undefined) {
+      holder[COOKIES] = { setter: res.cookie as unknown as CookieSetter, sameSite, optedOut: undefined };
+      (res as { cookie: unknown }).cookie = secureCookieMethod;
     }
     next();
   };
