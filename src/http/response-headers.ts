@@ -52,6 +52,17 @@ export function removeResponseHeader(res: Response, name: string): void {
 }
 
 /**
+ * Removes each header of a fixed list of names computed once by the caller,
+ * while the response is open; asked first in lower case, which Node reads
+ * without a lower-cased copy (most responses have none of them).
+ */
+export function removeResponseHeaders(res: Response, names: readonly string[]): void {
+  if (res.headersSent) return;
+  const lower = lowerNamesOf(names, 1);
+  for (let i = 0; i < names.length; i++) if (res.hasHeader(lower[i] as string)) res.removeHeader(names[i] as string);
+}
+
+/**
  * The value added after the ones the header has (a field line each), or the
  * header set when it has none: `res.appendHeader()`, as Express's
  * `res.append()` does.
@@ -66,10 +77,11 @@ export function appendResponseHeader(res: Response, name: string, value: string)
 // The lower-cased names of each fixed list, made once per list.
 const LOWER_NAMES = new WeakMap<readonly string[], readonly string[]>();
 
-function lowerNamesOf(fixed: readonly string[]): readonly string[] {
+/** The names of a fixed list in lower case: every entry of a list of names (`step` 1), or of a [name, value, …] list (2). */
+function lowerNamesOf(fixed: readonly string[], step: 1 | 2 = 2): readonly string[] {
   let names = LOWER_NAMES.get(fixed);
   if (names === undefined) {
-    names = fixed.map((entry, i) => (i % 2 === 0 ? entry.toLowerCase() : ''));
+    names = fixed.map((entry, i) => (i % step === 0 ? entry.toLowerCase() : ''));
     LOWER_NAMES.set(fixed, names);
   }
   return names;
@@ -211,7 +223,8 @@ function storeGiven(res: Response, given: object): boolean {
 /** The head's work: removals, the defaults nobody set, then the rules on what is stored. */
 function applyAtHead(res: Response, state: ResponseState): void {
   const removals = state.removals;
-  if (removals !== undefined) for (const names of removals) for (const name of names) res.removeHeader(name);
+  if (removals !== undefined)
+    for (let l = 0; l < removals.length; l++) removeResponseHeaders(res, removals[l] as readonly string[]);
   const lists = state.defaults;
   if (lists !== undefined) for (let l = lists.length - 1; l >= 0; l--) setMissing(res, lists[l] as readonly string[]);
   const rules = state.rules;
