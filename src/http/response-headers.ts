@@ -112,16 +112,14 @@ export function setDefaultHeaders(res: Response, fixed: readonly string[]): void
 export function setHeadDefaults(res: Response, fixed: readonly string[]): void {
   if (res.headersSent) return;
   const state = hooked(res);
-  if (state.defaults === undefined) state.defaults = [fixed];
-  else if (!state.defaults.includes(fixed)) state.defaults.push(fixed);
+  if (!state.defaults?.includes(fixed)) state.defaults = withEntry(state.defaults, fixed);
 }
 
 /** Header names removed when the head is written, whoever set them (a fixed list computed once by the caller). */
 export function removeAtHead(res: Response, names: readonly string[]): void {
   if (res.headersSent) return;
   const state = hooked(res);
-  if (state.removals === undefined) state.removals = [names];
-  else if (!state.removals.includes(names)) state.removals.push(names);
+  if (!state.removals?.includes(names)) state.removals = withEntry(state.removals, names);
 }
 
 /**
@@ -140,32 +138,32 @@ export function pendingDefault(res: Response, name: string): string | undefined 
   return undefined;
 }
 
-// The lists of rules, made once per combination (rules are made once per
-// middleware, so there are few): a response is given a shared list, not a
-// new array.
-const ONE_RULE = new WeakMap<HeaderRule, readonly HeaderRule[]>();
-const ONE_MORE = new WeakMap<readonly HeaderRule[], WeakMap<HeaderRule, readonly HeaderRule[]>>();
+// The lists of rules and of fixed lists, made once per combination (each
+// entry is made once per middleware, so there are few): a response is given
+// a shared frozen list, not a new array.
+const ONE = new WeakMap<object, readonly object[]>();
+const ONE_MORE = new WeakMap<readonly object[], WeakMap<object, readonly object[]>>();
 
-function withRule(rules: readonly HeaderRule[] | undefined, rule: HeaderRule): readonly HeaderRule[] {
-  if (rules === undefined) {
-    let one = ONE_RULE.get(rule);
+function withEntry<Entry extends object>(list: readonly Entry[] | undefined, entry: Entry): readonly Entry[] {
+  if (list === undefined) {
+    let one = ONE.get(entry);
     if (one === undefined) {
-      one = Object.freeze([rule]);
-      ONE_RULE.set(rule, one);
+      one = Object.freeze([entry]);
+      ONE.set(entry, one);
     }
-    return one;
+    return one as readonly Entry[];
   }
-  let byRule = ONE_MORE.get(rules);
-  if (byRule === undefined) {
-    byRule = new WeakMap();
-    ONE_MORE.set(rules, byRule);
+  let byEntry = ONE_MORE.get(list);
+  if (byEntry === undefined) {
+    byEntry = new WeakMap();
+    ONE_MORE.set(list, byEntry);
   }
-  let more = byRule.get(rule);
+  let more = byEntry.get(entry);
   if (more === undefined) {
-    more = Object.freeze([...rules, rule]);
-    byRule.set(rule, more);
+    more = Object.freeze([...list, entry]);
+    byEntry.set(entry, more);
   }
-  return more;
+  return more as readonly Entry[];
 }
 
 /**
@@ -175,7 +173,7 @@ function withRule(rules: readonly HeaderRule[] | undefined, rule: HeaderRule): r
 export function addHeaderRule(res: Response, rule: HeaderRule): void {
   if (res.headersSent) return;
   const state = hooked(res);
-  if (!state.rules?.includes(rule)) state.rules = withRule(state.rules, rule);
+  if (!state.rules?.includes(rule)) state.rules = withEntry(state.rules, rule);
 }
 
 /** The response's state, with the head hook on. */
@@ -257,22 +255,28 @@ export function checkHeadPassed(res: Response): void {
 }
 
 // The hook, one function for every response: `this` is the response, its
-// state says what to do and which writeHead comes next.
-function writeHeadWithConventions(this: Response, ...args: unknown[]): Response {
+// state says what to do and which writeHead comes next. Three named
+// parameters, not a rest array: it runs once per response.
+function writeHeadWithConventions(this: Response, statusCode: unknown, reason?: unknown, headers?: unknown): Response {
   const state = peekResponseState(this) as ResponseState;
+  const next = state.writeHead as (...a: unknown[]) => Response;
+  // biome-ignore lint/complexity/noArguments: the count is passed on as it came, without a rest array per response.
+  let count = arguments.length;
   if (!this.headersSent) {
     state.headPassed = true;
-    const at = typeof args[1] === 'string' ? 2 : 1;
-    const given = args[at];
-    // Node reads an absent headers argument as none: the call goes on with the status (and reason) only.
-    if (typeof given === 'object' && given !== null && storeGiven(this, given)) args.length = at;
+    const at = typeof reason === 'string' ? 2 : 1;
+    const given = at === 2 ? headers : reason;
+    // Once stored, the call goes on with the status (and reason) only, as on-headers does.
+    if (typeof given === 'object' && given !== null && storeGiven(this, given)) count = at;
     applyAtHead(this, state);
     if (state.wrappedBefore && state.rules !== undefined && state.setHeader === undefined) {
       state.setHeader = this.setHeader as ResponseState['setHeader'];
       this.setHeader = setHeaderUnderRules as Response['setHeader'];
     }
   }
-  return (state.writeHead as (...a: unknown[]) => Response).apply(this, args);
+  if (count <= 1) return next.call(this, statusCode);
+  if (count === 2) return next.call(this, statusCode, reason);
+  return next.call(this, statusCode, reason, headers);
 }
 
 // What a hook below ours sets (compression's Content-Encoding, a session's

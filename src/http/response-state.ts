@@ -32,9 +32,9 @@ export interface ResponseState {
   /** The `setHeader` the rules watch below the hook, when something wrapped writeHead before it. */
   setHeader: ((this: Response, name: string, value: HeaderValue) => Response) | undefined;
   /** Fixed [name, value, …] lists written with the head, for names nobody set by then. */
-  defaults: (readonly string[])[] | undefined;
+  defaults: readonly (readonly string[])[] | undefined;
   /** Fixed lists of header names removed when the head is written. */
-  removals: (readonly string[])[] | undefined;
+  removals: readonly (readonly string[])[] | undefined;
   /** Rules on one header each, run at the head whoever wrote it (src/http/response-headers.ts). */
   rules: readonly HeaderRule[] | undefined;
 }

@@ -66,23 +66,25 @@ function secureCookie(
   return setCookie.call(res, name, value, { ...COOKIE_DEFAULTS, sameSite, ...given });
 }
 
-/** What secureCookies() keeps per response, in its locals: the setter it stands in front of, its default, the opt-outs. */
-interface CookieState {
+/**
+ * The setter a response's own res.cookie() stands in front of, and the
+ * SameSite default of the first secureCookies() it passed: one object per
+ * middleware and setter, shared by the responses (in their locals).
+ */
+interface CookieChoice {
   readonly setter: CookieSetter;
   readonly sameSite: 'strict' | 'lax';
-  /** The cookies a route opted out of Secure or HttpOnly for, with a reason. */
-  optedOut: Set<string> | undefined;
 }
 
-const COOKIES = Symbol('express-api-conventions.cookies');
-type CookieHolder = { [COOKIES]?: CookieState };
-
-const cookieStateOf = (res: Response): CookieState | undefined => (localsOf(res) as CookieHolder)[COOKIES];
+const CHOICE = Symbol('express-api-conventions.cookieChoice');
+// The cookies a route opted out of Secure or HttpOnly for, with a reason, per response (in its locals).
+const OPTED_OUT = Symbol('express-api-conventions.cookieOptOuts');
+type CookieHolder = { [CHOICE]?: CookieChoice; [OPTED_OUT]?: Set<string> };
 
 function optOutsOf(res: Response, create: boolean): Set<string> | undefined {
-  const state = cookieStateOf(res);
-  if (state !== undefined && create) state.optedOut ??= new Set();
-  return state?.optedOut;
+  const holder = localsOf(res) as CookieHolder;
+  if (create) holder[OPTED_OUT] ??= new Set();
+  return holder[OPTED_OUT];
 }
 
 // An attribute after the name=value pair: `; Secure`, `; HttpOnly` (RFC 6265 §4.1.1), in any case.
@@ -122,8 +124,8 @@ function setCookieRule(exempt: ReadonlySet<string>): HeaderRule {
 // The response's own res.cookie() while it passes secureCookies(): one
 // shared function, `this` is the response.
 function secureCookieMethod(this: Response, name: string, value: unknown, options?: CookieOptions): Response {
-  const state = cookieStateOf(this) as CookieState;
-  return secureCookie(this, state.setter, state.sameSite, name, value, options);
+  const choice = (localsOf(this) as CookieHolder)[CHOICE] as CookieChoice;
+  return secureCookie(this, choice.setter, choice.sameSite, name, value, options);
 }
 
 /** The names of `exemptCookies`, each with a stated reason. */
@@ -161,12 +163,20 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
   const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite', 'exemptCookies']);
   const sameSite = checkOneOf('secureCookies', 'sameSite', given.sameSite ?? 'lax', ['strict', 'lax'] as const);
   const rule = setCookieRule(exemptNames(given.exemptCookies));
+  // One choice per setter found (Express's, for every response of an app): none made per request.
+  const choices = new WeakMap<CookieSetter, CookieChoice>();
   return function secureCookiesMiddleware(_req, res, next) {
     addHeaderRule(res, rule);
     const holder = localsOf(res) as CookieHolder;
     // The first secureCookies() a response passes sets its default.
-    if (holder[COOKIES] === undefined) {
-      holder[COOKIES] = { setter: res.cookie as unknown as CookieSetter, sameSite, optedOut: undefined };
+    if (holder[CHOICE] === undefined) {
+      const setter = res.cookie as unknown as CookieSetter;
+      let choice = choices.get(setter);
+      if (choice === undefined) {
+        choice = Object.freeze({ setter, sameSite });
+        choices.set(setter, choice);
+      }
+      holder[CHOICE] = choice;
       (res as { cookie: unknown }).cookie = secureCookieMethod;
     }
     next();
