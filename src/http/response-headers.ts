@@ -1,5 +1,12 @@
 import type { Response } from 'express';
-import { type HeaderRule, type HeaderValue, peekResponseState, type ResponseState, responseState } from './response-state.js';
+import {
+  type HeaderRule,
+  type HeaderValue,
+  ownMethod,
+  peekResponseState,
+  type ResponseState,
+  responseState,
+} from './response-state.js';
 
 /**
  * How the library's headers reach the wire, beside the neighbours that wrap
@@ -183,7 +190,7 @@ function hooked(res: Response): ResponseState {
     state.writeHead = res.writeHead as ResponseState['writeHead'];
     // An own writeHead is a neighbour's per-response wrapper (on-headers): Node's is on the prototype.
     state.wrappedBefore = Object.hasOwn(res, 'writeHead');
-    res.writeHead = writeHeadWithConventions as Response['writeHead'];
+    ownMethod(res, 'writeHead', writeHeadWithConventions);
   }
   return state;
 }
@@ -271,7 +278,7 @@ function writeHeadWithConventions(this: Response, statusCode: unknown, reason?: 
     applyAtHead(this, state);
     if (state.wrappedBefore && state.rules !== undefined && state.setHeader === undefined) {
       state.setHeader = this.setHeader as ResponseState['setHeader'];
-      this.setHeader = setHeaderUnderRules as Response['setHeader'];
+      ownMethod(this, 'setHeader', setHeaderUnderRules);
     }
   }
   if (count <= 1) return next.call(this, statusCode);

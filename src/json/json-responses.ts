@@ -5,6 +5,7 @@ import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { enforcedAnswer } from '../errors/refuse.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { writeJson } from '../http/json-writer.js';
+import { ownMethod } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
 
 // The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
@@ -96,7 +97,7 @@ function json(this: Response, body: unknown): Response {
 export function jsonResponses(options?: JsonResponsesOptions): RequestHandler {
   readOptions<Record<string, never>>('jsonResponses', options, []);
   return function jsonResponsesMiddleware(_req, res, next) {
-    res.json = json;
+    ownMethod(res, 'json', json);
     next();
   };
 }

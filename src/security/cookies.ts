@@ -1,7 +1,7 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { addHeaderRule } from '../http/response-headers.js';
-import { type HeaderRule, type HeaderValue, localsOf } from '../http/response-state.js';
+import { type HeaderRule, type HeaderValue, localsOf, ownMethod } from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -177,7 +177,7 @@ export function secureCookies(options?: Readonly<SecureCookiesOptions>): Request
         choices.set(setter, choice);
       }
       holder[CHOICE] = choice;
-      (res as { cookie: unknown }).cookie = secureCookieMethod;
+      ownMethod(res, 'cookie', secureCookieMethod);
     }
     next();
   };
