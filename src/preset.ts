@@ -242,8 +242,9 @@ export type ConventionsMiddleware = RequestHandler & {
 function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[]): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
-    // The properties Express's router and the stages add to the request from here on are cheap (docs/performance.md).
-    toDictionary(req);
+    // The properties Express's router and the stages add to the request from here on are cheap
+    // (docs/performance.md); Node sets `complete` when it makes the request.
+    toDictionary(req, 'complete');
     let index = 0;
     const step = (signal?: unknown): void => {
       // As Express's router: 'route' from a middleware means "go on", and

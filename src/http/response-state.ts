@@ -103,7 +103,7 @@ export function peekResponseState(res: Response): ResponseState | undefined {
   return holderOf(res)[STATE];
 }
 
-// Two properties added and taken off again by ownMethod(), never seen outside it.
+// Two properties added and taken off again by toDictionary() when the object has no anchor.
 const FIRST = Symbol('express-api-conventions.dictionaryFirst');
 const SECOND = Symbol('express-api-conventions.dictionarySecond');
 
@@ -112,32 +112,44 @@ const SECOND = Symbol('express-api-conventions.dictionarySecond');
  * write path stands in front of: `writeHead`, `json`, `cookie`, `setHeader`).
  *
  * The first time for a response, its properties are moved into a dictionary
- * (taking off a property that was not the last one added does it in V8):
- * Express sets every response's prototype per request, after which V8 shares
- * no hidden class between responses, so each property added to a response
- * in the usual fast form makes a hidden class of its own and copies its ~50
- * descriptors, and every read of the response misses V8's caches. Measured
- * over HTTP (docs/performance.md, "Issue 29"): three methods added in the
- * fast form cost 1.15-1.19x the CPU of none; in the dictionary, 0.91-0.94x.
+ * (toDictionary()): Express sets every response's prototype per request,
+ * after which V8 shares no hidden class between responses, so each property
+ * added to a response in the usual fast form makes a hidden class of its own
+ * and copies its ~50 descriptors, and every read of the response misses V8's
+ * caches. Measured over HTTP (docs/performance.md, "Issue 29"): three
+ * methods added in the fast form cost 1.15-1.19x the CPU of none; in the
+ * dictionary, 0.91-0.94x.
  */
 export function ownMethod(res: Response, name: 'writeHead' | 'json' | 'cookie' | 'setHeader', method: unknown): void {
   const state = responseState(res);
   const target = res as unknown as Record<string | symbol, unknown>;
   if (!state.dictionary) {
     state.dictionary = true;
-    toDictionary(target);
+    // Node sets `sendDate` when it makes the response: never the last property added.
+    toDictionary(target, 'sendDate');
   }
   target[name] = method;
 }
 
 /**
  * Moves an object's properties into a dictionary: taking off a property
- * that was not the last one added does it in V8. For the request and the
- * response of one request only (ownMethod(), and the preset for the
- * request, whose later properties Express's router and the stages add).
+ * that was not the last one added does it in V8. `anchor` names a boolean
+ * the object's constructor set (so not the last one added): it is taken off
+ * and put back with its value, which costs no fast-form addition; without
+ * one, two properties of the library's are added and taken off. For the
+ * request and the response of one request only (ownMethod(), and the preset
+ * for the request, whose later properties Express's router and the stages add).
  */
-export function toDictionary(target: object): void {
-  const record = target as Record<symbol, unknown>;
+export function toDictionary(target: object, anchor?: string): void {
+  const record = target as Record<string | symbol, unknown>;
+  if (anchor !== undefined && Object.hasOwn(record, anchor)) {
+    const value = record[anchor];
+    if (typeof value === 'boolean') {
+      delete record[anchor];
+      record[anchor] = value;
+      return;
+    }
+  }
   record[FIRST] = undefined;
   record[SECOND] = undefined;
   delete record[FIRST];
