@@ -2,6 +2,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import request from 'supertest';
 import { caching } from '../src/caching/index.js';
 import { jsonResponses } from '../src/json/json-responses.js';
+import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/body-parsers.js';
 import { secureCookies } from '../src/security/cookies.js';
 
@@ -34,6 +35,14 @@ describe('per-response state (issue 15)', () => {
     const ours = await ownKeysAt([caching(), secureCookies(), jsonResponses(), ...parseBodies()]);
     const added = ours.res.filter((key) => !bare.res.includes(key)).sort();
     expect(added).toEqual(['cookie', 'json', 'writeHead']);
+    expect([...ours.req].sort()).toEqual([...bare.req].sort());
+  });
+
+  it('leaves nothing of its own on the request or the response when the preset moves them into dictionaries', async () => {
+    const bare = await ownKeysAt([]);
+    const ours = await ownKeysAt(conventions());
+    expect(ours.res.filter((key) => !bare.res.includes(key)).sort()).toEqual(['cookie', 'json', 'writeHead']);
+    expect(bare.res.filter((key) => !ours.res.includes(key))).toEqual([]);
     expect([...ours.req].sort()).toEqual([...bare.req].sort());
   });
 
