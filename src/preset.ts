@@ -7,6 +7,7 @@ import type { CorsPolicyOptions } from './cors/options.js';
 import { holdRefusals } from './errors/refuse.js';
 import { type ReportOnlyMode, type ReportOnlyOptions, readReportOnly, reportOnlyMarker } from './errors/report-only.js';
 import { isReportOnly } from './http/adoption.js';
+import { toDictionary } from './http/response-state.js';
 import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
@@ -248,6 +249,9 @@ export type ConventionsMiddleware = RequestHandler & {
 function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[]): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
+    // The properties Express's router and the stages add to the request from here on are cheap
+    // (docs/performance.md); Node sets `complete` when it makes the request.
+    toDictionary(req, 'complete');
     let index = 0;
     const step = (signal?: unknown): void => {
       // As Express's router: 'route' from a middleware means "go on", and

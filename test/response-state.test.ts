@@ -2,13 +2,15 @@ import express, { type Express, type RequestHandler } from 'express';
 import request from 'supertest';
 import { caching } from '../src/caching/index.js';
 import { jsonResponses } from '../src/json/json-responses.js';
+import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/body-parsers.js';
 import { secureCookies } from '../src/security/cookies.js';
 
-// Issue 15: the per-response behaviour of jsonResponses(), secureCookies()
-// and caching() lives on the app's response prototype and in res.locals, not
-// in properties added to each response; it must not leak to responses that
-// never passed the middleware, in the same app or in another one.
+// The per-response behaviour of jsonResponses(), secureCookies() and
+// caching() lives in res.locals and in the response's own `json`, `cookie`
+// and `writeHead` (issue 29: never on a shared prototype); it must not leak
+// to responses that never passed the middleware, in the same app or in
+// another one.
 
 const ownKeysAt = (middlewares: RequestHandler[]): Promise<{ res: string[]; req: string[] }> => {
   const app = express();
@@ -28,10 +30,19 @@ const withArrayRoute = (app: Express, path: string): void => {
 };
 
 describe('per-response state (issue 15)', () => {
-  it('adds no property to the response or the request on a GET', async () => {
+  it('adds to the response only the methods it stands in front of, and nothing to the request', async () => {
     const bare = await ownKeysAt([]);
     const ours = await ownKeysAt([caching(), secureCookies(), jsonResponses(), ...parseBodies()]);
-    expect([...ours.res].sort()).toEqual([...bare.res].sort());
+    const added = ours.res.filter((key) => !bare.res.includes(key)).sort();
+    expect(added).toEqual(['cookie', 'json', 'writeHead']);
+    expect([...ours.req].sort()).toEqual([...bare.req].sort());
+  });
+
+  it('leaves nothing of its own on the request or the response when the preset moves them into dictionaries', async () => {
+    const bare = await ownKeysAt([]);
+    const ours = await ownKeysAt(conventions());
+    expect(ours.res.filter((key) => !bare.res.includes(key)).sort()).toEqual(['cookie', 'json', 'writeHead']);
+    expect(bare.res.filter((key) => !ours.res.includes(key))).toEqual([]);
     expect([...ours.req].sort()).toEqual([...bare.req].sort());
   });
 

@@ -1,7 +1,7 @@
 // Two or more servers of bench/apps/ under wrk, interleaved rounds, one
 // measurement a server per round (A B … then … B A): req/s and server CPU
 // µs per request, and each one's ratio to the first, median of rounds.
-// `node bench/micro/http-ab.mjs control control:BENCH_CONTROL_WRITE=setHeader`
+// `node bench/micro/http-ab.mjs control control:BENCH_CONTROL_WRITE=writeHead`
 // (a `name:VAR=value` runs that app with that environment variable).
 import { BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { startServer } from '../lib/servers.mjs';

@@ -33,9 +33,8 @@ In process (light-my-request, so its own request and response objects are in eve
 alike): the growth of the heap over batches of 200 requests between forced collections, with a
 64 MB new space so that no collection runs inside a batch (a batch with one is run again); median
 of 7 batches (\`node --expose-gc --max-semi-space-size=64 bench/micro/allocations.mjs\`).
-light-my-request's response sets and removes a header when it is made, so in process Node never
-takes the one-\`writeHead()\` path that ours and the control take over HTTP: every header goes
-through \`setHeader()\` here. The figures over HTTP are in the first table of this section.
+Every header goes through \`setHeader()\` here, as it does over HTTP for ours and the control; the
+figures over HTTP, on real sockets, are in the first table of this section.
 
 ${table(
   ['app', 'bytes per request', 'over bare Express'],

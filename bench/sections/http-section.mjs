@@ -8,7 +8,7 @@ export async function httpSection({ log }) {
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const connections = 50;
   const run = await runHttp({ rounds, seconds, connections, log });
-  const { perTarget, ratios, missing, ownCost, typicalOwnCost } = summarize(run);
+  const { perTarget, ratios, missing, ownCost, typicalOwnCost, cpuVsBare } = summarize(run);
   log('http: bytes allocated per request (in process)');
   const allocations = await measureAllocations();
 
@@ -81,6 +81,14 @@ ${allocationMarkdown(allocations)}
       verdict: verdict(ownCost.median, ownCost.target, false),
     });
   }
+  if (cpuVsBare) {
+    targets.unshift({
+      what: cpuVsBare.what,
+      target: `<= ${fixed(cpuVsBare.target, 1)}x`,
+      measured: `${fixed(cpuVsBare.median)}x (per round: ${cpuVsBare.perRound.map((v) => fixed(v)).join(', ')})`,
+      verdict: verdict(cpuVsBare.median, cpuVsBare.target, false),
+    });
+  }
   if (typicalOwnCost) {
     targets.unshift({
       what: typicalOwnCost.what,
@@ -114,8 +122,8 @@ function typicalOwnCostMarkdown(own) {
 Bare Express, the peer stack and ours, each mounted behind morgan (\`combined\`, to a null stream)
 and cookie-parser (\`bench/lib/typical.mjs\`), answering the same bytes. Each one's own CPU per
 request is its app minus bare Express behind the same neighbours, in the same round. morgan wraps
-\`res.writeHead\` before the preset sees the response, so ours writes its headers through Node's
-header store here, not the one-\`writeHead()\` path of the bare set (docs/performance.md).
+\`res.writeHead\` before the preset sees the response; ours writes its headers the same way in both
+sets (\`setHeader()\` while the response is open, its head hook around morgan's; docs/performance.md).
 
 ${table(
   ['', 'own CPU µs/request (median of rounds)'],

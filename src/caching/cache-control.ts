@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
 import { setReadStep } from '../http/json-writer.js';
-import { removeResponseHeader, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
+import { removeResponseHeader, setHeadDefaults, setResponseHeader } from '../http/response-headers.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';
 import { httpDate } from './entity-tag.js';
@@ -148,7 +148,7 @@ export function caching(options?: Readonly<CachingOptions>): RequestHandler {
   // res.sendFile's maxAge) or a route set Cache-Control by then.
   const defaults: readonly string[] | undefined = fallback === false ? undefined : ['Cache-Control', fallback];
   return function cachingMiddleware(_req, res, next) {
-    if (defaults !== undefined && !res.headersSent) setDefaultHeaders(res, defaults);
+    if (defaults !== undefined) setHeadDefaults(res, defaults);
     setReadStep(res, step);
     next();
   };

@@ -60,6 +60,7 @@ export function conditionalGetStep(mode: EntityTagMode | undefined): JsonWriteSt
  */
 const CODED_TAG: HeaderRule = {
   name: 'content-encoding',
+  field: 'Content-Encoding',
   apply(res: Response, value: HeaderValue): HeaderValue {
     const coding = String(value).trim().toLowerCase();
     const tag = getResponseHeader(res, 'ETag');

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { removeResponseHeader, setResponseHeader } from './response-headers.js';
+import { checkHeadPassed, removeResponseHeader, setResponseHeader } from './response-headers.js';
 import { peekResponseState, responseState } from './response-state.js';
 import { JSON_CONTENT_TYPE } from './spec.js';
 
@@ -93,6 +93,7 @@ function endWithoutBody(res: Response): void {
   removeResponseHeader(res, 'Content-Length');
   removeResponseHeader(res, 'Transfer-Encoding');
   res.end();
+  checkHeadPassed(res);
 }
 
 function endWithText(res: Response, text: string): void {
@@ -106,4 +107,5 @@ function endWithText(res: Response, text: string): void {
   // Node writes no body for HEAD; the Content-Length stays that of GET.
   if (res.req.method === 'HEAD') res.end();
   else res.end(text, 'utf8');
+  checkHeadPassed(res);
 }

@@ -2,64 +2,61 @@ import type { Response } from 'express';
 import type { JsonWriteStep } from './json-writer.js';
 
 /**
- * What the ground floor keeps per response: the held headers, defaults and
- * rules (response-headers.ts), the steps the JSON writer runs
- * (json-writer.ts) and the choice each prototype dispatcher decides by
- * (installOnPrototype()). Higher floors hand their behaviour in through
- * those; this shape never names a concept above it. A rare fact of their
- * own (the error shape of an OAuth endpoint) they keep under their own
- * symbol in localsOf(res).
+ * What the ground floor keeps per response: the head's defaults and rules
+ * (response-headers.ts) and the steps the JSON writer runs (json-writer.ts).
+ * Higher floors hand their behaviour in through those; this shape never
+ * names a concept above it. A fact of their own (the error shape of an
+ * OAuth endpoint, a cookie's opt-out) they keep under their own symbol in
+ * localsOf(res).
  *
  * It lives in one object under a symbol in `res.locals` (the object Express
- * makes for every response, with no prototype), never as new properties of
- * the response itself: every property added to a `ServerResponse` gives it
- * another hidden class, and Node's own header and write paths, which see
- * every response, then run polymorphic. Measured over HTTP (bench/micro/
- * http-ab.mjs): one added property cost 5-10 % of bare Express's
- * throughput, five cost about 25 % (docs/performance.md).
+ * makes for every response, with no prototype), not as properties of the
+ * response: the response itself gets only the methods the conventions must
+ * stand in front of (`writeHead`, and `json`/`cookie` when their stages run;
+ * docs/performance.md measures what each costs).
  */
 /** A header value as `res.setHeader()` takes it. */
 export type HeaderValue = string | number | readonly string[];
-
-/** Headers as a flat `[name, value, name, value, …]` list, the form `writeHead()` takes. */
-export type HeaderList = (string | HeaderValue)[];
 
 export interface ResponseState {
   /** Run on the text of every JSON representation the writer writes. */
   jsonInspector: JsonWriteStep | undefined;
   /** Run on the text of a GET or HEAD 200 representation. */
   readStep: JsonWriteStep | undefined;
-  /** What the dispatcher put in place of `res.json()` decides by; `undefined`: the method it replaced runs. */
-  jsonChoice: unknown;
-  /** The same for `res.cookie()`. */
-  cookieChoice: unknown;
-  /** Where the library's header writes go (src/http/response-headers.ts). */
-  headerMode: number;
-  /** The held headers, or after a held write, the list the head was written from. */
-  headers: HeaderList | undefined;
-  /** The response methods the held headers stand in front of. */
-  base: object | undefined;
-  /** Node's header store was empty when holding began. */
-  storeEmpty: boolean;
-  /** Fixed [name, value, …] lists applied when the head is written, for names nobody set by then. */
-  defaults: (readonly string[])[] | undefined;
-  /** Default names someone removed on purpose before the head: they stay off. */
-  suppressed: string[] | undefined;
-  /** Rules run on every write of their header, whoever writes it (src/http/response-headers.ts). */
-  headerRules: readonly HeaderRule[] | undefined;
+  /** The `writeHead` the head hook stands in front of; `undefined` until the hook is on. */
+  writeHead: ((this: Response, ...args: unknown[]) => Response) | undefined;
+  /** Something had wrapped `res.writeHead` before the hook: its own hook runs after ours. */
+  wrappedBefore: boolean;
+  /** The head went out through the hook. */
+  headPassed: boolean;
+  /** The response keeps its properties in a dictionary (ownMethod()). */
+  dictionary: boolean;
+  /** The `setHeader` the rules watch below the hook, when something wrapped writeHead before it. */
+  setHeader: ((this: Response, name: string, value: HeaderValue) => Response) | undefined;
+  /** Fixed [name, value, …] lists written with the head, for names nobody set by then. */
+  defaults: readonly (readonly string[])[] | undefined;
+  /** Fixed lists of header names removed when the head is written. */
+  removals: readonly (readonly string[])[] | undefined;
+  /** Rules on one header each, run at the head whoever wrote it (src/http/response-headers.ts). */
+  rules: readonly HeaderRule[] | undefined;
 }
 
 /**
- * A rule on one header, run on every `setHeader()`/`appendHeader()` of it
- * through the app's response, whoever calls it (a neighbour, a route, the
- * library): it returns the value to store.
+ * A rule on one header, run when the head is written on whatever value it
+ * has then (set by a neighbour, a route, the library, or given to
+ * `writeHead(status, headers)`), and on every later `setHeader()` of it
+ * by a hook that runs below the library's: it returns the value to send.
  */
 export interface HeaderRule {
   /** The header's name in lower case. */
   readonly name: string;
+  /** The same name as it is written on the wire. */
+  readonly field: string;
   readonly apply: (res: Response, value: HeaderValue) => HeaderValue;
 }
 
+// A registry symbol: when the package's CommonJS and ESM builds are both
+// loaded, a response that passes stages of both has one state and one hook.
 const STATE = Symbol.for('express-api-conventions.responseState');
 
 type Holder = { [STATE]?: ResponseState };
@@ -87,15 +84,14 @@ export function responseState(res: Response): ResponseState {
     state = {
       jsonInspector: undefined,
       readStep: undefined,
-      jsonChoice: undefined,
-      cookieChoice: undefined,
-      headerMode: 0,
-      headers: undefined,
-      base: undefined,
-      storeEmpty: false,
+      writeHead: undefined,
+      wrappedBefore: false,
+      headPassed: false,
+      dictionary: false,
+      setHeader: undefined,
       defaults: undefined,
-      suppressed: undefined,
-      headerRules: undefined,
+      removals: undefined,
+      rules: undefined,
     };
     holder[STATE] = state;
   }
@@ -107,59 +103,55 @@ export function peekResponseState(res: Response): ResponseState | undefined {
   return holderOf(res)[STATE];
 }
 
-/**
- * Puts a dispatcher on the prototype of `res` in place of its `name`
- * method, once per prototype: under Express that prototype is the app's
- * `app.response`, shared by that app's responses only (a mounted sub-app's
- * `response` inherits its parent's, so it finds the dispatcher there). The
- * dispatcher, made by `make(replaced)`, must decide per response (from
- * dispatchChoice()) and call `replaced` otherwise, so that a response that
- * never passed the middleware, in this app or another, gets the replaced method.
- * `dispatchers` holds what `make` returned, to know them again. Returns
- * false when the response was not made by an Express app (then nothing is
- * installed: there is no per-app prototype to put it on).
- */
-export function installOnPrototype<Method extends (...args: never[]) => unknown>(
-  res: Response,
-  name: DispatchedMethod,
-  make: (replaced: Method) => Method,
-  dispatchers: WeakSet<object>,
-): boolean {
-  const proto = Object.getPrototypeOf(res) as Record<string, unknown> | null;
-  // Express's app.response has an own `app`: never Node's shared ServerResponse.prototype.
-  if (proto === null || !Object.hasOwn(proto, 'app')) return false;
-  const current = proto[name];
-  if (typeof current === 'function' && dispatchers.has(current)) return true;
-  const dispatcher = make(current as Method);
-  dispatchers.add(dispatcher);
-  Object.defineProperty(proto, name, { value: dispatcher, writable: true, configurable: true, enumerable: false });
-  return true;
-}
-
-/** The method names installOnPrototype() replaces. */
-export type DispatchedMethod = 'json' | 'cookie';
+// Two properties added and taken off again by toDictionary() when the object has no anchor.
+const FIRST = Symbol('express-api-conventions.dictionaryFirst');
+const SECOND = Symbol('express-api-conventions.dictionarySecond');
 
 /**
- * Sets what the dispatcher in place of `res[name]` decides by for this
- * response (the middleware that installed it calls this per response).
+ * Makes `method` the response's own `name` (the per-response properties the
+ * write path stands in front of: `writeHead`, `json`, `cookie`, `setHeader`).
+ *
+ * The first time for a response, its properties are moved into a dictionary
+ * (toDictionary()): Express sets every response's prototype per request,
+ * after which V8 shares no hidden class between responses, so each property
+ * added to a response in the usual fast form makes a hidden class of its own
+ * and copies its ~50 descriptors, and every read of the response misses V8's
+ * caches. Measured over HTTP (docs/performance.md, "Issue 29"): three
+ * methods added in the fast form cost 1.15-1.19x the CPU of none; in the
+ * dictionary, 0.91-0.94x.
  */
-export function setDispatchChoice(res: Response, name: DispatchedMethod, choice: unknown): void {
+export function ownMethod(res: Response, name: 'writeHead' | 'json' | 'cookie' | 'setHeader', method: unknown): void {
   const state = responseState(res);
-  if (name === 'json') state.jsonChoice = choice;
-  else state.cookieChoice = choice;
-}
-
-/** setDispatchChoice(), unless a choice was made for this response already: the first middleware passed decides. */
-export function setDispatchChoiceOnce(res: Response, name: DispatchedMethod, choice: unknown): void {
-  if (dispatchChoice(res, name) === undefined) setDispatchChoice(res, name, choice);
+  const target = res as unknown as Record<string | symbol, unknown>;
+  if (!state.dictionary) {
+    state.dictionary = true;
+    // Node sets `sendDate` when it makes the response: never the last property added.
+    toDictionary(target, 'sendDate');
+  }
+  target[name] = method;
 }
 
 /**
- * What the dispatcher in place of `res[name]` decides by for this response
- * (of the type its middleware sets); `undefined`: the replaced method runs.
+ * Moves an object's properties into a dictionary: taking off a property
+ * that was not the last one added does it in V8. `anchor` names a boolean
+ * the object's constructor set (so not the last one added): it is taken off
+ * and put back with its value, which costs no fast-form addition; without
+ * one, two properties of the library's are added and taken off. For the
+ * request and the response of one request only (ownMethod(), and the preset
+ * for the request, whose later properties Express's router and the stages add).
  */
-export function dispatchChoice<Choice>(res: Response, name: DispatchedMethod): Choice | undefined {
-  const state = peekResponseState(res);
-  if (state === undefined) return undefined;
-  return (name === 'json' ? state.jsonChoice : state.cookieChoice) as Choice | undefined;
+export function toDictionary(target: object, anchor?: string): void {
+  const record = target as Record<string | symbol, unknown>;
+  if (anchor !== undefined && Object.hasOwn(record, anchor)) {
+    const value = record[anchor];
+    if (typeof value === 'boolean') {
+      delete record[anchor];
+      record[anchor] = value;
+      return;
+    }
+  }
+  record[FIRST] = undefined;
+  record[SECOND] = undefined;
+  delete record[FIRST];
+  delete record[SECOND];
 }

@@ -5,7 +5,7 @@ import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { enforcedAnswer } from '../errors/refuse.js';
 import { exceptionOf, reportInstead } from '../http/adoption.js';
 import { writeJson } from '../http/json-writer.js';
-import { dispatchChoice, installOnPrototype, setDispatchChoice } from '../http/response-state.js';
+import { ownMethod } from '../http/response-state.js';
 import { stringifyJson } from '../http/serialize.js';
 
 // The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
@@ -87,26 +87,17 @@ function json(this: Response, body: unknown): Response {
   return sendJson(this, body);
 }
 
-type JsonMethod = (this: Response, body: unknown) => Response;
-const dispatchers = new WeakSet<object>();
-// On the app's response prototype, once: SPEC.md's json for the responses
-// that passed jsonResponses(), the one it replaced for the others.
-const makeDispatcher = (replaced: JsonMethod): JsonMethod =>
-  function json(this: Response, body: unknown): Response {
-    return dispatchChoice<boolean>(this, 'json') === true ? sendJson(this, body) : replaced.call(this, body);
-  };
-
 /**
  * Makes `res.json()` (and `res.send()` of an object, which Express hands to
- * `res.json()`) follow the conventions' JSON output rules. Under Express the method
- * is put once on the app's response prototype and chooses per response
- * (src/http/response-state.ts): no property is added to the response.
+ * `res.json()`) follow the conventions' JSON output rules, for the responses
+ * that pass it: the method is the response's own (one shared function, set
+ * per response), so the app's `app.response` and every other response keep
+ * Express's.
  */
 export function jsonResponses(options?: JsonResponsesOptions): RequestHandler {
   readOptions<Record<string, never>>('jsonResponses', options, []);
   return function jsonResponsesMiddleware(_req, res, next) {
-    if (installOnPrototype(res, 'json', makeDispatcher, dispatchers)) setDispatchChoice(res, 'json', true);
-    else res.json = json;
+    ownMethod(res, 'json', json);
     next();
   };
 }

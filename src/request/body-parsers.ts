@@ -114,29 +114,12 @@ const isUnder = (path: string, prefix: string): boolean =>
   prefix === '/' || (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 0x2f));
 
 /**
- * `req.body` is `undefined` and `'body' in req` holds, as body-parser leaves
- * a request it read no body from. Under Express it is declared once on the
- * app's request prototype (`app.request`, this app's requests only), not
- * added to each request: a property added per request gives requests
- * another hidden class, which costs far more than the write
- * (docs/performance.md). A parser that reads a body sets the
- * request's own `req.body` over it.
- */
-function declareBody(req: object): void {
-  const proto = Object.getPrototypeOf(req) as object | null;
-  if (proto !== null && Object.hasOwn(proto, 'app')) {
-    Object.defineProperty(proto, 'body', { value: undefined, writable: true, configurable: true, enumerable: false });
-  } else {
-    (req as { body?: unknown }).body = undefined;
-  }
-}
-
-/**
  * Runs a body-parser parser only when the request has a body: no
  * `Transfer-Encoding` and no `Content-Length` means none (RFC 9112 §6.3;
  * type-is `hasBody`, which body-parser asks first). A GET then costs two
- * property reads instead of the parser's own checks; `req.body` is left
- * `undefined`, as body-parser leaves it.
+ * property reads instead of the parser's own checks; `req.body` reads
+ * `undefined`, as body-parser leaves it, without a property added to the
+ * request or to the app's `app.request`.
  *
  * body-parser waits for the body as long as the socket stays open (Node's
  * own `requestTimeout` is checked every 30 s at best): the deadline is
@@ -150,7 +133,6 @@ function whenBodied(parser: RequestHandler, unparsed: readonly string[], deadlin
       (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) ||
       (unparsed.length > 0 && unparsed.some((prefix) => isUnder(req.path, prefix)))
     ) {
-      if (!('body' in (req as object))) declareBody(req);
       next();
       return;
     }

@@ -1,14 +1,7 @@
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import { checkOneOf, invalidOption, readOptions } from '../config/options.js';
 import { addHeaderRule } from '../http/response-headers.js';
-import {
-  dispatchChoice,
-  type HeaderRule,
-  type HeaderValue,
-  installOnPrototype,
-  localsOf,
-  setDispatchChoiceOnce,
-} from '../http/response-state.js';
+import { type HeaderRule, type HeaderValue, localsOf, ownMethod } from '../http/response-state.js';
 
 declare module 'express-serve-static-core' {
   interface CookieOptions {
@@ -40,14 +33,7 @@ export interface SecureCookiesOptions {
   exemptCookies?: Readonly<Record<string, string>>;
 }
 
-const ORIGINAL_COOKIE: unique symbol = Symbol('express-api-conventions.originalCookie');
-const SAME_SITE: unique symbol = Symbol('express-api-conventions.sameSite');
-
 type CookieSetter = (this: Response, name: string, value: unknown, options: CookieOptions) => Response;
-type CookieResponse = Response & {
-  [ORIGINAL_COOKIE]: CookieSetter;
-  [SAME_SITE]: 'strict' | 'lax';
-};
 
 /**
  * Thrown when a route weakens a cookie without saying why: a programming
@@ -80,12 +66,23 @@ function secureCookie(
   return setCookie.call(res, name, value, { ...COOKIE_DEFAULTS, sameSite, ...given });
 }
 
+/**
+ * The setter a response's own res.cookie() stands in front of, and the
+ * SameSite default of the first secureCookies() it passed: one object per
+ * middleware and setter, shared by the responses (in their locals).
+ */
+interface CookieChoice {
+  readonly setter: CookieSetter;
+  readonly sameSite: 'strict' | 'lax';
+}
+
+const CHOICE = Symbol('express-api-conventions.cookieChoice');
 // The cookies a route opted out of Secure or HttpOnly for, with a reason, per response (in its locals).
 const OPTED_OUT = Symbol('express-api-conventions.cookieOptOuts');
-type OptOutHolder = { [OPTED_OUT]?: Set<string> };
+type CookieHolder = { [CHOICE]?: CookieChoice; [OPTED_OUT]?: Set<string> };
 
 function optOutsOf(res: Response, create: boolean): Set<string> | undefined {
-  const holder = localsOf(res) as OptOutHolder;
+  const holder = localsOf(res) as CookieHolder;
   if (create) holder[OPTED_OUT] ??= new Set();
   return holder[OPTED_OUT];
 }
@@ -112,32 +109,24 @@ function secureLine(line: string, exempt: ReadonlySet<string>, optedOut: Readonl
 function setCookieRule(exempt: ReadonlySet<string>): HeaderRule {
   return {
     name: 'set-cookie',
+    field: 'Set-Cookie',
     apply(res: Response, value: HeaderValue): HeaderValue {
       const optedOut = optOutsOf(res, false);
       if (typeof value === 'string') return secureLine(value, exempt, optedOut);
-      if (Array.isArray(value)) {
-        return value.map((line) => (typeof line === 'string' ? secureLine(line, exempt, optedOut) : line));
-      }
-      return value;
+      if (!Array.isArray(value)) return value;
+      const lines = value.map((line) => (typeof line === 'string' ? secureLine(line, exempt, optedOut) : line));
+      // The same array when nothing changed: the head then writes nothing again.
+      return lines.every((line, i) => line === value[i]) ? value : lines;
     },
   };
 }
 
-// The per-response method, for a response not made by an Express app: `this` is the response.
-function ownSecureCookie(this: CookieResponse, name: string, value: unknown, options?: CookieOptions): Response {
-  return secureCookie(this, this[ORIGINAL_COOKIE], this[SAME_SITE], name, value, options);
+// The response's own res.cookie() while it passes secureCookies(): one
+// shared function, `this` is the response.
+function secureCookieMethod(this: Response, name: string, value: unknown, options?: CookieOptions): Response {
+  const choice = (localsOf(this) as CookieHolder)[CHOICE] as CookieChoice;
+  return secureCookie(this, choice.setter, choice.sameSite, name, value, options);
 }
-
-const dispatchers = new WeakSet<object>();
-// On the app's response prototype, once: the checks for the responses that
-// passed secureCookies(), the setter it replaced for the others.
-const makeDispatcher = (replaced: CookieSetter): CookieSetter =>
-  function cookie(this: Response, name: string, value: unknown, options: CookieOptions): Response {
-    const sameSite = dispatchChoice<'strict' | 'lax'>(this, 'cookie');
-    return sameSite === undefined
-      ? replaced.call(this, name, value, options)
-      : secureCookie(this, replaced, sameSite, name, value, options);
-  };
 
 /** The names of `exemptCookies`, each with a stated reason. */
 function exemptNames(exempt: unknown): ReadonlySet<string> {
@@ -166,26 +155,29 @@ function exemptNames(exempt: unknown): ReadonlySet<string> {
  * they are written; `exemptCookies` names the exceptions. Cookies set
  * through `res.cookie()` also get a `SameSite` default.
  * A route may turn one off only by naming its reason in `optOutReason`.
- * Under Express the setter is put once on the app's response prototype and
- * chooses per response (src/http/response-state.ts): no property is added
- * to the response.
+ * `res.cookie()` is the response's own (one shared function, set per
+ * response), so the app's `app.response` and every other response keep
+ * Express's.
  */
 export function secureCookies(options?: Readonly<SecureCookiesOptions>): RequestHandler {
   const given = readOptions<SecureCookiesOptions>('secureCookies', options, ['sameSite', 'exemptCookies']);
   const sameSite = checkOneOf('secureCookies', 'sameSite', given.sameSite ?? 'lax', ['strict', 'lax'] as const);
   const rule = setCookieRule(exemptNames(given.exemptCookies));
+  // One choice per setter found (Express's, for every response of an app): none made per request.
+  const choices = new WeakMap<CookieSetter, CookieChoice>();
   return function secureCookiesMiddleware(_req, res, next) {
     addHeaderRule(res, rule);
-    if (installOnPrototype(res, 'cookie', makeDispatcher, dispatchers)) {
-      // The first secureCookies() a response passes sets its default.
-      setDispatchChoiceOnce(res, 'cookie', sameSite);
-    } else {
-      const target = res as CookieResponse;
-      if ((target.cookie as unknown) !== ownSecureCookie) {
-        target[ORIGINAL_COOKIE] = res.cookie as unknown as CookieSetter;
-        target[SAME_SITE] = sameSite;
-        (res as { cookie: unknown }).cookie = ownSecureCookie;
+    const holder = localsOf(res) as CookieHolder;
+    // The first secureCookies() a response passes sets its default.
+    if (holder[CHOICE] === undefined) {
+      const setter = res.cookie as unknown as CookieSetter;
+      let choice = choices.get(setter);
+      if (choice === undefined) {
+        choice = Object.freeze({ setter, sameSite });
+        choices.set(setter, choice);
       }
+      holder[CHOICE] = choice;
+      ownMethod(res, 'cookie', secureCookieMethod);
     }
     next();
   };

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
-import { removeResponseHeader, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
+import { removeResponseHeader, removeResponseHeaders, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /**
@@ -159,7 +159,7 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     const written = [...extra, ...recorded.written].flat();
     return function securityHeadersMiddleware(_req, res, next) {
       if (!res.headersSent) {
-        for (const name of removed) removeResponseHeader(res, name);
+        removeResponseHeaders(res, removed);
         setDefaultHeaders(res, written);
       }
       next();

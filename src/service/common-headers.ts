@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
-import { removeResponseHeader, setDefaultHeaders } from '../http/response-headers.js';
+import { removeAtHead, setDefaultHeaders } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 
 /** Options of commonHeaders(). It has none yet; the object is kept for growth. */
@@ -15,24 +15,18 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
  * - `Date` (rule 2): Node writes it unless `res.sendDate` was turned off, so
  *   this makes sure it stays on.
  */
-// A default (src/http/response-headers.ts): written with the head unless set by then.
+// A fixed default (src/http/response-headers.ts): set unless set already; a route may replace it.
 const DEFAULTS: readonly string[] = [NOSNIFF_HEADER, NOSNIFF_VALUE];
+// Removed when the head is written: Express's own (the app's, or a sub-app's
+// mounted after the preset) and anyone else's. The app's `x-powered-by`
+// setting is left as the app set it (DESIGN.md principle 8).
+const REMOVED: readonly string[] = ['X-Powered-By'];
 
 export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {
   readOptions<Record<string, never>>('commonHeaders', options, []);
-  let appSeen: unknown;
-  return function commonHeadersMiddleware(req, res, next) {
-    // Express sets X-Powered-By on every response before any middleware
-    // runs; its setting turned off once, the header is not written only to
-    // be removed, and the response's header store stays empty (the cheap
-    // path of src/http/response-headers.ts). It is still removed below.
-    const app = (req as { app?: { disable?: (setting: string) => unknown } }).app;
-    if (app !== appSeen) {
-      appSeen = app;
-      if (typeof app?.disable === 'function') app.disable('x-powered-by');
-    }
+  return function commonHeadersMiddleware(_req, res, next) {
     setDefaultHeaders(res, DEFAULTS);
-    removeResponseHeader(res, 'X-Powered-By');
+    removeAtHead(res, REMOVED);
     res.sendDate = true;
     next();
   };
