@@ -55,13 +55,21 @@ describe('reference server, started with no DPOP setting', () => {
     expect(me.status).toBe(200);
   });
 
-  it('keeps the refresh grace off: a rotated-out refresh token is refused at once', async () => {
+  it('has the refresh grace on (issue 32): one retry of a rotated token answers the same tokens, a second revokes the family', async () => {
     const first = await tokenRequest(server.url, PASSWORD);
     const refresh = { grant_type: 'refresh_token', refresh_token: first.body.refresh_token };
-    expect((await tokenRequest(server.url, refresh)).status).toBe(200);
+    const rotated = await tokenRequest(server.url, refresh);
+    expect(rotated.status).toBe(200);
+    const retried = await tokenRequest(server.url, refresh);
+    expect(retried.status).toBe(200);
+    expect(retried.body.refresh_token).toBe(rotated.body.refresh_token);
+    expect(retried.body.access_token).toBe(rotated.body.access_token);
     const again = await tokenRequest(server.url, refresh);
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_grant');
+    const successor = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token });
+    expect(successor.status).toBe(400);
+    expect(successor.body.error).toBe('invalid_grant');
   });
 });
 

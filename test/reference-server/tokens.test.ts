@@ -150,7 +150,10 @@ describe('bearer tokens', () => {
     const session = await signIn(server.url);
     const res = await api().get('/v1/me').set('Cookie', session.cookie);
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="reference-server"');
+    // DPoP is on by default (issue 31): both schemes are offered, DPoP with its algorithms (RFC 9449 §7.1).
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="reference-server", DPoP realm="reference-server", algs="ES256 RS256 PS256"',
+    );
   });
 
   it('answers an invalid token with 401, application/json, no-store, Pragma: no-cache and error invalid_token', async () => {
