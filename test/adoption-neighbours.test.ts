@@ -297,3 +297,73 @@ describe('one-time development lines (process warnings)', () => {
     expect(captured.messages()[0]).toContain('allowedHeaders');
   });
 });
+
+describe('order means precedence: helmet in front (issue 30, point 3)', () => {
+  /** A fresh copy of the library, so that its once-per-process warnings are not said yet. */
+  const freshPreset = (): typeof conventions => {
+    let fresh: typeof conventions | undefined;
+    jest.isolateModules(() => {
+      fresh = (require('../src/preset.js') as typeof import('../src/preset.js')).conventions;
+    });
+    return fresh as typeof conventions;
+  };
+
+  const enforcing = (make: Make, preset: typeof conventions): Express => {
+    const app = make();
+    app.use(helmet());
+    app.use('/api', preset({ responseLinter: false }));
+    app.get('/api/v1/items', (_req, res) => {
+      res.json({ items: [] });
+    });
+    return app;
+  };
+
+  it.each([
+    ['Express 5', express],
+    ['Express 4', express4 as unknown as Make],
+  ])(
+    "%s: the conventions' values replace helmet's, and each replaced value is said once with how to keep it",
+    async (_name, make) => {
+      const captured = warnings();
+      try {
+        const app = enforcing(make, freshPreset());
+        for (let i = 0; i < 2; i++) {
+          const res = await request(app).get('/api/v1/items');
+          expect(res.status).toBe(200);
+          expect(res.headers['content-security-policy']).toBe("script-src 'self'");
+          expect(res.headers['strict-transport-security']).toBe('max-age=63072000; includeSubDomains');
+          expect(res.headers['x-frame-options']).toBe('deny');
+          expect(res.headers['cross-origin-embedder-policy']).toBe('require-corp');
+          expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+        }
+        const replaced = captured.codes().filter((code) => code === 'EAC_HEADER_REPLACED');
+        // helmet's defaults differ from the conventions' in CSP, HSTS, X-Frame-Options and X-XSS-Protection
+        // (the last is removed, not replaced): three lines, once each over two requests.
+        expect(replaced).toHaveLength(3);
+        const csp = captured.messages().find((message) => message.includes('replaced Content-Security-Policy:'));
+        expect(csp).toContain("default-src 'self'"); // helmet's default policy, named as it was
+        expect(csp).toContain("with the conventions' script-src 'self'");
+        expect(csp).toContain('`securityHeaders: { contentSecurityPolicy: … }`');
+        expect(csp).toContain('`securityHeaders: false`');
+        const frame = captured.messages().find((message) => message.includes('replaced X-Frame-Options:'));
+        expect(frame).toContain('SAMEORIGIN');
+      } finally {
+        captured.restore();
+      }
+    },
+  );
+
+  it('says nothing in production, and still sends the conventions’ values', async () => {
+    const was = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    const captured = warnings();
+    try {
+      const res = await request(enforcing(express, freshPreset())).get('/api/v1/items');
+      expect(res.headers['content-security-policy']).toBe("script-src 'self'");
+      expect(captured.codes()).not.toContain('EAC_HEADER_REPLACED');
+    } finally {
+      captured.restore();
+      process.env.NODE_ENV = was;
+    }
+  });
+});

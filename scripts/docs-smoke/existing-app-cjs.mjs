@@ -51,6 +51,10 @@ function assertApiValues(res) {
   assert.equal(seen('content-type'), JSON_TYPE);
   assert.equal(seen('x-content-type-options'), 'nosniff');
   assert.equal(seen('cache-control'), 'no-store, max-age=0');
+  // helmet() runs in front with its own defaults; the conventions' values replace them (order means precedence).
+  assert.equal(seen('content-security-policy'), "script-src 'self'");
+  assert.equal(seen('strict-transport-security'), 'max-age=63072000; includeSubDomains');
+  assert.equal(seen('x-frame-options'), 'deny');
   assert.equal(seen('cross-origin-embedder-policy'), 'require-corp');
   assert.equal(seen('cross-origin-opener-policy'), 'same-origin');
   assert.equal(seen('cross-origin-resource-policy'), 'same-origin');

@@ -2,8 +2,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
-import { removeResponseHeader, removeResponseHeaders, setDefaultHeaders, setResponseHeader } from '../http/response-headers.js';
+import { removeResponseHeader, removeResponseHeaders, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
+import { writeOverEarlierHeaders } from './header-precedence.js';
 
 /**
  * SPEC.md "Security response headers", value by value. Each is what the
@@ -147,6 +148,8 @@ const isPlainObject = (value: unknown): boolean => typeof value === 'object' && 
  * them (its values computed once, when this is called); this adds the
  * settings SPEC.md needs, `X-Frame-Options` in SPEC.md's lower case,
  * `Permissions-Policy`, and removes the headers SPEC.md lists as unused.
+ * Its values replace what a middleware in front set (order means
+ * precedence); a route after it sets its own over them.
  */
 export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
   const { writeHelmetHeaders, extra, recorded } = configure(FACTORY, options);
@@ -157,10 +160,14 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     // here, without running its chain of twelve middlewares per request.
     const removed = [...UNUSED_SECURITY_HEADERS, ...recorded.removed];
     const written = [...extra, ...recorded.written].flat();
+    // Order means precedence: these replace what a middleware in front set
+    // (helmet's own defaults among them); outside production, once per
+    // header, a replaced value different from ours is said.
+    const watch = process.env.NODE_ENV !== 'production';
     return function securityHeadersMiddleware(_req, res, next) {
       if (!res.headersSent) {
         removeResponseHeaders(res, removed);
-        setDefaultHeaders(res, written);
+        writeOverEarlierHeaders(res, written, watch);
       }
       next();
     };

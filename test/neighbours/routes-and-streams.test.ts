@@ -160,54 +160,52 @@ describe.each(VERSIONS)('on %s', (version) => {
   });
 
   describe('helmet and cors mounted again by the team', () => {
-    it("keeps every SPEC.md security header present (the team's helmet values win) and answers CORS", async () => {
-      const origin = 'https://app.example';
-      const { app } = layoutApp(
-        freshStack(version),
-        'neighbour before the preset',
-        [helmet(), cors({ origin, credentials: true })],
-        (target: Express) => {
-          target.get('/v1/users/:id', (_req, res) => {
+    // Order means precedence: helmet in front (the team's own, with its defaults) is replaced by the
+    // conventions' values, in the app and when the preset runs in a sub-app under the helmet of the parent.
+    it.each(['neighbour before the preset', 'preset in a sub-app, neighbour in the parent'] as const)(
+      "%s: the conventions' security values replace helmet's, from the first request; CORS answers",
+      async (layout) => {
+        const origin = 'https://app.example';
+        const { app, base } = layoutApp(
+          freshStack(version),
+          layout,
+          [helmet(), cors({ origin, credentials: true })],
+          (target: Express) => {
+            target.get('/v1/users/:id', (_req, res) => {
+              res.json({ id: 1 });
+            });
+          },
+        );
+        const served = await serve(app);
+        try {
+          for (let i = 0; i < 2; i++) {
+            const res = await served.fetch(`${base}/v1/users/1`, { headers: { origin } });
+            expect(res.status).toBe(200);
+            expect(res.headers['access-control-allow-origin']).toBe(origin);
+            expect(res.headers['access-control-allow-credentials']).toBe('true');
+            expectSpecHeaders(res.headers);
+          }
+        } finally {
+          await served.close();
+        }
+      },
+    );
+
+    it("lets a route's own Content-Security-Policy win, helmet in front or not", async () => {
+      for (const neighbours of [[], [helmet()]]) {
+        const { app } = layoutApp(freshStack(version), 'neighbour before the preset', neighbours, (target: Express) => {
+          target.get('/v1/widgets/:id', (_req, res) => {
+            res.set('Content-Security-Policy', "default-src 'none'");
             res.json({ id: 1 });
           });
-        },
-      );
-      const served = await serve(app);
-      try {
-        for (let i = 0; i < 2; i++) {
-          const res = await served.fetch('/v1/users/1', { headers: { origin } });
-          expect(res.status).toBe(200);
-          expect(res.headers['access-control-allow-origin']).toBe(origin);
-          expect(res.headers['access-control-allow-credentials']).toBe('true');
-          // The team's own helmet() set these on purpose; the preset's defaults yield to them.
-          expectSpecHeaders(res.headers, {
-            security: {
-              'Strict-Transport-Security': PRESENT,
-              'Content-Security-Policy': PRESENT,
-              'X-Frame-Options': PRESENT,
-              'Cross-Origin-Resource-Policy': PRESENT,
-              'Cross-Origin-Embedder-Policy': PRESENT,
-            },
-          });
-        }
-      } finally {
-        await served.close();
-      }
-    });
-
-    it("lets a route's own Content-Security-Policy win", async () => {
-      const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [], (target: Express) => {
-        target.get('/v1/widgets/:id', (_req, res) => {
-          res.set('Content-Security-Policy', "default-src 'none'");
-          res.json({ id: 1 });
         });
-      });
-      const served = await serve(app);
-      try {
-        const res = await served.fetch('/v1/widgets/1');
-        expectSpecHeaders(res.headers, { security: { 'Content-Security-Policy': "default-src 'none'" } });
-      } finally {
-        await served.close();
+        const served = await serve(app);
+        try {
+          const res = await served.fetch('/v1/widgets/1');
+          expectSpecHeaders(res.headers, { security: { 'Content-Security-Policy': "default-src 'none'" } });
+        } finally {
+          await served.close();
+        }
       }
     });
   });

@@ -1,0 +1,54 @@
+import type { Response } from 'express';
+import { warnOnce } from '../config/warnings.js';
+import { setResponseHeaders } from '../http/response-headers.js';
+
+/**
+ * Order means precedence, as everywhere in Express: a security header that
+ * a middleware in front set before securityHeaders() ran (helmet with its
+ * own defaults, the app's own) is replaced by the conventions' value; a
+ * route or a middleware after it still replaces that in turn.
+ */
+
+/** The option of securityHeaders() that writes each header, for the warning's fix. */
+const OPTION_OF_HEADER: Readonly<Record<string, string>> = {
+  'content-security-policy': 'contentSecurityPolicy',
+  'strict-transport-security': 'strictTransportSecurity',
+  'referrer-policy': 'referrerPolicy',
+  'cross-origin-opener-policy': 'crossOriginOpenerPolicy',
+  'cross-origin-resource-policy': 'crossOriginResourcePolicy',
+  'cross-origin-embedder-policy': 'crossOriginEmbedderPolicy',
+  'x-permitted-cross-domain-policies': 'xPermittedCrossDomainPolicies',
+  'x-dns-prefetch-control': 'xDnsPrefetchControl',
+  'x-frame-options': 'xFrameOptions',
+  'x-content-type-options': 'xContentTypeOptions',
+  'permissions-policy': 'permissionsPolicy',
+  'origin-agent-cluster': 'originAgentCluster',
+};
+
+/**
+ * Writes a fixed [name, value, …] list (computed once by the caller) over
+ * whatever the response holds. Outside production, a value another
+ * middleware set before, and that differs, is said once per header name
+ * (EAC_HEADER_REPLACED) with the way to keep it.
+ */
+export function writeOverEarlierHeaders(res: Response, fixed: readonly string[], watch: boolean): void {
+  if (watch) {
+    for (let i = 0; i < fixed.length; i += 2) {
+      const name = fixed[i] as string;
+      const earlier = res.getHeader(name);
+      if (earlier !== undefined && String(earlier) !== fixed[i + 1]) sayReplaced(name, String(earlier), fixed[i + 1] as string);
+    }
+  }
+  setResponseHeaders(res, fixed);
+}
+
+function sayReplaced(name: string, earlier: string, value: string): void {
+  const option = OPTION_OF_HEADER[name.toLowerCase()];
+  const stageOption = option === undefined ? '' : `, give the stage your value (\`securityHeaders: { ${option}: … }\`)`;
+  warnOnce(
+    `securityHeaders:replaced:${name.toLowerCase()}`,
+    'EAC_HEADER_REPLACED',
+    `securityHeaders() replaced ${name}: ${earlier} (set by a middleware before it, such as helmet()) with the conventions' ${value}. ` +
+      `Order means precedence: the preset's values replace what ran before it. To keep yours, set it after the preset (in a route, or a middleware mounted after conventions())${stageOption}, or turn the stage off (\`securityHeaders: false\`).`,
+  );
+}
