@@ -147,3 +147,51 @@ describe('the password grant answers within its deadline under a mixed load', ()
     }
   });
 });
+
+describe("the deadline counts from the preset's entry, not from the token router's", () => {
+  it('refuses with 503 and Retry-After a grant that spent its budget in stages before the router', async () => {
+    const { conventions } = await import('../src/preset.js');
+    const users = new MemoryUserStore();
+    await users.add({ username: 'alice', subject: 'u-1', passwordHash: bcrypt.hashSync('wonderland-rabbit-hole', 4) });
+    const clients = new MemoryClientStore();
+    await clients.add({ id: 'demo-client', secret: 'demo-secret' });
+    const hasher = new PasswordHasher({ threads: 1, cost: 4 });
+    // A team's own middleware before the token endpoint that takes longer than the whole budget.
+    const slow = (_req: unknown, _res: unknown, next: () => void) => setTimeout(next, 400);
+    const app = express();
+    app.use(
+      conventions({
+        rateLimit: false,
+        tokenRouter: {
+          keys: KEYS,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          users,
+          clients,
+          passwordHasher: hasher,
+          passwordCost: 4,
+          signInDeadlineMs: 300,
+        },
+        before: { tokenRouter: [slow] },
+      }),
+    );
+    app.use(notFound(), errorHandler({ production: true, log: false }));
+    const served = await listen(app);
+    try {
+      const res = await fetch(`${served.url}/v1/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'grant_type=password&username=alice&password=wonderland-rabbit-hole',
+      });
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(((await res.json()) as { error: string }).error).toBe('temporarily_unavailable');
+    } finally {
+      await closeServer(served.server);
+      await hasher.close();
+    }
+  });
+});

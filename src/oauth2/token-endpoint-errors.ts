@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkString, invalidOption, readOptions } from '../config/options.js';
 import { setErrorShape } from '../errors/error-shape.js';
 import { markOAuthEndpoint } from './oauth-endpoint-mark.js';
+import { markArrival } from './request-deadline.js';
 import { tokenErrorShape } from './token-errors.js';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from './token-options.js';
 
@@ -44,6 +45,8 @@ export function tokenEndpointErrors(options?: Readonly<TokenEndpointErrorsOption
     if (paths.has(req.path)) {
       setErrorShape(res, tokenErrorShape);
       markOAuthEndpoint(res);
+      // The first stage of the preset: a sign-in's deadline counts from here, not from the router.
+      markArrival(req);
     }
     next();
   };
