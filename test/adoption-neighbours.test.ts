@@ -353,6 +353,40 @@ describe('order means precedence: helmet in front (issue 30, point 3)', () => {
     },
   );
 
+  it('says each replaced value also when the CSP is made per request (a nonce directive)', async () => {
+    const captured = warnings();
+    try {
+      const preset = freshPreset();
+      const app = express();
+      app.use(helmet());
+      const nonce = () => "'nonce-n0nce'";
+      app.use(
+        '/api',
+        preset({
+          responseLinter: false,
+          securityHeaders: {
+            contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], scriptSrc: ["'self'", nonce] } },
+          },
+        }),
+      );
+      app.get('/api/v1/items', (_req, res) => {
+        res.json({ items: [] });
+      });
+      for (let i = 0; i < 2; i++) {
+        const res = await request(app).get('/api/v1/items');
+        expect(res.headers['content-security-policy']).toBe("default-src 'none';script-src 'self' 'nonce-n0nce'");
+        expect(res.headers['x-frame-options']).toBe('deny');
+      }
+      const replaced = captured.messages().filter((_message, i) => captured.codes()[i] === 'EAC_HEADER_REPLACED');
+      expect(replaced).toHaveLength(3);
+      expect(replaced.find((message) => message.includes('replaced Content-Security-Policy:'))).toContain("default-src 'self'");
+      expect(replaced.find((message) => message.includes('replaced X-Frame-Options:'))).toContain('SAMEORIGIN');
+      expect(replaced.find((message) => message.includes('replaced Strict-Transport-Security:'))).toContain('31536000');
+    } finally {
+      captured.restore();
+    }
+  });
+
   it('says nothing in production, and still sends the conventions’ values', async () => {
     const was = process.env.NODE_ENV;
     process.env.NODE_ENV = 'production';

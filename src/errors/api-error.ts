@@ -58,10 +58,9 @@ export function apiError(name: ErrorName, init?: ApiErrorInit): ApiError {
 
 /**
  * The mark every ApiError carries, under a registry symbol (`Symbol.for`):
- * the package ships a CommonJS and an ESM build, and an app that loads
- * both (a dependency `require()`s it, the app `import`s it) has two
- * ApiError classes; `instanceof` fails across them, the mark does not
- * (the dual-package hazard).
+ * `import` and `require` share the one build's class, but two copies of
+ * the package in one tree (two versions installed side by side) have two
+ * ApiError classes; `instanceof` fails across them, the mark does not.
  */
 export const API_ERROR_BRAND: unique symbol = Symbol.for('express-api-conventions.ApiError');
 Object.defineProperty(ApiError.prototype, API_ERROR_BRAND, { value: true });

@@ -18,8 +18,9 @@ import {
  * - **Facts** of one answer (Content-Type, Content-Length, ETag, Vary, CORS,
  *   RateLimit) and **fixed defaults** (the security headers, nosniff) go to
  *   Node's store with `setHeader()` while the response is open: a route
- *   reads, replaces and removes them as any header; a default yields to a
- *   value someone set before it.
+ *   reads, replaces and removes them as any header. nosniff yields to a
+ *   value someone set before it; the security headers replace it (order
+ *   means precedence, src/security/header-precedence.ts).
  * - **Head defaults** (Cache-Control `no-store, max-age=0`) and **head
  *   removals** (X-Powered-By) wait for the head: serve-static and
  *   `res.sendFile()` set their own Cache-Control only when none is set.

@@ -55,8 +55,9 @@ export interface HeaderRule {
   readonly apply: (res: Response, value: HeaderValue) => HeaderValue;
 }
 
-// A registry symbol: when the package's CommonJS and ESM builds are both
-// loaded, a response that passes stages of both has one state and one hook.
+// A registry symbol: `import` and `require` share one build, so this only
+// matters for two copies of the package in one tree (two versions side by
+// side): a response that passes stages of both has one state and one hook.
 const STATE = Symbol.for('express-api-conventions.responseState');
 
 type Holder = { [STATE]?: ResponseState };

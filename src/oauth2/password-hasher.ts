@@ -13,8 +13,8 @@ import { deadlineReached } from './request-deadline.js';
  * 10 ms. So every hash and compare runs in a small pool of worker threads.
  *
  * The worker's source is a string run with `eval: true`, not a file: the same
- * code then works from the ESM build (dist/esm), the CommonJS build
- * (dist/cjs) and from ts-jest running src/*.ts, with no worker file to find
+ * code then works from the built package (dist/cjs, which dist/esm's
+ * wrappers re-export) and from ts-jest running src/*.ts, with no worker file to find
  * beside the compiled module. The worker loads bcryptjs from the absolute
  * path the main thread resolved from this package's own location.
  */

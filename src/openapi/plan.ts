@@ -29,7 +29,10 @@ export interface TokenServicePlan {
 export interface Plan {
   /** Security headers sent on every answer, each with its fixed value (undefined: configured otherwise). */
   readonly securityHeaders: readonly (readonly [string, string | undefined])[];
+  /** `RateLimit` and `RateLimit-Policy` are sent. */
   readonly rateLimit: boolean;
+  /** A request over the limit may be answered 429 (not when every request is report-only). */
+  readonly limitRefuses: boolean;
   readonly cors: boolean;
   readonly bearer: boolean;
   /** Whether state-changing requests may be refused with 403 (Fetch Metadata, CSRF tokens). */
@@ -73,13 +76,28 @@ function tokenPlan(value: unknown): TokenServicePlan | undefined {
   };
 }
 
-function securityHeadersPlan(value: unknown): Plan['securityHeaders'] {
+/** The two headers report-only sends as their `-Report-Only` variants (reportOnlySecurityHeaders()). */
+const SOFTENED_HEADERS = new Set(['Content-Security-Policy', 'Cross-Origin-Embedder-Policy']);
+
+/** Which requests run report-only: none, some (`reportOnly: { when }`), or every one. */
+type ReportOnlyReach = 'none' | 'some' | 'every';
+
+function reportOnlyReach(value: unknown): ReportOnlyReach {
+  if (value === undefined || value === false) return 'none';
+  return isObject(value) && value.when !== undefined ? 'some' : 'every';
+}
+
+function securityHeadersPlan(value: unknown, reach: ReportOnlyReach): Plan['securityHeaders'] {
   const options = value === false ? undefined : (objectOr(value) ?? {});
   const sent: (readonly [string, string | undefined])[] = [];
   for (const [name, fixed] of Object.entries(SECURITY_HEADER_VALUES)) {
     const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADER_VALUES];
     if (option === undefined) sent.push([name, fixed]);
-    else if (options && options[option] !== false) sent.push([name, options[option] === undefined ? fixed : undefined]);
+    else if (options && options[option] !== false) {
+      const value = options[option] === undefined ? fixed : undefined;
+      if (reach !== 'every' || !SOFTENED_HEADERS.has(name)) sent.push([name, value]);
+      if (reach !== 'none' && SOFTENED_HEADERS.has(name)) sent.push([`${name}-Report-Only`, value]);
+    }
   }
   return sent;
 }
@@ -93,12 +111,15 @@ export function readPlan(options: WithConventionsOptions | undefined): Plan {
   const paging = objectOr(given.paging) ?? {};
   const maxLimit = typeof paging.maxLimit === 'number' ? paging.maxLimit : PAGING_DEFAULTS.maxLimit;
   const cors = objectOr(given.corsPolicy);
+  // Report-only refuses nothing for the limit, cross-site writes or CSRF; its headers stay.
+  const reach = reportOnlyReach(given.reportOnly);
   return {
-    securityHeaders: securityHeadersPlan(given.securityHeaders),
+    securityHeaders: securityHeadersPlan(given.securityHeaders, reach),
     rateLimit: given.rateLimit !== false,
+    limitRefuses: given.rateLimit !== false && reach !== 'every',
     cors: cors !== undefined && (cors.origins === '*' || (Array.isArray(cors.origins) && cors.origins.length > 0)),
     bearer: objectOr(given.bearerAuth) !== undefined,
-    crossSite: given.crossSiteProtection !== false || objectOr(given.csrfProtection) !== undefined,
+    crossSite: reach !== 'every' && (given.crossSiteProtection !== false || objectOr(given.csrfProtection) !== undefined),
     etag: caching !== undefined && caching.etag !== false,
     cacheControl: caching === undefined || cacheControl === false ? undefined : String(cacheControl ?? CACHE_CONTROL_SENSITIVE),
     maxLimit,

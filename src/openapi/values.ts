@@ -1,7 +1,7 @@
 /**
  * What the preset sends, as OpenAPI needs to state it. The values come from
  * the modules that send them; the ones living in a module that loads a
- * wrapped library (helmet, cors, express-rate-limit, jsonwebtoken) are
+ * wrapped library (helmet, express-rate-limit, jsonwebtoken) are
  * repeated here so that describing a service never loads its middlewares
  * (DESIGN.md principle 9), and test/openapi-values.test.ts keeps each copy
  * equal to its source.

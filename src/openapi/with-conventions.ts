@@ -27,7 +27,7 @@ function errorStatuses(doc: Json, plan: Plan, method: string, operation: Json): 
   if (hasBody) statuses.push('408');
   if (CONDITIONAL_WRITES.has(method)) statuses.push('412');
   if (hasBody) statuses.push('413', '415');
-  if (plan.rateLimit) statuses.push('429');
+  if (plan.limitRefuses) statuses.push('429');
   statuses.push('500', '503');
   return statuses;
 }

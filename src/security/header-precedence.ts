@@ -42,6 +42,28 @@ export function writeOverEarlierHeaders(res: Response, fixed: readonly string[],
   setResponseHeaders(res, fixed);
 }
 
+/**
+ * For a stage whose values are made per request (a CSP nonce): the security
+ * headers (of `names`) the response holds before the stage writes, to
+ * compare after it with sayReplacedSince().
+ */
+export function securityHeadersBefore(res: Response, names: readonly string[]): ReadonlyMap<string, string> {
+  const earlier = new Map<string, string>();
+  for (const name of names) {
+    const value = res.getHeader(name);
+    if (value !== undefined) earlier.set(name, String(value));
+  }
+  return earlier;
+}
+
+/** Says, as writeOverEarlierHeaders() does, each header of `earlier` the stage then replaced with another value. */
+export function sayReplacedSince(res: Response, earlier: ReadonlyMap<string, string>): void {
+  for (const [name, value] of earlier) {
+    const now = res.getHeader(name);
+    if (now !== undefined && String(now) !== value) sayReplaced(name, value, String(now));
+  }
+}
+
 function sayReplaced(name: string, earlier: string, value: string): void {
   const option = OPTION_OF_HEADER[name.toLowerCase()];
   const stageOption = option === undefined ? '' : `, give the stage your value (\`securityHeaders: { ${option}: … }\`)`;

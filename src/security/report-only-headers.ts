@@ -29,7 +29,7 @@ export function reportOnlySecurityHeaders(options?: Readonly<SecurityHeadersOpti
   });
   const policy = coep === false ? undefined : (coep?.policy ?? DEFAULT_COEP_POLICY);
   if (policy === undefined) return headers;
-  // A default (src/http/response-headers.ts): written with the head unless set by then.
+  // A fixed default (src/http/response-headers.ts): set now unless the response has it already.
   const coepDefault: readonly string[] = [COEP_REPORT_ONLY_HEADER, policy];
   return function reportOnlySecurityHeadersMiddleware(req, res, next) {
     if (!res.headersSent) setDefaultHeaders(res, coepDefault);

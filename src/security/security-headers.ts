@@ -4,7 +4,7 @@ import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { removeResponseHeader, removeResponseHeaders, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
-import { writeOverEarlierHeaders } from './header-precedence.js';
+import { sayReplacedSince, securityHeadersBefore, writeOverEarlierHeaders } from './header-precedence.js';
 
 /**
  * SPEC.md "Security response headers", value by value. Each is what the
@@ -141,6 +141,9 @@ export const DEFAULT_COEP_POLICY: string = DEFAULTS.crossOriginEmbedderPolicy.po
 
 const HELMET_KEYS = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
 
+/** Every header this stage may write, for the replaced-value warning when its values are made per request. */
+const WATCHED_HEADERS: readonly string[] = [...Object.keys(SECURITY_HEADERS), 'Permissions-Policy', 'Origin-Agent-Cluster'];
+
 const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
@@ -153,6 +156,10 @@ const isPlainObject = (value: unknown): boolean => typeof value === 'object' && 
  */
 export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
   const { writeHelmetHeaders, extra, recorded } = configure(FACTORY, options);
+  // Order means precedence: these replace what a middleware in front set
+  // (helmet's own defaults among them); outside production, once per
+  // header, a replaced value different from ours is said.
+  const watch = process.env.NODE_ENV !== 'production';
   if (recorded !== undefined) {
     // Work once, at construction: helmet builds every value when it is
     // called, and with no function among the CSP directives its middleware
@@ -160,10 +167,6 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
     // here, without running its chain of twelve middlewares per request.
     const removed = [...UNUSED_SECURITY_HEADERS, ...recorded.removed];
     const written = [...extra, ...recorded.written].flat();
-    // Order means precedence: these replace what a middleware in front set
-    // (helmet's own defaults among them); outside production, once per
-    // header, a replaced value different from ours is said.
-    const watch = process.env.NODE_ENV !== 'production';
     return function securityHeadersMiddleware(_req, res, next) {
       if (!res.headersSent) {
         removeResponseHeaders(res, removed);
@@ -179,8 +182,17 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
       return;
     }
     for (const name of UNUSED_SECURITY_HEADERS) removeResponseHeader(res, name);
+    // Values made per request (a CSP nonce): what was there before is compared once helmet wrote.
+    const earlier = watch ? securityHeadersBefore(res, WATCHED_HEADERS) : undefined;
     for (const [name, value] of extra) setResponseHeader(res, name, value);
-    writeHelmetHeaders(req, res, next);
+    if (earlier === undefined || earlier.size === 0) {
+      writeHelmetHeaders(req, res, next);
+      return;
+    }
+    writeHelmetHeaders(req, res, (error?: unknown) => {
+      sayReplacedSince(res, earlier);
+      next(error);
+    });
   };
 }
 
