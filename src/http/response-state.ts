@@ -55,10 +55,11 @@ export interface HeaderRule {
   readonly apply: (res: Response, value: HeaderValue) => HeaderValue;
 }
 
-// A registry symbol: `import` and `require` share one build, so this only
-// matters for two copies of the package in one tree (two versions side by
-// side): a response that passes stages of both has one state and one hook.
-const STATE = Symbol.for('express-api-conventions.responseState');
+// A private symbol: `import` and `require` share one build, so one copy of
+// the package has one key. Two copies in one tree (two versions side by
+// side) each keep their own state and head hook on a response, never one
+// shape read by the other version's code.
+const STATE = Symbol('express-api-conventions.responseState');
 
 type Holder = { [STATE]?: ResponseState };
 
