@@ -401,3 +401,43 @@ describe('order means precedence: helmet in front (issue 30, point 3)', () => {
     }
   });
 });
+
+describe('report-only beside helmet in front: the values set in front stay (issue 30, points 1 and 3)', () => {
+  const freshPreset = (): typeof conventions => {
+    let fresh: typeof conventions | undefined;
+    jest.isolateModules(() => {
+      fresh = (require('../src/preset.js') as typeof import('../src/preset.js')).conventions;
+    });
+    return fresh as typeof conventions;
+  };
+
+  it.each([
+    ['Express 5', express],
+    ['Express 4', express4 as unknown as Make],
+  ])("%s: helmet's X-Frame-Options and HSTS go out as set, and what enforcing would send is said once", async (_name, make) => {
+    const captured = warnings();
+    try {
+      const app = make();
+      app.use(helmet());
+      app.use('/api', freshPreset()({ responseLinter: false, reportOnly: { log: () => undefined } }));
+      app.get('/api/v1/items', (_req, res) => {
+        res.json({ items: [] });
+      });
+      for (let i = 0; i < 2; i++) {
+        const res = await request(app).get('/api/v1/items');
+        expect(res.status).toBe(200);
+        expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+        expect(res.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+        // The conventions' own policies as reports only, beside what the app enforced before.
+        expect(res.headers['content-security-policy-report-only']).toBe("script-src 'self'");
+        expect(res.headers['cross-origin-embedder-policy-report-only']).toBe('require-corp');
+      }
+      expect(captured.codes()).not.toContain('EAC_HEADER_REPLACED');
+      const kept = captured.messages().filter((message) => message.includes('report-only kept'));
+      expect(kept).toHaveLength(2);
+      expect(kept.find((message) => message.includes('X-Frame-Options: SAMEORIGIN'))).toContain('enforcing sends deny');
+    } finally {
+      captured.restore();
+    }
+  });
+});

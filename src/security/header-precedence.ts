@@ -64,6 +64,26 @@ export function sayReplacedSince(res: Response, earlier: ReadonlyMap<string, str
   }
 }
 
+/**
+ * Report-only changes nothing a middleware in front decided: each header of
+ * `earlier` that the stage wrote over is set back, and outside production
+ * what enforcing would send is said once per header name
+ * (EAC_REPORT_ONLY_HEADER_KEPT).
+ */
+export function keepEarlierHeaders(res: Response, earlier: ReadonlyMap<string, string>): void {
+  if (res.headersSent) return;
+  for (const [name, value] of earlier) {
+    const now = res.getHeader(name);
+    if (now === undefined || String(now) === value) continue;
+    res.setHeader(name, value);
+    warnOnce(
+      `reportOnlySecurityHeaders:kept:${name.toLowerCase()}`,
+      'EAC_REPORT_ONLY_HEADER_KEPT',
+      `report-only kept ${name}: ${value} (set by a middleware before the preset, such as helmet()); enforcing sends ${String(now)}, the conventions' value, in its place.`,
+    );
+  }
+}
+
 function sayReplaced(name: string, earlier: string, value: string): void {
   const option = OPTION_OF_HEADER[name.toLowerCase()];
   const stageOption = option === undefined ? '' : `, give the stage your value (\`securityHeaders: { ${option}: … }\`)`;

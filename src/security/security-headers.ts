@@ -142,7 +142,11 @@ export const DEFAULT_COEP_POLICY: string = DEFAULTS.crossOriginEmbedderPolicy.po
 const HELMET_KEYS = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
 
 /** Every header this stage may write, for the replaced-value warning when its values are made per request. */
-const WATCHED_HEADERS: readonly string[] = [...Object.keys(SECURITY_HEADERS), 'Permissions-Policy', 'Origin-Agent-Cluster'];
+export const WATCHED_HEADERS: readonly string[] = [
+  ...Object.keys(SECURITY_HEADERS),
+  'Permissions-Policy',
+  'Origin-Agent-Cluster',
+];
 
 const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -155,11 +159,18 @@ const isPlainObject = (value: unknown): boolean => typeof value === 'object' && 
  * precedence); a route after it sets its own over them.
  */
 export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): RequestHandler {
-  const { writeHelmetHeaders, extra, recorded } = configure(FACTORY, options);
   // Order means precedence: these replace what a middleware in front set
   // (helmet's own defaults among them); outside production, once per
   // header, a replaced value different from ours is said.
-  const watch = process.env.NODE_ENV !== 'production';
+  return securityHeadersWriter(options, process.env.NODE_ENV !== 'production');
+}
+
+/**
+ * securityHeaders() itself; `watch` says whether a replaced value is said
+ * (reportOnlySecurityHeaders() sets the replaced values back, and says that).
+ */
+export function securityHeadersWriter(options: Readonly<SecurityHeadersOptions> | undefined, watch: boolean): RequestHandler {
+  const { writeHelmetHeaders, extra, recorded } = configure(FACTORY, options);
   if (recorded !== undefined) {
     // Work once, at construction: helmet builds every value when it is
     // called, and with no function among the CSP directives its middleware
