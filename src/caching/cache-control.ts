@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { checkFunction, checkInteger, invalidOption, readOptions, refuseHintedOptions } from '../config/options.js';
-import { setReadStep } from '../http/json-writer.js';
+import { setReadStep } from '../http/json-output/writer.js';
 import { removeResponseHeader, setHeadDefaults, setResponseHeader } from '../http/response-headers.js';
 import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { conditionalGetStep } from './conditional-get.js';

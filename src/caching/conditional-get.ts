@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { answerNotModified, type JsonWriteStep } from '../http/json-writer.js';
+import { answerNotModified } from '../http/json-output/writer.js';
 import { addHeaderRule, getResponseHeader, removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
-import type { HeaderRule, HeaderValue } from '../http/response-state.js';
+import type { HeaderRule, HeaderValue, JsonWriteStep } from '../http/response-state.js';
 import { bodyEntityTag, type EntityTagMode } from './entity-tag.js';
 import { isContentCoding, matchingEntry } from './preconditions.js';
 

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { answerNotModified } from '../http/json-writer.js';
+import { answerNotModified } from '../http/json-output/writer.js';
 import { setResponseHeader } from '../http/response-headers.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { pathWithoutQuery } from './paths.js';
-import { localsOf } from './response-state.js';
+import { pathWithoutQuery } from '../http/paths.js';
+import { localsOf } from '../http/response-state.js';
 
 /**
  * What an existing app needs to take the conventions one step at a time:

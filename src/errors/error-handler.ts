@@ -1,10 +1,10 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
-import { writeJsonAnswer } from '../http/json-writer.js';
+import { stringifyJson } from '../http/json-output/serialize.js';
+import { writeJsonAnswer } from '../http/json-output/writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { getResponseHeader, removeResponseHeader, setResponseHeader } from '../http/response-headers.js';
 import { isErrorLayer, isRootMount, mountOf, type RouterLayer, routerStackOf } from '../http/router-stack.js';
-import { stringifyJson } from '../http/serialize.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
-import { reportInstead } from '../http/adoption.js';
 import { isErrorLayer, routerStackOf } from '../http/router-stack.js';
+import { reportInstead } from './adoption.js';
 import { renderError } from './error-handler.js';
 import { toApiError } from './to-api-error.js';
 

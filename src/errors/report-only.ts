@@ -7,7 +7,7 @@ import {
   EXCEPTION_NAMES,
   logConventionReport,
   setReportOnly,
-} from '../http/adoption.js';
+} from './adoption.js';
 
 export {
   type ConventionExceptions,
@@ -15,7 +15,7 @@ export {
   type ConventionReporter,
   type ExceptionName,
   logConventionReport,
-} from '../http/adoption.js';
+} from './adoption.js';
 
 /** Options of reportOnly(). */
 export interface ReportOnlyOptions {

@@ -1,9 +1,8 @@
 import type { Response } from 'express';
-import type { JsonWriteStep } from './json-writer.js';
 
 /**
  * What the ground floor keeps per response: the head's defaults and rules
- * (response-headers.ts) and the steps the JSON writer runs (json-writer.ts).
+ * (response-headers.ts) and the steps the JSON writer runs (json-output/writer.ts).
  * Higher floors hand their behaviour in through those; this shape never
  * names a concept above it. A fact of their own (the error shape of an
  * OAuth endpoint, a cookie's opt-out) they keep under their own symbol in
@@ -17,6 +16,14 @@ import type { JsonWriteStep } from './json-writer.js';
  */
 /** A header value as `res.setHeader()` takes it. */
 export type HeaderValue = string | number | readonly string[];
+
+/**
+ * A step the JSON writer (json-output/writer.ts) runs before writing a JSON
+ * representation. It may set headers; it returns `true` when it answered the
+ * response itself (a 304, a replaced answer), and then the writer writes
+ * nothing more.
+ */
+export type JsonWriteStep = (res: Response, text: string) => boolean;
 
 export interface ResponseState {
   /** Run on the text of every JSON representation the writer writes. */

@@ -1,4 +1,4 @@
-import { JsonInteger } from '../http/serialize.js';
+import { JsonInteger } from '../http/json-output/serialize.js';
 
 /** The `id` / `id_str` pair of the conventions' "Large integers". */
 export interface IdPair {

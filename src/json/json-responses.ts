@@ -1,12 +1,12 @@
 import type { RequestHandler, Response } from 'express';
 import { readOptions } from '../config/options.js';
+import { exceptionOf, reportInstead } from '../errors/adoption.js';
 import { apiError } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { enforcedAnswer } from '../errors/refuse.js';
-import { exceptionOf, reportInstead } from '../http/adoption.js';
-import { writeJson } from '../http/json-writer.js';
+import { stringifyJson } from '../http/json-output/serialize.js';
+import { writeJson } from '../http/json-output/writer.js';
 import { ownMethod } from '../http/response-state.js';
-import { stringifyJson } from '../http/serialize.js';
 
 // The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
 // the json entry point offers it beside the writer that sends it.

@@ -1,11 +1,11 @@
 import type { RequestHandler, Response } from 'express';
 import { checkBoolean, checkLog, invalidOption, readOptions } from '../config/options.js';
+import { exceptionOf, reportInstead } from '../errors/adoption.js';
 import { apiError } from '../errors/api-error.js';
 import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { renderError } from '../errors/error-handler.js';
 import { enforcedAnswer } from '../errors/refuse.js';
-import { exceptionOf, reportInstead } from '../http/adoption.js';
-import { setJsonInspector } from '../http/json-writer.js';
+import { setJsonInspector } from '../http/json-output/writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { lintBody, PROTOCOL_KEYS, type ResponseFinding, resourceContextOf } from './body-rules.js';
 

@@ -1,8 +1,7 @@
 /**
  * The library's one reader of `Authorization: Basic` client credentials
- * (RFC 7617; RFC 6749 §2.3.1). It imports nothing, so every module (the
- * token endpoint, bearerAuth()'s client check, the rate limiter's identity)
- * can use it without an import cycle.
+ * (RFC 7617; RFC 6749 §2.3.1), for the token endpoint's client
+ * authentication and bearerAuth()'s client check.
  */
 
 /** A client id and secret read from an `Authorization: Basic` header. */
@@ -13,12 +12,6 @@ export interface BasicCredentials {
 
 // RFC 7617 §2: credentials = "Basic" 1*SP token68 (the base64 alphabet, padded).
 const BASIC = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i;
-const BASIC_SCHEME = /^Basic(?: |$)/i;
-
-/** Whether the header names the Basic scheme at all, well-formed or not. */
-export function isBasicScheme(header: string | undefined): boolean {
-  return header !== undefined && BASIC_SCHEME.test(header);
-}
 
 /** RFC 6749 §2.3.1: client id and secret are form-urlencoded before the Basic encoding. */
 function formDecode(value: string): string | undefined {

@@ -1,5 +1,5 @@
 import type { ApiError } from '../errors/api-error.js';
-import { parseBasicCredentials } from '../http/basic-credentials.js';
+import { parseBasicCredentials } from './basic-credentials.js';
 import { type ClientRecord, type ClientStore, clientSecretMatches } from './stores.js';
 import { invalidClient, tokenError } from './token-errors.js';
 

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { writeJsonAnswer } from '../http/json-writer.js';
+import { writeJsonAnswer } from '../http/json-output/writer.js';
 import { AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { recordRevokedFamily } from './grants/refresh-token.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
-import { clientAddressKey } from '../http/client-address.js';
+import { clientAddressKey } from '../rate-limit/client-address.js';
 import { storeKeyOf } from '../stores/counter-keys.js';
 import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
 import { remainingMs, signInDeadline } from './request-deadline.js';

@@ -1,10 +1,10 @@
 import type { Request } from 'express';
 import { checkFunction, checkLog, checkOneOf, invalidOption, type OptionHints, readOptions } from '../config/options.js';
 import { warnOnce } from '../config/warnings.js';
-import { clientAddressKey } from '../http/client-address.js';
 import { checkStore } from '../stores/check-store.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { clientAddressKey } from './client-address.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
 import { checkPolicy, type KeyedLimiter, keyedLimiter } from './limiter.js';
 import { type PartitionHasher, type PartitionSecret, partitionHasher } from './partition.js';

@@ -4,9 +4,9 @@ import { checkBoolean, isProductionEnvironment, readOptions } from '../config/op
 import { apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
 import { errorBody } from '../errors/error-handler.js';
-import { rawHttpResponse } from '../http/raw-response.js';
-import { stringifyJson } from '../http/serialize.js';
+import { stringifyJson } from '../http/json-output/serialize.js';
 import { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE } from '../http/spec.js';
+import { rawHttpResponse } from './raw-response.js';
 import { type SecurityHeadersOptions, securityHeaderValues } from './security-headers.js';
 
 /** Options of answerParserErrors(). */

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
-import { checkHeadPassed, removeResponseHeader, setResponseHeader } from './response-headers.js';
-import { peekResponseState, responseState } from './response-state.js';
-import { JSON_CONTENT_TYPE } from './spec.js';
+import { checkHeadPassed, removeResponseHeader, setResponseHeader } from '../response-headers.js';
+import { type JsonWriteStep, peekResponseState, responseState } from '../response-state.js';
+import { JSON_CONTENT_TYPE } from '../spec.js';
 
 /**
  * The one JSON writer: every JSON answer of the library goes out through
@@ -24,13 +24,6 @@ import { JSON_CONTENT_TYPE } from './spec.js';
  * is one field of the response's state (src/http/response-state.ts), not a
  * closure per request nor a new property of the response.
  */
-
-/**
- * A step the writer runs before writing a JSON representation. It may set
- * headers; it returns `true` when it answered the response itself (a 304, a
- * replaced answer), and then the writer writes nothing more.
- */
-export type JsonWriteStep = (res: Response, text: string) => boolean;
 
 /** Hands the writer a step for a GET or HEAD 200 representation of this response (caching() does). */
 export function setReadStep(res: Response, step: JsonWriteStep): void {

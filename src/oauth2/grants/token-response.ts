@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { writeJsonAnswer } from '../../http/json-writer.js';
-import { stringifyJson } from '../../http/serialize.js';
+import { stringifyJson } from '../../http/json-output/serialize.js';
+import { writeJsonAnswer } from '../../http/json-output/writer.js';
 import type { AccessTokenSigner } from '../access-tokens.js';
 import type { Params } from '../client-auth.js';
 import { DPOP_TOKEN_TYPE } from '../dpop.js';
