@@ -1,4 +1,20 @@
-import type { ConformanceSection } from './report.js';
+/** The sections of the conventions the checks are grouped by, in the order they are reported. */
+export const CONFORMANCE_SECTIONS = [
+  'Common response behaviour',
+  'Conventions for every resource',
+  'Common query parameters',
+  'Methods',
+  'Errors',
+  'Security response headers',
+  'Cross-origin (CORS)',
+  'Caching',
+  'Limits',
+  'Authentication',
+  'Path rules',
+  'JSON output escaping',
+] as const;
+
+export type ConformanceSection = (typeof CONFORMANCE_SECTIONS)[number];
 
 /** One check the conformance run can report: its section, what holds when it passes, and where the conventions say so. */
 export interface CheckDefinition {

@@ -1,4 +1,11 @@
-export { type CheckDefinition, type CheckId, CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS } from './catalogue.js';
+export {
+  type CheckDefinition,
+  type CheckId,
+  CONFORMANCE_CHECK_IDS,
+  CONFORMANCE_CHECKS,
+  CONFORMANCE_SECTIONS,
+  type ConformanceSection,
+} from './catalogue.js';
 export { type Cause, type CauseId, CHECK_TRIAGE, CONFORMANCE_CAUSES, SEVERITIES, type Severity } from './causes.js';
 export { type ConformanceTarget, checkConventions } from './check-conventions.js';
 export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
@@ -18,9 +25,7 @@ export {
   type CheckOutcome,
   type CheckResult,
   type CheckStatus,
-  CONFORMANCE_SECTIONS,
   type ConformanceReport,
-  type ConformanceSection,
   type ExchangeRecord,
   formatJunit,
   formatReport,

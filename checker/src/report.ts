@@ -1,4 +1,4 @@
-import type { CheckId } from './catalogue.js';
+import { type CheckId, CONFORMANCE_SECTIONS, type ConformanceSection } from './catalogue.js';
 import { type Cause, type CauseId, CHECK_TRIAGE, CONFORMANCE_CAUSES, SEVERITIES, type Severity } from './causes.js';
 import { type BaselineEntry, type Gate, gates, isExpired, type Suppression, suppressionOf } from './gate.js';
 
@@ -7,24 +7,6 @@ import { type BaselineEntry, type Gate, gates, isExpired, type Suppression, supp
  * the conventions section the check comes from. The same object is returned by
  * checkConventions(), printed as a table by the CLI and written by `--json`.
  */
-
-/** The sections of the conventions the checks are grouped by, in the order they are reported. */
-export const CONFORMANCE_SECTIONS = [
-  'Common response behaviour',
-  'Conventions for every resource',
-  'Common query parameters',
-  'Methods',
-  'Errors',
-  'Security response headers',
-  'Cross-origin (CORS)',
-  'Caching',
-  'Limits',
-  'Authentication',
-  'Path rules',
-  'JSON output escaping',
-] as const;
-
-export type ConformanceSection = (typeof CONFORMANCE_SECTIONS)[number];
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
 

@@ -12,7 +12,7 @@ export {
 } from './dpop.js';
 export { dpopAuth } from './dpop-auth.js';
 export type { DpopAuthOptions } from './dpop-auth-options.js';
-export type { IntrospectionRight, Introspectors } from './introspection.js';
+export type { IntrospectionRight, Introspectors } from './introspectors.js';
 export type { AccessTokenAlgorithm, AccessTokenKey, AsymmetricKey, HmacKey } from './keys.js';
 export {
   hashPassword,

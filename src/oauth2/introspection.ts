@@ -1,42 +1,15 @@
 import type { Request, Response } from 'express';
-import { invalidOption } from '../config/options.js';
-import { writeJsonAnswer } from '../http/json-writer.js';
-import { stringifyJson } from '../http/serialize.js';
+import { stringifyJson } from '../http/json-output/serialize.js';
+import { writeJsonAnswer } from '../http/json-output/writer.js';
 import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
 import { basicChallenge, type Params, refuseClient } from './client-auth.js';
 import { DPOP_TOKEN_TYPE } from './dpop.js';
 import { TOKEN_TYPE } from './grants/token-response.js';
+import type { IntrospectionRight } from './introspectors.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 import { type ClientRecord, hashRefreshToken } from './stores.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
-
-/**
- * What a client may learn at the introspection endpoint (RFC 7662 §4 leaves
- * it to the server): `'own-tokens'`, the tokens issued to that client only;
- * `'resource-server'`, every access token for the router's audience, and its
- * own refresh tokens. A refresh token is never described to another client
- * (RFC 9700: refresh tokens stay between their client and the server).
- */
-export type IntrospectionRight = 'own-tokens' | 'resource-server';
-
-/** Client ids mapped to what each may introspect; a client not named may not introspect. */
-export type Introspectors = Readonly<Record<string, IntrospectionRight>>;
-
-const RIGHTS: readonly IntrospectionRight[] = ['own-tokens', 'resource-server'];
-
-/** Checks the `introspectors` option of `factory` (a plain object of client id → right). */
-export function readIntrospectors(factory: string, value: unknown): ReadonlyMap<string, IntrospectionRight> {
-  if (value === undefined) return new Map();
-  const expected = "an object mapping client ids to 'own-tokens' or 'resource-server'";
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    invalidOption(factory, 'introspectors', value, expected);
-  const entries = Object.entries(value);
-  if (!entries.every(([id, right]) => id.length > 0 && (RIGHTS as readonly unknown[]).includes(right))) {
-    invalidOption(factory, 'introspectors', value, expected);
-  }
-  return new Map(entries as [string, IntrospectionRight][]);
-}
 
 /** RFC 7662 §2.2: all a caller learns of a token that is not active, or that it may not see. */
 const INACTIVE_BODY = '{"active":false}';

@@ -1,7 +1,7 @@
 import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
 import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
-import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspection.js';
+import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspectors.js';
 import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
