@@ -1,16 +1,22 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
- * Layers without loops (DESIGN.md "Layers and the preset"): the folders of
- * src/ import each other along a graph with no cycle, the leaf layer
- * (src/http/) and the option checks (src/config/) import no other folder,
- * and so every module can use them.
+ * Layers without loops (docs/architecture.md): the folders of src/ import
+ * each other along a graph with no cycle, and so do its files, type-only
+ * imports included; the leaf layer (src/http/) and the option checks
+ * (src/config/) import no other folder and load no package, so every module
+ * can use them.
  */
 
-const SRC = resolve(__dirname, '../src');
-// `import ... from '...'`, `export ... from '...'`, `import '...'` and `import('...')`.
-const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g;
+const ROOT = resolve(__dirname, '..');
+const SRC = join(ROOT, 'src');
+const CHECKER_SRC = join(ROOT, 'checker/src');
+// One import of a file: a statement at the start of a line (`import`, `import type`,
+// `export … from`, `import '…'`; group 1 marks a type-only one, group 2 is the
+// specifier), or a call (`import('…')`, `require('…')`; group 3).
+const IMPORT =
+  /^(?:import|export)\s+(type\s+)?(?:[^;'"]*?\bfrom\s*)?['"]([^'"]+)['"]|\b(?:import|require)\s*\(\s*['"]([^'"]+)['"]/gm;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -23,6 +29,40 @@ function sourceFiles(dir: string): string[] {
 /** The folder of src/ a file belongs to; a file at the top of src/ is its own node. */
 const nodeOf = (file: string): string => relative(SRC, file).split(sep)[0] as string;
 
+/** The source file a relative specifier names (`./x.js` is `./x.ts`; a folder is its index.ts). */
+function resolveSource(from: string, specifier: string): string {
+  const target = resolve(dirname(from), specifier);
+  if (existsSync(target) && statSync(target).isDirectory()) return join(target, 'index.ts');
+  return target.replace(/\.js$/, '.ts');
+}
+
+interface Import {
+  readonly specifier: string;
+  readonly typeOnly: boolean;
+}
+
+/** Every import of one file, of a package or of a file. */
+const importsOf = (file: string): Import[] =>
+  [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((match) => ({
+    specifier: (match[2] ?? match[3]) as string,
+    typeOnly: match[1] !== undefined,
+  }));
+
+/** The files of the tree one file imports (packages are not files of the tree). */
+const filesImportedBy = (file: string): string[] =>
+  importsOf(file)
+    .filter(({ specifier }) => specifier.startsWith('.'))
+    .map(({ specifier }) => resolveSource(file, specifier));
+
+/** File → the files it imports, type-only imports included, as paths relative to the repository. */
+function fileGraph(dir: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles(dir)) {
+    graph.set(relative(ROOT, file), new Set(filesImportedBy(file).map((target) => relative(ROOT, target))));
+  }
+  return graph;
+}
+
 /** Folder → the folders it imports (relative imports only; packages are not folders of src/). */
 function folderGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
@@ -30,12 +70,8 @@ function folderGraph(): Map<string, Set<string>> {
     const from = nodeOf(file);
     const edges = graph.get(from) ?? new Set<string>();
     graph.set(from, edges);
-    const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(SPECIFIER)) {
-      const specifier = match[1] as string;
-      if (!specifier.startsWith('.')) continue;
-      const target = nodeOf(resolve(dirname(file), specifier));
-      if (target !== from) edges.add(target);
+    for (const target of filesImportedBy(file)) {
+      if (nodeOf(target) !== from) edges.add(nodeOf(target));
     }
   }
   return graph;
@@ -63,6 +99,44 @@ function findCycle(graph: ReadonlyMap<string, ReadonlySet<string>>): string | un
     if (cycle) return cycle;
   }
   return undefined;
+}
+
+/**
+ * One circle of each strongly connected part of the graph (Tarjan's
+ * algorithm), as `a -> b -> a`: every knot is reported, not only the first.
+ */
+function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const parts: string[][] = [];
+  const connect = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node) as number);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (stack.includes(next)) {
+        low.set(node, Math.min(low.get(node) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const part: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop() as string;
+      part.push(member);
+    } while (member !== node);
+    if (part.length > 1 || graph.get(node)?.has(node)) parts.push(part);
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) connect(node);
+  return parts.map((part) => {
+    const members = new Set(part);
+    const inside = new Map(part.map((node) => [node, new Set([...(graph.get(node) ?? [])].filter((to) => members.has(to)))]));
+    return findCycle(inside) as string;
+  });
 }
 
 describe('layers of src/', () => {
@@ -112,10 +186,56 @@ describe('layers of src/', () => {
   it('holds none of the checker, which is a package of its own (checker/): no folder of it, no import of it', () => {
     expect(graph.has('conformance')).toBe(false);
     const importing = sourceFiles(SRC).filter((file) =>
-      [...readFileSync(file, 'utf8').matchAll(SPECIFIER)].some((match) =>
-        /(^|\/)checker(\/|$)|express-api-conventions-checker/.test(match[1] as string),
-      ),
+      importsOf(file).some(({ specifier }) => /(^|\/)checker(\/|$)|express-api-conventions-checker/.test(specifier)),
     );
     expect(importing.map((file) => relative(SRC, file))).toEqual([]);
+  });
+});
+
+describe('files of src/ and checker/src/', () => {
+  const files = fileGraph(SRC);
+
+  it('reads every import of a file: `import type`, `export … from`, `require()` (the parser finds the known edges)', () => {
+    expect(files.get('src/oauth2/introspection.ts')).toContain('src/oauth2/token-options.ts');
+    expect(files.get('src/json/index.ts')).toContain('src/json/ids.ts');
+    expect(files.get('src/preset.ts')).toContain('src/oauth2/token-router.ts');
+    expect(files.get('src/index.ts')).toContain('src/json/index.ts');
+  });
+
+  it('has no file of src/ that imports a file importing it back, directly or through others, type-only imports included', () => {
+    expect(cyclesOf(files)).toEqual([]);
+  });
+
+  it('has no such circle between the files of the checker', () => {
+    expect(cyclesOf(fileGraph(CHECKER_SRC))).toEqual([]);
+  });
+
+  it('finds every circle, one closed by a type-only import too (the check itself can fail)', () => {
+    const looped = new Map(files);
+    looped.set('src/http/response-state.ts', new Set(['src/http/json-output/writer.ts']));
+    looped.set('src/config/options.ts', new Set(['src/config/options.ts']));
+    expect(cyclesOf(looped)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^src\/http\/.* -> src\/http\/response-state\.ts -> .*src\/http\/json-output\/writer\.ts/),
+        'src/config/options.ts -> src/config/options.ts',
+      ]),
+    );
+  });
+
+  it('keeps the leaf layer and config free of packages: only node: modules and type-only imports (no express-rate-limit beneath everything)', () => {
+    const loaded = sourceFiles(join(SRC, 'http'))
+      .concat(sourceFiles(join(SRC, 'config')))
+      .flatMap((file) =>
+        importsOf(file)
+          .filter(({ specifier, typeOnly }) => !specifier.startsWith('.') && !specifier.startsWith('node:') && !typeOnly)
+          .map(({ specifier }) => `${relative(ROOT, file)} -> ${specifier}`),
+      );
+    expect(loaded).toEqual([]);
+  });
+
+  it('has src/http/README.md name each file of the leaf layer, and no file it does not hold', () => {
+    const held = sourceFiles(join(SRC, 'http')).map((file) => relative(join(SRC, 'http'), file).split(sep).join('/'));
+    const named = [...readFileSync(join(SRC, 'http/README.md'), 'utf8').matchAll(/`([\w./-]+\.ts)`/g)].map((match) => match[1]);
+    expect([...new Set(named)].sort()).toEqual(held.sort());
   });
 });
