@@ -129,8 +129,8 @@ export interface CachingOptions {
  *   matching `If-None-Match` / `If-Modified-Since` into 304 with an empty body.
  *
  * The last two are one step, conditionalGetStep(), that caching() hands to
- * the JSON writer (src/http/json-writer.ts) on each response; the writer
- * calls it for a GET or HEAD 200 before writing. Writes are never tagged by
+ * the JSON writer (src/http/json-output/writer.ts) on each response; the
+ * writer calls it for a GET or HEAD 200 before writing. Writes are never tagged by
  * the library: a PUT/PATCH/POST answer carries the tag its route set, or none.
  */
 export function caching(options?: Readonly<CachingOptions>): RequestHandler {

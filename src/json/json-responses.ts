@@ -74,9 +74,9 @@ const reportedNonObject = (res: Response, body: unknown): boolean =>
 
 /**
  * Sends JSON text that is already serialized, through the one JSON writer
- * (writeJson(), src/http/json-writer.ts): the conventions' Content-Type, the
- * conditional GET of caching() when it is mounted, headers and body in one
- * write, never Express's weak `ETag`.
+ * (writeJson(), src/http/json-output/writer.ts): the conventions'
+ * Content-Type, the conditional GET of caching() when it is mounted, headers
+ * and body in one write, never Express's weak `ETag`.
  */
 export function sendJsonText(res: Response, text: string): Response {
   return writeJson(res, text);

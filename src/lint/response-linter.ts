@@ -72,8 +72,8 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
   }
 
   // One inspector per linter, made here; a request only hands it to the JSON
-  // writer (src/http/json-writer.ts), which calls it with the text it is
-  // about to send, before the conditional GET: the answer then takes the
+  // writer (src/http/json-output/writer.ts), which calls it with the text it
+  // is about to send, before the conditional GET: the answer then takes the
   // same path as in production, where the linter is not mounted.
   function lintJson(res: Response, text: string): boolean {
     let parsed: unknown;
