@@ -7,7 +7,8 @@ import type { CorsPolicyOptions } from './cors/options.js';
 import { isReportOnly } from './errors/adoption.js';
 import { holdRefusals } from './errors/refuse.js';
 import { type ReportOnlyMode, type ReportOnlyOptions, readReportOnly, reportOnlyMarker } from './errors/report-only.js';
-import { toDictionary } from './http/response-state.js';
+import { toDictionary } from './http/dictionary-mode.js';
+import { keepFastProperties } from './http/response-state.js';
 import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
@@ -216,12 +217,23 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
    * requests). Default: `false` (enforced).
    */
   reportOnly?: boolean | ReportOnlyOptions;
+  /**
+   * Whether the request and the response of an Express app have their
+   * properties moved into a V8 dictionary when they enter the preset
+   * (docs/performance.md, "The request and the response as dictionaries"):
+   * Express gives them a new prototype on every request, after which every
+   * property added to them makes a hidden class of its own. It only acts on
+   * objects that carry their app's prototypes and on Node's own
+   * `req.complete` / `res.sendDate` (taken off and put back: that key then
+   * comes last in `Object.keys()`). `false`: nothing is taken off. Default: `true`.
+   */
+  dictionaryMode?: boolean;
 };
 
 const FACTORY = 'conventions';
 /** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
 const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
-const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly'] as (keyof ConventionsOptions & string)[];
+const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode'] as (keyof ConventionsOptions & string)[];
 
 // Each `runsAfter` names a stage earlier in the table: the order is checked
 // where it is written, when the module loads.
@@ -246,12 +258,12 @@ export type ConventionsMiddleware = RequestHandler & {
  * One router layer instead of one per module: each layer costs its path
  * match and dispatch on every request (docs/performance.md).
  */
-function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[]): ConventionsMiddleware {
+function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[], dictionary: boolean): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
-    // The properties Express's router and the stages add to the request from here on are cheap
-    // (docs/performance.md); Node sets `complete` when it makes the request.
-    toDictionary(req, 'complete');
+    // What Express's router and the stages add to the request from here on is cheap (docs/performance.md).
+    if (dictionary) toDictionary(req, 'request');
+    else keepFastProperties(res);
     let index = 0;
     const step = (signal?: unknown): void => {
       // As Express's router: 'route' from a middleware means "go on", and
@@ -373,6 +385,8 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   const after = readInsertions('after', given.after);
   const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
   const reportOnlyMode = readReportOnlyOption(given.reportOnly);
+  const dictionaryMode = given.dictionaryMode ?? true;
+  if (typeof dictionaryMode !== 'boolean') invalidOption(FACTORY, 'dictionaryMode', dictionaryMode, 'true or false');
   const stack: RequestHandler[] = reportOnlyMode ? [reportOnlyMarker(reportOnlyMode)] : [];
   const stages: StageName[] = [];
   for (const entry of PRESET_STAGES) {
@@ -393,5 +407,5 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
     }
     stack.push(...(after.get(entry.name) ?? []));
   }
-  return stack.length === 0 ? [] : [runInOrder(stack, stages)];
+  return stack.length === 0 ? [] : [runInOrder(stack, stages, dictionaryMode)];
 }

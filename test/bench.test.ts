@@ -1,29 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import { transpileLibrary } from './support/transpile.js';
 
 // The bench servers (bench/servers/) are what `npm run bench` compares; this
 // proves they start and answer the same bytes, with no load and no timing.
-// Ours runs from a fresh transpile of src/ (not dist/, which may be stale), to
-// CommonJS as the package's one build is (scripts/build.mjs).
+// Ours runs from a fresh transpile of src/ (test/support/transpile.ts).
 
 const ROOT = path.resolve(__dirname, '..');
 const LIBRARY_DIR = path.join(ROOT, 'node_modules', '.cache', 'bench-smoke');
-
-function transpileSources(from: string, to: string): void {
-  mkdirSync(to, { recursive: true });
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = path.join(from, entry.name);
-    if (entry.isDirectory()) transpileSources(source, path.join(to, entry.name));
-    else if (entry.name.endsWith('.ts')) {
-      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-      });
-      writeFileSync(path.join(to, entry.name.replace(/\.ts$/, '.js')), outputText);
-    }
-  }
-}
 
 interface SmokeReport {
   expectedBody: string;
@@ -45,9 +30,7 @@ describe('bench servers (npm run bench)', () => {
   let report: SmokeReport;
 
   beforeAll(async () => {
-    rmSync(LIBRARY_DIR, { recursive: true, force: true });
-    transpileSources(path.join(ROOT, 'src'), LIBRARY_DIR);
-    writeFileSync(path.join(LIBRARY_DIR, 'package.json'), '{ "type": "commonjs" }\n');
+    transpileLibrary(LIBRARY_DIR);
     report = await runSmoke();
   }, 90_000);
 

@@ -34,7 +34,7 @@ describe('express-api-conventions/openapi', () => {
       windowSeconds: DEFAULT_RATE_WINDOW_SECONDS,
       policies: [DEFAULT_USER_POLICY, DEFAULT_APPLICATION_POLICY],
     });
-    expect(CONVENTIONS_OPTION_NAMES).toEqual([...STAGE_NAMES, 'before', 'after', 'reportOnly']);
+    expect(CONVENTIONS_OPTION_NAMES).toEqual([...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode']);
   });
 
   it('loads no middleware and no package at run time: only constant files of src/', () => {

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { toDictionary } from './dictionary-mode.js';
 
 /**
  * What the ground floor keeps per response: the head's defaults and rules
@@ -36,8 +37,8 @@ export interface ResponseState {
   wrappedBefore: boolean;
   /** The head went out through the hook. */
   headPassed: boolean;
-  /** The response keeps its properties in a dictionary (ownMethod()). */
-  dictionary: boolean;
+  /** ownMethod() has yet to move the response's properties into a dictionary; false once done, or when the preset's `dictionaryMode` is off. */
+  toDictionary: boolean;
   /** The `setHeader` the rules watch below the hook, when something wrapped writeHead before it. */
   setHeader: ((this: Response, name: string, value: HeaderValue) => Response) | undefined;
   /** Fixed [name, value, …] lists written with the head, for names nobody set by then. */
@@ -96,7 +97,7 @@ export function responseState(res: Response): ResponseState {
       writeHead: undefined,
       wrappedBefore: false,
       headPassed: false,
-      dictionary: false,
+      toDictionary: true,
       setHeader: undefined,
       defaults: undefined,
       removals: undefined,
@@ -112,55 +113,26 @@ export function peekResponseState(res: Response): ResponseState | undefined {
   return holderOf(res)[STATE];
 }
 
-// Two properties added and taken off again by toDictionary() when the object has no anchor.
-const FIRST = Symbol('express-api-conventions.dictionaryFirst');
-const SECOND = Symbol('express-api-conventions.dictionarySecond');
-
 /**
  * Makes `method` the response's own `name` (the per-response properties the
  * write path stands in front of: `writeHead`, `json`, `cookie`, `setHeader`).
  *
- * The first time for a response, its properties are moved into a dictionary
- * (toDictionary()): Express sets every response's prototype per request,
- * after which V8 shares no hidden class between responses, so each property
- * added to a response in the usual fast form makes a hidden class of its own
- * and copies its ~50 descriptors, and every read of the response misses V8's
- * caches. Measured over HTTP (docs/performance.md, "Issue 29"): three
- * methods added in the fast form cost 1.15-1.19x the CPU of none; in the
- * dictionary, 0.91-0.94x.
+ * The first time for a response, its properties are moved into a
+ * dictionary (dictionary-mode.ts; only for a response Express made):
+ * otherwise each property added to it makes a hidden class of its own and
+ * every read of it misses V8's caches (docs/performance.md, "The request
+ * and the response as dictionaries").
  */
 export function ownMethod(res: Response, name: 'writeHead' | 'json' | 'cookie' | 'setHeader', method: unknown): void {
   const state = responseState(res);
-  const target = res as unknown as Record<string | symbol, unknown>;
-  if (!state.dictionary) {
-    state.dictionary = true;
-    // Node sets `sendDate` when it makes the response: never the last property added.
-    toDictionary(target, 'sendDate');
+  if (state.toDictionary) {
+    state.toDictionary = false;
+    toDictionary(res, 'response');
   }
-  target[name] = method;
+  (res as unknown as Record<string, unknown>)[name] = method;
 }
 
-/**
- * Moves an object's properties into a dictionary: taking off a property
- * that was not the last one added does it in V8. `anchor` names a boolean
- * the object's constructor set (so not the last one added): it is taken off
- * and put back with its value, which costs no fast-form addition; without
- * one, two properties of the library's are added and taken off. For the
- * request and the response of one request only (ownMethod(), and the preset
- * for the request, whose later properties Express's router and the stages add).
- */
-export function toDictionary(target: object, anchor?: string): void {
-  const record = target as Record<string | symbol, unknown>;
-  if (anchor !== undefined && Object.hasOwn(record, anchor)) {
-    const value = record[anchor];
-    if (typeof value === 'boolean') {
-      delete record[anchor];
-      record[anchor] = value;
-      return;
-    }
-  }
-  record[FIRST] = undefined;
-  record[SECOND] = undefined;
-  delete record[FIRST];
-  delete record[SECOND];
+/** The preset's `dictionaryMode: false`: ownMethod() leaves the response's properties as they are. */
+export function keepFastProperties(res: Response): void {
+  responseState(res).toDictionary = false;
 }

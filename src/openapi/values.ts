@@ -52,7 +52,7 @@ export const TOKEN_SERVICE_PATHS = {
 /** paging()'s defaults (src/request/paging.ts): `limit` when none is sent, and the largest one accepted. */
 export const PAGING_DEFAULTS = { defaultLimit: 20, maxLimit: 100 } as const;
 
-/** conventions()'s option keys (PRESET_STAGES' names, then `before`, `after`, `reportOnly`). */
+/** conventions()'s option keys (PRESET_STAGES' names, then `before`, `after`, `reportOnly`, `dictionaryMode`). */
 export const CONVENTIONS_OPTION_NAMES = [
   'tokenEndpointErrors',
   'commonHeaders',
@@ -73,4 +73,5 @@ export const CONVENTIONS_OPTION_NAMES = [
   'before',
   'after',
   'reportOnly',
+  'dictionaryMode',
 ] as const;
