@@ -1,6 +1,6 @@
-import type { ApiError } from '../errors/api-error.js';
-import { parseBasicCredentials } from '../http/basic-credentials.js';
-import { type ClientRecord, type ClientStore, clientSecretMatches } from './stores.js';
+import type { ApiError } from 'express-api-conventions/errors';
+import { clientSecretMatches, parseBasicCredentials } from 'express-api-conventions/extend';
+import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
 import { invalidClient, tokenError } from './token-errors.js';
 
 /** The token request's form parameters, each present at most once (RFC 6749 §3.2). */

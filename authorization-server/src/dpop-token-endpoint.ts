@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
-import { setResponseHeader } from '../http/response-headers.js';
-import { type CheckedProof, DpopNonceRequired, DpopProofRejected } from './dpop.js';
+import { type CheckedProof, DpopNonceRequired, DpopProofRejected, setResponseHeader } from 'express-api-conventions/extend';
 import type { Issued } from './grants/token-response.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';

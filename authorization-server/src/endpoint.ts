@@ -1,9 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { isApiError } from '../errors/api-error.js';
-import { setErrorShape } from '../errors/error-shape.js';
-import { refuse } from '../errors/refuse.js';
-import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
-import { setResponseHeader } from '../http/response-headers.js';
+import { isApiError, storeUnavailable } from 'express-api-conventions/errors';
+import { isStoreFailure, refuse, setErrorShape, setResponseHeader } from 'express-api-conventions/extend';
 import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from './token-errors.js';
 
 /**

@@ -1,13 +1,17 @@
 import type { Request, Response } from 'express';
-import { invalidOption } from '../config/options.js';
-import { writeJsonAnswer } from '../http/json-writer.js';
-import { stringifyJson } from '../http/serialize.js';
-import { type AccessTokenClaims, AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import {
+  AccessTokenVerifier,
+  DPOP_TOKEN_TYPE,
+  invalidOption,
+  TokenRejected,
+  writeJsonAnswer,
+} from 'express-api-conventions/extend';
+import { stringifyJson } from 'express-api-conventions/json';
+import type { AccessTokenClaims, ClientRecord } from 'express-api-conventions/oauth2';
 import { basicChallenge, type Params, refuseClient } from './client-auth.js';
-import { DPOP_TOKEN_TYPE } from './dpop.js';
 import { TOKEN_TYPE } from './grants/token-response.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
-import { type ClientRecord, hashRefreshToken } from './stores.js';
+import { hashRefreshToken } from './stores.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 

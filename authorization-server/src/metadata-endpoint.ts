@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { writeJsonAnswer } from '../http/json-writer.js';
-import { stringifyJson } from '../http/serialize.js';
+import { writeJsonAnswer } from 'express-api-conventions/extend';
+import { stringifyJson } from 'express-api-conventions/json';
 import { authorizationServerMetadata } from './metadata.js';
 import { enabledGrantTypes, type TokenRouterConfiguration } from './token-options.js';
 

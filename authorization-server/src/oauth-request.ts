@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
 import { clientAuthenticator, type Params } from './client-auth.js';
 import { checkContentType, formReader, readParams } from './form.js';
-import type { ClientRecord } from './stores.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
 /** A form request to an OAuth endpoint, read and its client authenticated. */

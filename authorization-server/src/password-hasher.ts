@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { checkInteger, readOptions } from '../config/options.js';
-import { type ApiError, apiError } from '../errors/api-error.js';
+import { type ApiError, apiError } from 'express-api-conventions/errors';
+import { checkInteger, readOptions } from 'express-api-conventions/extend';
 import { deadlineReached } from './request-deadline.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from '../config/options.js';
+import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from 'express-api-conventions/extend';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
   DEFAULT_SIGN_IN_DEADLINE_MS,

@@ -1,21 +1,20 @@
-import { checkInteger } from '../config/options.js';
 import {
+  checkInteger,
+  DEFAULT_OAUTH2_REDIS_PREFIX,
+  GRANT_TYPES,
+  hashClientSecret,
   type RedisConnection,
   RedisScript,
-  type RedisStoreOptions,
   readRedisOptions,
   redisKey,
   replyText,
   taggedKey,
-} from '../stores/redis/index.js';
+} from 'express-api-conventions/extend';
+import type { ClientRecord, ClientStore, GrantType } from 'express-api-conventions/oauth2';
+import type { RedisStoreOptions } from 'express-api-conventions/stores';
 import {
-  type ClientRecord,
-  type ClientStore,
   checkUsername,
   type FoundFamily,
-  GRANT_TYPES,
-  type GrantType,
-  hashClientSecret,
   normalizeUsername,
   REMEMBERED_REFRESH_TOKENS,
   REMEMBERED_REFRESH_TOKENS_RANGE,
@@ -37,9 +36,6 @@ import {
  */
 
 export type { RedisStoreOptions };
-
-/** The default key prefix of the oauth2 stores. */
-export const DEFAULT_OAUTH2_REDIS_PREFIX = 'oauth2:';
 
 const open = (factory: string, options: unknown): RedisConnection =>
   readRedisOptions(factory, options, DEFAULT_OAUTH2_REDIS_PREFIX).connection;

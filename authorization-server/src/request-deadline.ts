@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
-import { type ApiError, apiError } from '../errors/api-error.js';
+import { type ApiError, apiError } from 'express-api-conventions/errors';
 
 /**
  * A sign-in's deadline, carried from its request's arrival through every

@@ -1,9 +1,8 @@
 import type { Request, Response } from 'express';
-import { writeJsonAnswer } from '../http/json-writer.js';
-import { AccessTokenVerifier, TokenRejected } from './access-tokens.js';
+import { AccessTokenVerifier, TokenRejected, writeJsonAnswer } from 'express-api-conventions/extend';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
 import { recordRevokedFamily } from './grants/refresh-token.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
-import type { ClientRecord } from './stores.js';
 import { hashRefreshToken } from './stores.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';

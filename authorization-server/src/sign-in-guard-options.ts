@@ -1,7 +1,5 @@
-import { checkInteger, type OptionHints, readOptions } from '../config/options.js';
-import { checkStore } from '../stores/check-store.js';
-import type { CounterStore } from '../stores/counter-store.js';
-import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { checkInteger, checkStore, type OptionHints, readOptions } from 'express-api-conventions/extend';
+import { type CounterStore, MemoryCounterStore } from 'express-api-conventions/stores';
 
 /** Default: 10 failed sign-ins per username from one address per window, far below what guessing needs. */
 export const DEFAULT_MAX_FAILURES_PER_USERNAME_AND_ADDRESS = 10;

@@ -1,9 +1,7 @@
 import type { Request } from 'express';
-import { type ApiError, apiError } from '../errors/api-error.js';
-import { storeUnavailable } from '../errors/store-unavailable.js';
-import { clientAddressKey } from '../http/client-address.js';
-import { storeKeyOf } from '../stores/counter-keys.js';
-import { type CounterState, type CounterStore, secondsUntil } from '../stores/counter-store.js';
+import { type ApiError, apiError, storeUnavailable } from 'express-api-conventions/errors';
+import { clientAddressKey, secondsUntil, storeKeyOf } from 'express-api-conventions/extend';
+import type { CounterState, CounterStore } from 'express-api-conventions/stores';
 import { remainingMs, signInDeadline } from './request-deadline.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 import { normalizeUsername } from './stores.js';

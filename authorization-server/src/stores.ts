@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { checkInteger, readOptions } from '../config/options.js';
-import { sameText } from '../http/same-text.js';
+import { checkInteger, hashClientSecret, readOptions } from 'express-api-conventions/extend';
+import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
 
 /**
  * The token endpoint's state behind small interfaces (DESIGN.md principle 5):
@@ -9,10 +9,6 @@ import { sameText } from '../http/same-text.js';
  * (redis-stores.ts) let several instances share logins, rotation and
  * revocation.
  */
-
-/** The grant types the token endpoint answers. */
-export const GRANT_TYPES = ['password', 'refresh_token'] as const;
-export type GrantType = (typeof GRANT_TYPES)[number];
 
 /**
  * Usernames are compared in one canonical spelling: Unicode NFKC, surrounding
@@ -60,44 +56,6 @@ export interface UserRecord {
 export interface UserStore {
   /** The user whose normalized username is `username`, or undefined. */
   findByUsername(username: string): Promise<UserRecord | undefined>;
-}
-
-/** A registered application (the conventions' "Client authentication"). */
-export interface ClientRecord {
-  readonly id: string;
-  /** SHA-256 of the client secret (hashClientSecret()); absent for a public client. */
-  readonly secretHash?: string;
-  /** Grants this client may use; absent: all. */
-  readonly grants?: readonly GrantType[];
-  /** Scopes this client may ask for; absent: all known scopes. */
-  readonly scopes?: readonly string[];
-  /** A blocked client is refused (the conventions: "block applications that are not allowed"). */
-  readonly blocked?: boolean;
-}
-
-export interface ClientStore {
-  findById(clientId: string): Promise<ClientRecord | undefined>;
-}
-
-/**
- * Client secrets are high-entropy values issued by the service, so one
- * SHA-256 pass is enough to keep the stored form useless to a reader (unlike
- * passwords, which need bcrypt).
- */
-export function hashClientSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('base64url');
-}
-
-const DUMMY_SECRET_HASH = hashClientSecret(randomBytes(32).toString('base64url'));
-
-/**
- * Whether `secret` matches the stored hash, in constant time. Compared as two
- * SHA-256 digests of equal length, so the time says nothing about the secret.
- * An absent hash is compared against a dummy, so it costs the same.
- */
-export function clientSecretMatches(secret: string, secretHash: string | undefined): boolean {
-  const equal = sameText(hashClientSecret(secret), secretHash ?? DUMMY_SECRET_HASH);
-  return equal && secretHash !== undefined;
 }
 
 /** What a refresh-token family grants: fixed at the password grant, kept through every rotation. */

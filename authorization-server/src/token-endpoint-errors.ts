@@ -1,7 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { checkString, invalidOption, readOptions } from '../config/options.js';
-import { setErrorShape } from '../errors/error-shape.js';
-import { markOAuthEndpoint } from './oauth-endpoint-mark.js';
+import { checkString, invalidOption, markOAuthEndpoint, readOptions, setErrorShape } from 'express-api-conventions/extend';
 import { markArrival } from './request-deadline.js';
 import { tokenErrorShape } from './token-errors.js';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from './token-options.js';

@@ -1,6 +1,5 @@
-import { ApiError, apiError } from '../errors/api-error.js';
-import type { ErrorName } from '../errors/catalogue.js';
-import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
+import { ApiError, apiError, type ErrorName } from 'express-api-conventions/errors';
+import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from 'express-api-conventions/extend';
 
 /**
  * Token-endpoint errors: RFC 6749 §5.2 bodies `{ error, error_description }`

@@ -1,24 +1,35 @@
-import { checkBoolean, checkInteger, checkString, invalidOption, readOptions } from '../config/options.js';
-import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
-import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
+import {
+  checkAudience,
+  checkBoolean,
+  checkInteger,
+  checkRealm,
+  checkScopeList,
+  checkString,
+  checkSubjectActive,
+  DpopVerifier,
+  GRANT_TYPES,
+  invalidOption,
+  type ReadyKey,
+  readDpopOptions,
+  readKeys,
+  readOptions,
+} from 'express-api-conventions/extend';
+import type {
+  AccessTokenKey,
+  ClientStore,
+  DpopOptions,
+  GrantType,
+  RevokedFamilies,
+  SubjectActiveCheck,
+} from 'express-api-conventions/oauth2';
 import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspection.js';
-import { type AccessTokenKey, type ReadyKey, readKeys } from './keys.js';
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
 import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
-import type { RevokedFamilies } from './revoked-families.js';
-import { checkScopeList } from './scope.js';
 import type { SignInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
-import {
-  type ClientStore,
-  GRANT_TYPES,
-  type GrantType,
-  MemoryRefreshTokenStore,
-  type RefreshTokenStore,
-  type UserStore,
-} from './stores.js';
+import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores.js';
 
 /** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
 export const TOKEN_PATH = '/v1/oauth2/token';

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { readOptions } from '../config/options.js';
-import { AccessTokenSigner } from './access-tokens.js';
+import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
+import type { GrantType, RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
 import { spendTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { passwordGrant } from './grants/password.js';
@@ -13,8 +13,8 @@ import { oauthRequestReader } from './oauth-request.js';
 import { refreshDerivationKey } from './refresh-grace.js';
 import { arrivalMarker } from './request-deadline.js';
 import { revocationEndpoint } from './revocation.js';
-import type { RevokedFamilies } from './revoked-families.js';
-import { GRANT_TYPES, type GrantType, hashRefreshToken, type RefreshTokenStore } from './stores.js';
+import { hashRefreshToken, type RefreshTokenStore } from './stores.js';
+import { tokenEndpointErrors } from './token-endpoint-errors.js';
 import { tokenError } from './token-errors.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from './token-options.js';
 
@@ -42,8 +42,12 @@ export {
  * (metadata-endpoint.ts). Every error is an RFC 6749 §5.2 JSON body
  * (endpoint.ts): refuse() hands it to errorHandler() when one is mounted,
  * else writes it here (the endpoints work alone).
+ *
+ * The router carries its OAuth paths and tokenEndpointErrors() configured
+ * for them: given to conventions() as `tokenRouter`, the preset puts that
+ * error stage first and the router last.
  */
-export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
+export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
   const config = readTokenRouterOptions(options);
   const context: GrantContext = {
     config,
@@ -88,8 +92,18 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): Router {
     router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
   }
   if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
-  return router;
+  const paths = [config.path, config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
+  return Object.defineProperties(router as TokenRouter, {
+    paths: { value: Object.freeze(paths), enumerable: true },
+    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths: paths.slice(1) }), enumerable: true },
+  });
 }
+
+/**
+ * The router tokenRouter() returns: mount it with `app.use()`, or give it
+ * to conventions() as `tokenRouter`.
+ */
+export type TokenRouter = Router & TokenService;
 
 /** Options of revokeRefreshToken(). */
 export interface RevokeRefreshTokenOptions {

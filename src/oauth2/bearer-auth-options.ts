@@ -3,7 +3,7 @@ import type { SubjectActiveCheck } from './checks.js';
 import type { AccessTokenKey } from './keys.js';
 import { type AccessTokenCheck, readAccessTokenCheck } from './resource-token.js';
 import type { RevokedFamilies } from './revoked-families.js';
-import type { ClientStore } from './stores.js';
+import type { ClientStore } from './clients.js';
 
 export interface BearerAuthOptions {
   /** Keys that verify access tokens, as given to tokenRouter() (public keys suffice). Required. */

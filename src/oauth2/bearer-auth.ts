@@ -10,7 +10,7 @@ import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOpt
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
-import { type ClientStore, clientSecretMatches } from './stores.js';
+import { type ClientStore, clientSecretMatches } from './clients.js';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
 import type { Params } from '../client-auth.js';
-import { type ClientRecord, hashRefreshToken, newRefreshToken } from '../stores.js';
+import { hashRefreshToken, newRefreshToken } from '../stores.js';
 import { tokenError } from '../token-errors.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 

@@ -1,7 +1,7 @@
+import type { ClientRecord, RevokedFamilies } from 'express-api-conventions/oauth2';
 import type { Params } from '../client-auth.js';
 import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from '../refresh-grace.js';
-import type { RevokedFamilies } from '../revoked-families.js';
-import { type ClientRecord, hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores.js';
+import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores.js';
 import { tokenError } from '../token-errors.js';
 import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
 

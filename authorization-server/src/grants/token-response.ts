@@ -1,11 +1,14 @@
 import type { Response } from 'express';
-import { writeJsonAnswer } from '../../http/json-writer.js';
-import { stringifyJson } from '../../http/serialize.js';
-import type { AccessTokenSigner } from '../access-tokens.js';
+import {
+  type AccessTokenSigner,
+  DPOP_TOKEN_TYPE,
+  formatScope,
+  parseScope,
+  writeJsonAnswer,
+} from 'express-api-conventions/extend';
+import { stringifyJson } from 'express-api-conventions/json';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
 import type { Params } from '../client-auth.js';
-import { DPOP_TOKEN_TYPE } from '../dpop.js';
-import { formatScope, parseScope } from '../scope.js';
-import type { ClientRecord } from '../stores.js';
 import { tokenError } from '../token-errors.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 
