@@ -50,4 +50,3 @@ export function clientSecretMatches(secret: string, secretHash: string | undefin
   const equal = sameText(hashClientSecret(secret), secretHash ?? DUMMY_SECRET_HASH);
   return equal && secretHash !== undefined;
 }
-

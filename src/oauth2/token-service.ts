@@ -18,7 +18,5 @@ export interface TokenService extends RequestHandler {
 /** Whether `value` is a router made by the authorization server's tokenRouter(). */
 export function isTokenService(value: unknown): value is TokenService {
   const candidate = value as Partial<TokenService> | undefined;
-  return (
-    typeof value === 'function' && Array.isArray(candidate?.paths) && typeof candidate?.tokenEndpointErrors === 'function'
-  );
+  return typeof value === 'function' && Array.isArray(candidate?.paths) && typeof candidate?.tokenEndpointErrors === 'function';
 }
