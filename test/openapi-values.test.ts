@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
+import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../authorization-server/src/token-router.js';
 import { CORS_DEFAULT_EXPOSED_HEADERS } from '../src/cors/options.js';
-import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../src/oauth2/token-router.js';
 import {
   CONVENTIONS_OPTION_NAMES,
   CORS_EXPOSED_HEADERS,

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
-import type { GrantType, RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
+import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
 import { spendTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { passwordGrant } from './grants/password.js';
@@ -43,8 +43,8 @@ export {
  * (endpoint.ts): refuse() hands it to errorHandler() when one is mounted,
  * else writes it here (the endpoints work alone).
  *
- * The router carries its OAuth paths and tokenEndpointErrors() configured
- * for them: given to conventions() as `tokenRouter`, the preset puts that
+ * The router carries its endpoints and tokenEndpointErrors() configured
+ * for their paths: given to conventions() as `tokenRouter`, the preset puts that
  * error stage first and the router last.
  */
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
@@ -92,10 +92,17 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
   }
   if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
-  const paths = [config.path, config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
+  const endpoints: TokenEndpoints = {
+    token: config.path,
+    revocation: config.revocationPath,
+    introspection: config.introspectionPath,
+    metadata: config.metadataPath,
+    dpop: config.dpop !== undefined,
+  };
+  const otherPaths = [config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
   return Object.defineProperties(router as TokenRouter, {
-    paths: { value: Object.freeze(paths), enumerable: true },
-    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths: paths.slice(1) }), enumerable: true },
+    endpoints: { value: Object.freeze(endpoints), enumerable: true },
+    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
   });
 }
 

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { expectHeaders } from './helpers.js';
-import { ALICE, basic, postToken, TOKEN_PATH, tokenApp } from './support/oauth2.js';
-import { closeServer, listen } from './support/services.js';
+import { expectHeaders } from '../../test/helpers.js';
+import { ALICE, basic, postToken, TOKEN_PATH, tokenApp } from '../../test/support/oauth2.js';
+import { closeServer, listen } from '../../test/support/services.js';
 
 /**
  * RFC 6749 §5.2: a failed client authentication is `invalid_client`; the

@@ -1,12 +1,11 @@
-import type { Server } from 'node:http';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type Server } from 'node:http';
 import bcrypt from 'bcryptjs';
 import express from 'express';
-import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
-import { MemoryClientStore, MemoryUserStore, PasswordHasher, passwordSignIn, tokenRouter } from '../src/oauth2/index.js';
-import { AUDIENCE, ISSUER, KEYS } from './support/oauth2.js';
-import { closeServer, listen } from './support/services.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
+import { AUDIENCE, ISSUER, KEYS } from '../../test/support/oauth2.js';
+import { closeServer, listen } from '../../test/support/services.js';
+import { MemoryClientStore, MemoryUserStore, PasswordHasher, passwordSignIn, tokenRouter } from '../src/index.js';
 
 /**
  * Issue 32, finding 7: a password grant is answered, or refused with 503 or
@@ -150,7 +149,7 @@ describe('the password grant answers within its deadline under a mixed load', ()
 
 describe("the deadline counts from the preset's entry, not from the token router's", () => {
   it('refuses with 503 and Retry-After a grant that spent its budget in stages before the router', async () => {
-    const { conventions } = await import('../src/preset.js');
+    const { conventions } = await import('../../src/preset.js');
     const users = new MemoryUserStore();
     await users.add({ username: 'alice', subject: 'u-1', passwordHash: bcrypt.hashSync('wonderland-rabbit-hole', 4) });
     const clients = new MemoryClientStore();
@@ -162,7 +161,7 @@ describe("the deadline counts from the preset's entry, not from the token router
     app.use(
       conventions({
         rateLimit: false,
-        tokenRouter: {
+        tokenRouter: tokenRouter({
           keys: KEYS,
           issuer: ISSUER,
           audience: AUDIENCE,
@@ -171,7 +170,7 @@ describe("the deadline counts from the preset's entry, not from the token router
           passwordHasher: hasher,
           passwordCost: 4,
           signInDeadlineMs: 300,
-        },
+        }),
         before: { tokenRouter: [slow] },
       }),
     );

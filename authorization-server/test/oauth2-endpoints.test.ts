@@ -1,9 +1,9 @@
 import express, { type Express } from 'express';
+import { bearerAuth, MemoryRevokedFamilies } from 'express-api-conventions/oauth2';
 import request from 'supertest';
-import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
-import { bearerAuth, MemoryRefreshTokenStore, MemoryRevokedFamilies, tokenRouter } from '../src/oauth2/index.js';
-import { expectHeaders } from './helpers.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
+import { expectHeaders } from '../../test/helpers.js';
 import {
   ALICE,
   AUDIENCE,
@@ -17,7 +17,8 @@ import {
   type TestTokenOptions,
   TOKEN_OPTIONS,
   tokenApp,
-} from './support/oauth2.js';
+} from '../../test/support/oauth2.js';
+import { MemoryRefreshTokenStore, tokenRouter } from '../src/index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REVOCATIONS = '/v1/oauth2/revocations';
@@ -481,12 +482,12 @@ describe('endpoint paths, checked at construction', () => {
 
 describe('in the conventions() preset', () => {
   it('answers an Authorization: Bearer header at the token endpoint with RFC 6749 §5.2 invalid_client, not RFC 6750 invalid_token', async () => {
-    const { conventions } = await import('../src/preset.js');
+    const { conventions } = await import('../../src/preset.js');
     const app = express();
     app.use(
       conventions({
         bearerAuth: { keys: KEYS, issuer: ISSUER, audience: AUDIENCE },
-        tokenRouter: { ...TOKEN_OPTIONS, ...(await seedStores()) },
+        tokenRouter: tokenRouter({ ...TOKEN_OPTIONS, ...(await seedStores()) }),
       }),
     );
     app.use(notFound(), errorHandler({ production: true, log: false }));
@@ -502,12 +503,12 @@ describe('in the conventions() preset', () => {
   });
 
   it("answers the rate limiter's 429 on the revocation and introspection paths in RFC 6749's shape", async () => {
-    const { conventions } = await import('../src/preset.js');
+    const { conventions } = await import('../../src/preset.js');
     const app = express();
     app.use(
       conventions({
         rateLimit: { limit: 1, windowSeconds: 60 },
-        tokenRouter: { ...TOKEN_OPTIONS, ...(await seedStores()), revocationPath: '/v1/oauth2/token-revocations' },
+        tokenRouter: tokenRouter({ ...TOKEN_OPTIONS, ...(await seedStores()), revocationPath: '/v1/oauth2/token-revocations' }),
       }),
     );
     app.use(notFound(), errorHandler({ production: true, log: false }));

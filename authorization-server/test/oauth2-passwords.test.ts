@@ -1,9 +1,9 @@
 import bcrypt from 'bcryptjs';
-import { ConfigurationError } from '../src/config/index.js';
-import { hashPassword, MemoryUserStore, PasswordHasher, verifyPassword } from '../src/oauth2/index.js';
-import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST, PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
-import { ALICE, postToken, tokenApp } from './support/oauth2.js';
-import { FIRST_72_BYTES, passwordPair } from './support/passwords.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { ALICE, postToken, tokenApp } from '../../test/support/oauth2.js';
+import { FIRST_72_BYTES, passwordPair } from '../../test/support/passwords.js';
+import { hashPassword, MemoryUserStore, PasswordHasher, verifyPassword } from '../src/index.js';
+import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST, PREHASHED_BCRYPT_PREFIX } from '../src/password-hasher.js';
 
 // Cost 4 (bcrypt's minimum) keeps the suite fast; the pool is the same at cost 12.
 const COST = 4;

@@ -1,20 +1,14 @@
 import bcrypt from 'bcryptjs';
 import express, { type Express } from 'express';
+import { bearerAuth } from 'express-api-conventions/oauth2';
 import { createClient } from 'redis';
 import request from 'supertest';
-import { errorHandler, notFound } from '../src/errors/index.js';
-import {
-  bearerAuth,
-  RedisClientStore,
-  RedisRefreshTokenStore,
-  RedisUserStore,
-  revokeRefreshToken,
-  tokenRouter,
-} from '../src/oauth2/index.js';
-import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/oauth2/stores.js';
-import { RedisCounterStore, StoreUnavailableError } from '../src/stores/index.js';
-import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from './support/oauth2.js';
-import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
+import { RedisCounterStore, StoreUnavailableError } from '../../src/stores/index.js';
+import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from '../../test/support/oauth2.js';
+import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
+import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore, revokeRefreshToken, tokenRouter } from '../src/index.js';
+import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/stores.js';
 
 const makeClient = (url: string) => createClient({ url });
 type Client = ReturnType<typeof makeClient>;

@@ -5,16 +5,7 @@ import express, { type Express } from 'express';
 import jwt from 'jsonwebtoken';
 import { createClient } from 'redis';
 import request from 'supertest';
-import { errorHandler, notFound } from '../src/errors/index.js';
-import {
-  MemoryRefreshTokenStore,
-  RedisClientStore,
-  RedisRefreshTokenStore,
-  RedisUserStore,
-  type RefreshTokenStore,
-  tokenRouter,
-} from '../src/oauth2/index.js';
-import { hashRefreshToken } from '../src/oauth2/stores.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
 import {
   ALICE,
   AUDIENCE,
@@ -26,8 +17,17 @@ import {
   TEST_COST,
   TOKEN_OPTIONS,
   testHasher,
-} from './support/oauth2.js';
-import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+} from '../../test/support/oauth2.js';
+import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
+import {
+  MemoryRefreshTokenStore,
+  RedisClientStore,
+  RedisRefreshTokenStore,
+  RedisUserStore,
+  type RefreshTokenStore,
+  tokenRouter,
+} from '../src/index.js';
+import { hashRefreshToken } from '../src/stores.js';
 
 /**
  * Issue 32, finding 2: the refresh grace (a retry after a lost answer) must

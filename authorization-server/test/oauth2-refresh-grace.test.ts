@@ -4,15 +4,8 @@ import bcrypt from 'bcryptjs';
 import express, { type Express } from 'express';
 import { createClient } from 'redis';
 import request from 'supertest';
-import { ConfigurationError } from '../src/config/index.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
-import {
-  MemoryRefreshTokenStore,
-  RedisClientStore,
-  RedisRefreshTokenStore,
-  RedisUserStore,
-  tokenRouter,
-} from '../src/oauth2/index.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
 import {
   ALICE,
   AUDIENCE,
@@ -25,8 +18,9 @@ import {
   TOKEN_OPTIONS,
   testHasher,
   tokenApp,
-} from './support/oauth2.js';
-import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+} from '../../test/support/oauth2.js';
+import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
+import { MemoryRefreshTokenStore, RedisClientStore, RedisRefreshTokenStore, RedisUserStore, tokenRouter } from '../src/index.js';
 
 /**
  * Rotation that survives a lost response (tokenRouter `refreshGraceSeconds`):

@@ -3,10 +3,10 @@ import { connect } from 'node:net';
 import bcrypt from 'bcryptjs';
 import express from 'express';
 import supertest from 'supertest';
-import { type ApiError, errorHandler, isApiError, notFound } from '../src/errors/index.js';
-import { MemoryUserStore, PasswordHasher, passwordSignIn } from '../src/oauth2/index.js';
-import { ALICE, postToken, TEST_COST, TOKEN_PATH, tokenApp } from './support/oauth2.js';
-import { closeServer, listen } from './support/services.js';
+import { type ApiError, errorHandler, isApiError, notFound } from '../../src/errors/index.js';
+import { ALICE, postToken, TEST_COST, TOKEN_PATH, tokenApp } from '../../test/support/oauth2.js';
+import { closeServer, listen } from '../../test/support/services.js';
+import { MemoryUserStore, PasswordHasher, passwordSignIn } from '../src/index.js';
 
 /**
  * Sign-in work is bounded (PasswordHasher): a task whose expected wait for a

@@ -2,21 +2,12 @@ import bcrypt from 'bcryptjs';
 import express from 'express';
 import express4 from 'express4';
 import request from 'supertest';
-import { ConfigurationError } from '../src/config/index.js';
-import { apiError, errorHandler, notFound } from '../src/errors/index.js';
-import {
-  MemoryRefreshTokenStore,
-  MemoryUserStore,
-  PasswordHasher,
-  revokeRefreshToken,
-  tokenRouter,
-  type UserStore,
-} from '../src/oauth2/index.js';
-import { PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
-import { conventions } from '../src/preset.js';
-import { parseBodies } from '../src/request/index.js';
-import { StoreUnavailableError } from '../src/stores/index.js';
-import { expectHeaders } from './helpers.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { apiError, errorHandler, notFound } from '../../src/errors/index.js';
+import { conventions } from '../../src/preset.js';
+import { parseBodies } from '../../src/request/index.js';
+import { StoreUnavailableError } from '../../src/stores/index.js';
+import { expectHeaders } from '../../test/helpers.js';
 import {
   ALICE,
   AUDIENCE,
@@ -29,7 +20,16 @@ import {
   TEST_COST,
   TOKEN_OPTIONS,
   tokenApp,
-} from './support/oauth2.js';
+} from '../../test/support/oauth2.js';
+import {
+  MemoryRefreshTokenStore,
+  MemoryUserStore,
+  PasswordHasher,
+  revokeRefreshToken,
+  tokenRouter,
+  type UserStore,
+} from '../src/index.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hasher.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -756,10 +756,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       const app = express();
       app.use(
         conventions({
-          tokenRouter: {
+          tokenRouter: tokenRouter({
             ...TOKEN_OPTIONS,
             ...(await seedStores()),
-          },
+          }),
         }),
       );
       app.use(notFound(), errorHandler({ production: true, log: false }));

@@ -1,9 +1,17 @@
 import express, { type Express } from 'express';
 import { createClient } from 'redis';
 import request from 'supertest';
-import { ConfigurationError } from '../src/config/index.js';
-import { apiError } from '../src/errors/api-error.js';
-import { errorHandler, notFound } from '../src/errors/index.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { apiError } from '../../src/errors/api-error.js';
+import { errorHandler, notFound } from '../../src/errors/index.js';
+import { rateLimit } from '../../src/rate-limit/index.js';
+import { parseBodies } from '../../src/request/index.js';
+import type { CounterStore } from '../../src/stores/counter-store.js';
+import { MemoryCounterStore } from '../../src/stores/memory-counter-store.js';
+import { RedisCounterStore } from '../../src/stores/redis-counter-store.js';
+import { expectHeaders } from '../../test/helpers.js';
+import { ALICE, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from '../../test/support/oauth2.js';
+import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import {
   passwordSignIn,
   type SignInGuard,
@@ -11,17 +19,9 @@ import {
   signInGuard,
   tokenEndpointErrors,
   tokenRouter,
-} from '../src/oauth2/index.js';
-import { signInAddressKey } from '../src/oauth2/sign-in-guard.js';
-import { tokenErrorShape } from '../src/oauth2/token-errors.js';
-import { rateLimit } from '../src/rate-limit/index.js';
-import { parseBodies } from '../src/request/index.js';
-import type { CounterStore } from '../src/stores/counter-store.js';
-import { MemoryCounterStore } from '../src/stores/memory-counter-store.js';
-import { RedisCounterStore } from '../src/stores/redis-counter-store.js';
-import { expectHeaders } from './helpers.js';
-import { ALICE, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from './support/oauth2.js';
-import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
+} from '../src/index.js';
+import { signInAddressKey } from '../src/sign-in-guard.js';
+import { tokenErrorShape } from '../src/token-errors.js';
 
 /**
  * The sign-in guard (issue 12 part 2): one allowance of failed sign-ins

@@ -1,7 +1,6 @@
-import type { UserRecord, UserStore } from '../src/oauth2/index.js';
-import { hashPassword, MemoryUserStore } from '../src/oauth2/index.js';
-import { usernameAllowed } from '../src/oauth2/stores.js';
-import { postToken, TEST_COST, tokenApp } from './support/oauth2.js';
+import { postToken, TEST_COST, tokenApp } from '../../test/support/oauth2.js';
+import { hashPassword, MemoryUserStore, type UserRecord, type UserStore } from '../src/index.js';
+import { usernameAllowed } from '../src/stores.js';
 
 /**
  * A custom UserStore that keeps usernames as typed: the library asks it for

@@ -17,4 +17,4 @@ export type { AccessTokenAlgorithm, AccessTokenKey, AsymmetricKey, HmacKey } fro
 export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export { RedisRevokedFamilies, type RedisRevokedFamiliesOptions } from './redis-revoked-families.js';
 export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
-export type { TokenService } from './token-service.js';
+export type { TokenEndpoints, TokenService } from './token-service.js';

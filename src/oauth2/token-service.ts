@@ -9,14 +9,26 @@ import type { RequestHandler } from 'express';
  * that answers at the token endpoint makes it.
  */
 export interface TokenService extends RequestHandler {
-  /** The paths the router answers (token, revocation, introspection, metadata). */
-  readonly paths: readonly string[];
-  /** tokenEndpointErrors() configured for those paths. */
+  /** What the router answers where: read by withConventions() to describe it. */
+  readonly endpoints: TokenEndpoints;
+  /** tokenEndpointErrors() configured for the token, revocation and introspection paths. */
   readonly tokenEndpointErrors: RequestHandler;
+}
+
+/** The endpoints of a token router: each path, or undefined when that endpoint is off. */
+export interface TokenEndpoints {
+  readonly token: string;
+  readonly revocation: string | undefined;
+  readonly introspection: string | undefined;
+  readonly metadata: string | undefined;
+  /** Whether the token endpoint binds tokens to a DPoP key (RFC 9449). */
+  readonly dpop: boolean;
 }
 
 /** Whether `value` is a router made by the authorization server's tokenRouter(). */
 export function isTokenService(value: unknown): value is TokenService {
   const candidate = value as Partial<TokenService> | undefined;
-  return typeof value === 'function' && Array.isArray(candidate?.paths) && typeof candidate?.tokenEndpointErrors === 'function';
+  return (
+    typeof value === 'function' && typeof candidate?.endpoints === 'object' && typeof candidate.tokenEndpointErrors === 'function'
+  );
 }
