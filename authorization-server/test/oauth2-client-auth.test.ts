@@ -81,7 +81,7 @@ describe('client authentication failures (RFC 6749 §5.2)', () => {
 
   describe('as oauth4webapi reads them', () => {
     const run = promisify(execFile);
-    const SCRIPT = resolve(__dirname, 'fixtures', 'oauth4webapi-password-grant.mjs');
+    const SCRIPT = resolve(__dirname, '..', '..', 'test', 'fixtures', 'oauth4webapi-password-grant.mjs');
     const grant = { username: ALICE.username, password: ALICE.password };
 
     it('reads invalid_client for a wrong secret in the body and for a confidential client without its secret, and a challenge for the header', async () => {

@@ -3,13 +3,7 @@ import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
 import { isObject, type Json } from './document.js';
-import {
-  CONVENTIONS_OPTION_NAMES,
-  PAGING_DEFAULTS,
-  SECURITY_HEADER_OPTIONS,
-  SECURITY_HEADER_VALUES,
-  TOKEN_SERVICE_PATHS,
-} from './values.js';
+import { CONVENTIONS_OPTION_NAMES, PAGING_DEFAULTS, SECURITY_HEADER_OPTIONS, SECURITY_HEADER_VALUES } from './values.js';
 
 /** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
 export type WithConventionsOptions = Readonly<ConventionsOptions> & {
