@@ -3,9 +3,10 @@
  * README for why), compiled to CommonJS in memory; type checking is its own
  * step (`npm run typecheck`), so the transform only transpiles.
  *
- * Two projects: the library's tests (test/) and the checker's, a workspace
- * package with its own configuration (checker/jest.config.cjs), so that
- * `npm test` at the root runs both.
+ * Three projects: the library's tests (test/) and those of the two workspace
+ * packages, each with its own configuration (checker/jest.config.cjs,
+ * authorization-server/jest.config.cjs), so that `npm test` at the root runs
+ * them all.
  */
 /** @type {import('jest').Config} */
 module.exports = {
@@ -17,6 +18,10 @@ module.exports = {
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.test.ts'],
       moduleNameMapper: {
+        // Tests that need tokens issued use the authorization server's sources, which import the library by name.
+        '^express-api-conventions-authorization-server$': '<rootDir>/authorization-server/src/index.ts',
+        '^express-api-conventions$': '<rootDir>/src/index.ts',
+        '^express-api-conventions/(.*)$': '<rootDir>/src/$1/index.ts',
         // Sources import './x.js' (ESM style); in tests that is './x.ts'.
         '^(\\.{1,2}/.*)\\.js$': '$1',
       },
@@ -38,5 +43,6 @@ module.exports = {
       },
     },
     '<rootDir>/checker',
+    '<rootDir>/authorization-server',
   ],
 };

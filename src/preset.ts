@@ -13,8 +13,7 @@ import { declareInnerMiddlewares } from './http/router-stack.js';
 import { type JsonResponsesOptions, jsonResponses } from './json/json-responses.js';
 import { type ResponseLinterOptions, responseLinter } from './lint/response-linter.js';
 import type { BearerAuthOptions } from './oauth2/bearer-auth-options.js';
-import type { TokenEndpointErrorsOptions } from './oauth2/token-endpoint-errors.js';
-import type { TokenRouterOptions } from './oauth2/token-router.js';
+import { isTokenService, type TokenService } from './oauth2/token-service.js';
 import type { RateLimitOptions } from './rate-limit/options.js';
 import { rateLimit } from './rate-limit/rate-limit.js';
 import { type ParseBodiesOptions, parseBodies } from './request/body-parsers.js';
@@ -62,13 +61,38 @@ const configured =
   (options: Options | undefined) =>
     factory(options as Options);
 
-// The token service (jsonwebtoken, bcryptjs and 37 modules) is loaded when a
-// stage that needs it is built, never when the preset loads: an app that
-// configures none of its stages never loads it (DESIGN.md principle 9).
-const tokenRouterModule = () => require('./oauth2/token-router.js') as typeof import('./oauth2/token-router.js');
+// bearerAuth() (jsonwebtoken and its modules) is loaded when its stage is
+// built, never when the preset loads: an app that does not configure it never
+// loads it (docs/architecture.md).
 const bearerAuthModule = () => require('./oauth2/bearer-auth.js') as typeof import('./oauth2/bearer-auth.js');
-const tokenEndpointErrorsModule = () =>
-  require('./oauth2/token-endpoint-errors.js') as typeof import('./oauth2/token-endpoint-errors.js');
+
+/**
+ * The token service is its own package: the preset's token stages take the
+ * middleware that package makes, and an options object is refused with the
+ * call to write instead.
+ */
+const TOKEN_PACKAGE = 'express-api-conventions-authorization-server';
+
+function tokenRouterStage(router: unknown): RequestHandler {
+  if (isTokenService(router)) return router;
+  throw new ConfigurationError(
+    'EAC_OPTION_INVALID',
+    `${FACTORY}(options): \`tokenRouter\` takes the router of ${TOKEN_PACKAGE} (npm install ${TOKEN_PACKAGE}), ` +
+      `not its options: write \`tokenRouter: tokenRouter({ keys, issuer, audience, users, clients })\` with ` +
+      `\`import { tokenRouter } from '${TOKEN_PACKAGE}'\`.`,
+    { option: 'tokenRouter', problem: `must be the router ${TOKEN_PACKAGE}'s tokenRouter() returns` },
+  );
+}
+
+function tokenEndpointErrorsStage(middleware: unknown): RequestHandler {
+  if (typeof middleware === 'function' && !isTokenService(middleware)) return middleware as RequestHandler;
+  throw new ConfigurationError(
+    'EAC_OPTION_INVALID',
+    `${FACTORY}(options): \`tokenEndpointErrors\` takes the middleware of ${TOKEN_PACKAGE}'s tokenEndpointErrors(), ` +
+      'or false; by default it follows `tokenRouter`, at its paths.',
+    { option: 'tokenEndpointErrors', problem: `must be the middleware ${TOKEN_PACKAGE}'s tokenEndpointErrors() returns` },
+  );
+}
 
 /**
  * The preset, in the order its stages run: the one place that order is
@@ -77,7 +101,7 @@ const tokenEndpointErrorsModule = () =>
 export const PRESET_STAGES = [
   stage(
     'tokenEndpointErrors',
-    configured((o: TokenEndpointErrorsOptions) => tokenEndpointErrorsModule().tokenEndpointErrors(o)),
+    configured((o: RequestHandler) => tokenEndpointErrorsStage(o)),
     'off',
     [],
     'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its paths.',
@@ -164,10 +188,10 @@ export const PRESET_STAGES = [
   ),
   stage(
     'tokenRouter',
-    configured((o: TokenRouterOptions) => tokenRouterModule().tokenRouter(o)),
+    configured((o: TokenService) => tokenRouterStage(o)),
     'off',
     ['rateLimit', 'parseBodies'],
-    'The token endpoint, last, after every cross-cutting stage. Needs keys and a user store.',
+    'The token endpoint, last, after every cross-cutting stage. Takes the router of express-api-conventions-authorization-server’s `tokenRouter()`.',
   ),
 ] as const;
 
@@ -233,6 +257,8 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 const FACTORY = 'conventions';
 /** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
 const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
+/** The stages whose option is middleware made by the authorization-server package, not an options object. */
+const TAKES_MIDDLEWARE: ReadonlySet<string> = new Set(['tokenEndpointErrors', 'tokenRouter']);
 const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode'] as (keyof ConventionsOptions & string)[];
 
 // Each `runsAfter` names a stage earlier in the table: the order is checked
@@ -319,6 +345,8 @@ function readInsertions(key: 'before' | 'after', value: unknown): Map<StageName,
 function isOn(entry: Stages, option: unknown): boolean {
   if (option === false) return false;
   if (option !== undefined) {
+    // The token stages take middleware, which their factories check.
+    if (TAKES_MIDDLEWARE.has(entry.name)) return true;
     if (typeof option !== 'object' || option === null || Array.isArray(option)) {
       invalidOption(FACTORY, entry.name, option, 'an object of its options, or false');
     }
@@ -368,12 +396,8 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
     STAGE_KEY_HINTS,
   );
   // The token endpoint's error shape follows the token endpoint, at its paths.
-  const token = given.tokenRouter as Partial<TokenRouterOptions> | false | undefined;
-  if (token && given.tokenEndpointErrors === undefined) {
-    const { INTROSPECTION_PATH, REVOCATION_PATH } = tokenRouterModule();
-    const otherPaths = [token.revocationPath ?? REVOCATION_PATH, token.introspectionPath ?? INTROSPECTION_PATH];
-    given.tokenEndpointErrors = { path: token.path, otherPaths: otherPaths.filter((path) => typeof path === 'string') };
-  }
+  const token = given.tokenRouter === undefined || given.tokenRouter === false ? undefined : tokenRouterStage(given.tokenRouter);
+  if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = (token as TokenService).tokenEndpointErrors;
   // The origins CORS lets call with credentials are the other sites whose
   // state-changing requests are legitimate ('*' trusts none: it carries no cookies).
   const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;

@@ -1,6 +1,12 @@
+import {
+  MemoryRefreshTokenStore,
+  revokeRefreshToken,
+  signInGuard,
+  tokenRouter,
+} from 'express-api-conventions-authorization-server';
 import { ConfigurationError, checkInteger, checkLog, checkOneOf, readOptions, refuseHintedOptions } from '../src/config/index.js';
 import { corsPolicy } from '../src/cors/index.js';
-import { bearerAuth, MemoryRefreshTokenStore, revokeRefreshToken, signInGuard, tokenRouter } from '../src/oauth2/index.js';
+import { bearerAuth } from '../src/oauth2/index.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { securityHeaders } from '../src/security/index.js';
 

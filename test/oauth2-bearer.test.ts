@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import express, { type Express } from 'express';
+import { MemoryRefreshTokenStore, revokeRefreshToken, tokenRouter } from 'express-api-conventions-authorization-server';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
@@ -7,11 +8,8 @@ import {
   type AccessTokenKey,
   type BearerAuthOptions,
   bearerAuth,
-  MemoryRefreshTokenStore,
   type RevokedFamilies,
   requireScope,
-  revokeRefreshToken,
-  tokenRouter,
 } from '../src/oauth2/index.js';
 import { expectHeaders } from './helpers.js';
 import {

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import express, { type Express } from 'express';
+import { RedisRefreshTokenStore, tokenRouter } from 'express-api-conventions-authorization-server';
 import jwt from 'jsonwebtoken';
 import { createClient } from 'redis';
 import request from 'supertest';
@@ -18,8 +19,6 @@ import {
   dpopAuth,
   MemoryDpopReplayStore,
   RedisDpopReplayStore,
-  RedisRefreshTokenStore,
-  tokenRouter,
 } from '../src/oauth2/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';

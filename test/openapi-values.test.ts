@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { CORS_DEFAULT_EXPOSED_HEADERS } from '../src/cors/options.js';
-import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../src/oauth2/token-router.js';
 import {
   CONVENTIONS_OPTION_NAMES,
   CORS_EXPOSED_HEADERS,
   RATE_LIMIT_DEFAULTS,
   SECURITY_HEADER_VALUES,
-  TOKEN_SERVICE_PATHS,
 } from '../src/openapi/values.js';
 import { STAGE_NAMES } from '../src/preset.js';
 import {
@@ -28,7 +26,6 @@ describe('express-api-conventions/openapi', () => {
   it('states the values the middlewares send', () => {
     expect(SECURITY_HEADER_VALUES).toEqual(SECURITY_HEADERS);
     expect(CORS_EXPOSED_HEADERS).toEqual(CORS_DEFAULT_EXPOSED_HEADERS);
-    expect(TOKEN_SERVICE_PATHS).toEqual({ token: TOKEN_PATH, revocation: REVOCATION_PATH, introspection: INTROSPECTION_PATH });
     expect(RATE_LIMIT_DEFAULTS).toEqual({
       limit: DEFAULT_RATE_LIMIT,
       windowSeconds: DEFAULT_RATE_WINDOW_SECONDS,
@@ -59,6 +56,7 @@ describe('express-api-conventions/openapi', () => {
       'config/options.ts',
       'errors/reflected-input.ts',
       'http/spec.ts',
+      'oauth2/token-service.ts',
     ]);
     expect([...packages]).toEqual([]);
   });

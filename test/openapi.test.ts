@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { MemoryUserStore, tokenRouter } from 'express-api-conventions-authorization-server';
 import request from 'supertest';
 import {
   apiError,
@@ -229,7 +230,13 @@ describe('withConventions()', () => {
 
   it('adds the token service when tokenRouter is configured: token, revocation, introspection and metadata', () => {
     const document = withConventions(TEAM_DOCUMENT, {
-      tokenRouter: { issuer: 'https://id.example/tenant', dpop: true },
+      tokenRouter: tokenRouter({
+        keys: KEYS,
+        issuer: 'https://id.example/tenant',
+        audience: AUDIENCE,
+        users: new MemoryUserStore(),
+        dpop: true,
+      }),
     } as never) as unknown as Described;
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining([
@@ -282,7 +289,7 @@ describe('withConventions() with the token service, by round trip', () => {
   it('describes the token, revocation, introspection and metadata answers, and the bearer failures', async () => {
     const stores = await seedStores();
     const options = {
-      tokenRouter: { ...base, ...stores, introspectors: { 'demo-client': 'own-tokens' } },
+      tokenRouter: tokenRouter({ ...base, ...stores, introspectors: { 'demo-client': 'own-tokens' } }),
       bearerAuth: { keys: KEYS, issuer, audience: AUDIENCE },
     } as ConventionsOptions;
     const made = express();

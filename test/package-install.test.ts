@@ -1,4 +1,4 @@
-import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore } from '../src/oauth2/index.js';
+import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore } from 'express-api-conventions-authorization-server';
 import { RedisCounterStore } from '../src/stores/index.js';
 
 /**

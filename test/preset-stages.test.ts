@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import express, { type RequestHandler } from 'express';
+import { tokenRouter } from 'express-api-conventions-authorization-server';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { pendingDefault } from '../src/http/response-headers.js';
@@ -241,7 +242,7 @@ describe('the token path in the preset', () => {
       conventions({
         rateLimit,
         parseBodies: { limit: '1kb' },
-        tokenRouter: { keys: KEYS, issuer: ISSUER, audience: AUDIENCE, passwordHasher: testHasher, ...stores },
+        tokenRouter: tokenRouter({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, passwordHasher: testHasher, ...stores }),
       }),
     );
     app.get('/v1/things', (_req, res) => res.json({}));

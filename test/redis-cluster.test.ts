@@ -2,16 +2,16 @@ import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import bcrypt from 'bcryptjs';
 import express, { type Express } from 'express';
-import { createClient, createCluster } from 'redis';
-import { errorHandler, notFound } from '../src/errors/index.js';
 import {
   RedisClientStore,
   RedisRefreshTokenStore,
-  RedisRevokedFamilies,
   RedisUserStore,
   tokenRouter,
-} from '../src/oauth2/index.js';
-import { SIGN_IN_POLICIES } from '../src/oauth2/sign-in-guard.js';
+} from 'express-api-conventions-authorization-server';
+import { createClient, createCluster } from 'redis';
+import { SIGN_IN_POLICIES } from '../authorization-server/src/sign-in-guard.js';
+import { errorHandler, notFound } from '../src/errors/index.js';
+import { RedisRevokedFamilies } from '../src/oauth2/index.js';
 import { limiter } from '../src/rate-limit/index.js';
 import { RedisCounterStore } from '../src/stores/index.js';
 import { hashSlot } from '../src/stores/redis/index.js';

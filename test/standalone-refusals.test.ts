@@ -1,9 +1,10 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import { tokenRouter } from 'express-api-conventions-authorization-server';
 import express4 from 'express4';
 import request from 'supertest';
 import { corsPolicy, requireXhr } from '../src/cors/index.js';
 import { errorHandler } from '../src/errors/index.js';
-import { type AuthContext, bearerAuth, requireScope, tokenRouter } from '../src/oauth2/index.js';
+import { type AuthContext, bearerAuth, requireScope } from '../src/oauth2/index.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 import { methodOverride, parseBodies } from '../src/request/index.js';
 import { csrfProtection, csrfTokens } from '../src/security/index.js';

@@ -1,9 +1,9 @@
 import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
 import type { SubjectActiveCheck } from './checks.js';
+import type { ClientStore } from './clients.js';
 import type { AccessTokenKey } from './keys.js';
 import { type AccessTokenCheck, readAccessTokenCheck } from './resource-token.js';
 import type { RevokedFamilies } from './revoked-families.js';
-import type { ClientStore } from './stores.js';
 
 export interface BearerAuthOptions {
   /** Keys that verify access tokens, as given to tokenRouter() (public keys suffice). Required. */

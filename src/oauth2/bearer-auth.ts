@@ -7,10 +7,10 @@ import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js
 import type { AccessTokenClaims } from './access-tokens.js';
 import { parseBasicCredentials } from './basic-credentials.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
+import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
 import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
-import { type ClientStore, clientSecretMatches } from './stores.js';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type RedisConnection, type RedisStoreOptions, readRedisOptions, redisKey } from '../stores/redis/index.js';
 import type { DpopReplayStore } from './dpop.js';
-import { DEFAULT_OAUTH2_REDIS_PREFIX } from './redis-stores.js';
+import { DEFAULT_OAUTH2_REDIS_PREFIX } from './redis-revoked-families.js';
 
 /**
  * DPoP proof ids in Redis, so that a proof accepted by one instance is

@@ -8,8 +8,10 @@ import {
   replyText,
   taggedKey,
 } from '../stores/redis/index.js';
-import { DEFAULT_OAUTH2_REDIS_PREFIX } from './redis-stores.js';
 import type { RevokedFamilies } from './revoked-families.js';
+
+/** The default key prefix of the oauth2 Redis stores, the authorization server's included. */
+export const DEFAULT_OAUTH2_REDIS_PREFIX = 'oauth2:';
 
 export interface RedisRevokedFamiliesOptions extends RedisStoreOptions {
   /** Prefix of the store's keys, `<prefix>revoked:{families}` and its `:version`. Default: `'oauth2:'`. */

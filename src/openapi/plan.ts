@@ -1,14 +1,9 @@
 import { readOptions } from '../config/options.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
+import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
 import { isObject, type Json } from './document.js';
-import {
-  CONVENTIONS_OPTION_NAMES,
-  PAGING_DEFAULTS,
-  SECURITY_HEADER_OPTIONS,
-  SECURITY_HEADER_VALUES,
-  TOKEN_SERVICE_PATHS,
-} from './values.js';
+import { CONVENTIONS_OPTION_NAMES, PAGING_DEFAULTS, SECURITY_HEADER_OPTIONS, SECURITY_HEADER_VALUES } from './values.js';
 
 /** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
 export type WithConventionsOptions = Readonly<ConventionsOptions> & {
@@ -17,13 +12,7 @@ export type WithConventionsOptions = Readonly<ConventionsOptions> & {
 };
 
 /** The token service as the document states it: its paths (undefined when off) and DPoP. */
-export interface TokenServicePlan {
-  readonly token: string;
-  readonly revocation: string | undefined;
-  readonly introspection: string | undefined;
-  readonly metadata: string | undefined;
-  readonly dpop: boolean;
-}
+export type TokenServicePlan = TokenEndpoints;
 
 /** What the preset sends with these options. */
 export interface Plan {
@@ -47,33 +36,8 @@ export interface Plan {
 
 const objectOr = (value: unknown): Json | undefined => (isObject(value) ? value : undefined);
 
-/** The path of an endpoint the token router serves: its option, its default, or undefined when `false`. */
-const endpointPath = (value: unknown, fallback: string): string | undefined =>
-  value === false ? undefined : typeof value === 'string' ? value : fallback;
-
-/** RFC 8414 §3.1: the metadata path of an issuer, or undefined when no metadata is served. */
-function metadataPath(token: Json): string | undefined {
-  if (token.metadata === false || typeof token.issuer !== 'string') return undefined;
-  let issuer: URL;
-  try {
-    issuer = new URL(token.issuer);
-  } catch {
-    return undefined;
-  }
-  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
-  return `/.well-known/oauth-authorization-server${path}`;
-}
-
 function tokenPlan(value: unknown): TokenServicePlan | undefined {
-  const token = objectOr(value);
-  if (!token) return undefined;
-  return {
-    token: typeof token.path === 'string' ? token.path : TOKEN_SERVICE_PATHS.token,
-    revocation: endpointPath(token.revocationPath, TOKEN_SERVICE_PATHS.revocation),
-    introspection: endpointPath(token.introspectionPath, TOKEN_SERVICE_PATHS.introspection),
-    metadata: metadataPath(token),
-    dpop: token.dpop !== undefined && token.dpop !== false,
-  };
+  return isTokenService(value) ? value.endpoints : undefined;
 }
 
 /** The two headers report-only sends as their `-Report-Only` variants (reportOnlySecurityHeaders()). */

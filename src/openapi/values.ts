@@ -42,13 +42,6 @@ export const RATE_LIMIT_DEFAULTS = { limit: 100, windowSeconds: 60, policies: ['
 /** corsPolicy()'s CORS_DEFAULT_EXPOSED_HEADERS. */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] as const;
 
-/** tokenRouter()'s TOKEN_PATH, REVOCATION_PATH and INTROSPECTION_PATH (src/oauth2/token-options.ts). */
-export const TOKEN_SERVICE_PATHS = {
-  token: '/v1/oauth2/token',
-  revocation: '/v1/oauth2/revocations',
-  introspection: '/v1/oauth2/introspections',
-} as const;
-
 /** paging()'s defaults (src/request/paging.ts): `limit` when none is sent, and the largest one accepted. */
 export const PAGING_DEFAULTS = { defaultLimit: 20, maxLimit: 100 } as const;
 

@@ -1,15 +1,15 @@
 import bcrypt from 'bcryptjs';
 import express, { type Express } from 'express';
-import request from 'supertest';
-import { errorHandler, notFound } from '../../src/errors/index.js';
 import {
-  type AccessTokenKey,
   MemoryClientStore,
   MemoryUserStore,
   PasswordHasher,
   type TokenRouterOptions,
   tokenRouter,
-} from '../../src/oauth2/index.js';
+} from 'express-api-conventions-authorization-server';
+import request from 'supertest';
+import { errorHandler, notFound } from '../../src/errors/index.js';
+import type { AccessTokenKey } from '../../src/oauth2/index.js';
 
 /** bcrypt's lowest cost: the suite stays fast; the code path is the same as at cost 12. */
 export const TEST_COST = 4;

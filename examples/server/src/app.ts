@@ -1,16 +1,9 @@
 import express, { type Express } from 'express';
 import { apiError, checkRoutes, conventions, csrfTokens, errorHandler, notFound } from 'express-api-conventions';
 import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS } from 'express-api-conventions/cors';
-import {
-  type ClientStore,
-  type DpopReplayStore,
-  dpopAuth,
-  type RefreshTokenStore,
-  type RevokedFamilies,
-  signInGuard,
-  type UserStore,
-} from 'express-api-conventions/oauth2';
+import { type ClientStore, type DpopReplayStore, dpopAuth, type RevokedFamilies } from 'express-api-conventions/oauth2';
 import type { CounterStore } from 'express-api-conventions/stores';
+import { type RefreshTokenStore, signInGuard, tokenRouter, type UserStore } from 'express-api-conventions-authorization-server';
 import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
 import { exportsRouter } from './exports.js';
 import { sessionAuth } from './sessions/auth.js';
@@ -94,7 +87,7 @@ export function createApp(settings: Settings, services: Services): Express {
         partitionSecret: secrets.partition,
       },
       csrfProtection: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
-      tokenRouter: {
+      tokenRouter: tokenRouter({
         ...tokens,
         users: accounts,
         clients,
@@ -112,7 +105,7 @@ export function createApp(settings: Settings, services: Services): Express {
         // An unknown username is checked against a dummy hash of the same cost as real ones.
         passwordCost: settings.passwordCost,
         signInGuard: guard,
-      },
+      }),
     }),
   );
 

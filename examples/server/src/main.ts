@@ -1,20 +1,22 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import {
-  hashPassword,
-  MemoryClientStore,
   MemoryDpopReplayStore,
-  MemoryRefreshTokenStore,
   MemoryRevokedFamilies,
-  MemoryUserStore,
-  RedisClientStore,
   RedisDpopReplayStore,
-  RedisRefreshTokenStore,
   RedisRevokedFamilies,
-  RedisUserStore,
 } from 'express-api-conventions/oauth2';
 import { answerParserErrors, serverTimeouts } from 'express-api-conventions/security';
 import { MemoryCounterStore, RedisCounterStore } from 'express-api-conventions/stores';
+import {
+  hashPassword,
+  MemoryClientStore,
+  MemoryRefreshTokenStore,
+  MemoryUserStore,
+  RedisClientStore,
+  RedisRefreshTokenStore,
+  RedisUserStore,
+} from 'express-api-conventions-authorization-server';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';

@@ -1,7 +1,7 @@
 import { type RequestHandler, Router } from 'express';
 import { apiError, type CsrfTokens, clearSiteData, validate } from 'express-api-conventions';
 import { requireXhr } from 'express-api-conventions/cors';
-import { passwordSignIn, type SignInGuard, type UserStore } from 'express-api-conventions/oauth2';
+import { passwordSignIn, type SignInGuard, type UserStore } from 'express-api-conventions-authorization-server';
 import type { UserRepository } from '../users/repository.js';
 import { representUser } from '../users/routes.js';
 import { SESSION_COOKIE, SESSION_TTL_SECONDS, type SessionStore } from './store.js';

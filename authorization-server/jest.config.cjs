@@ -1,0 +1,38 @@
+/**
+ * The authorization server's tests, as the library's (../jest.config.cjs):
+ * ts-jest transpiles only, type checking is `npm run typecheck`. The root's
+ * `npm test` runs this project beside the library's. The library is read
+ * from its sources (the package's imports of `express-api-conventions/*` map
+ * to ../src), so the tests need no build; shared helpers come from
+ * ../test/support.
+ */
+/** @type {import('jest').Config} */
+module.exports = {
+  displayName: 'authorization-server',
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  moduleNameMapper: {
+    '^express-api-conventions$': '<rootDir>/../src/index.ts',
+    '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',
+    // Sources import './x.js' (ESM style); in tests that is './x.ts'.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        tsconfig: {
+          module: 'commonjs',
+          moduleResolution: 'node10',
+          ignoreDeprecations: '6.0',
+          isolatedModules: true,
+          esModuleInterop: true,
+          target: 'ES2022',
+          types: ['node', 'jest'],
+        },
+      },
+    ],
+  },
+  testTimeout: 30000,
+};

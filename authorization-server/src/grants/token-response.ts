@@ -1,0 +1,79 @@
+import type { Response } from 'express';
+import {
+  type AccessTokenSigner,
+  DPOP_TOKEN_TYPE,
+  formatScope,
+  parseScope,
+  writeJsonAnswer,
+} from 'express-api-conventions/extend';
+import { stringifyJson } from 'express-api-conventions/json';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
+import type { Params } from '../client-auth.js';
+import { tokenError } from '../token-errors.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
+
+/** The conventions' "Token response": `token_type` "Value `bearer`". */
+export const TOKEN_TYPE = 'bearer';
+
+/** What a grant needs besides the request: the configuration and the signer built from it. */
+export interface GrantContext {
+  readonly config: TokenRouterConfiguration;
+  readonly signer: AccessTokenSigner;
+  /** The key successors of refresh tokens are derived under, when there is a refresh grace (refresh-grace.ts). */
+  readonly refreshKey?: Buffer;
+}
+
+/** What a grant answers with: the pair of tokens for one subject. */
+export interface Issued {
+  readonly subject: string;
+  readonly clientId: string | undefined;
+  readonly familyId: string;
+  readonly scopes: readonly string[];
+  /** The scope the request asked for, if any: `scope` is in the answer when the grant differs (RFC 6749 §5.1). */
+  readonly requested: readonly string[] | undefined;
+  readonly refreshToken: string;
+  /** The DPoP key the access token is bound to (RFC 9449 §5); absent for a bearer token. */
+  readonly jkt?: string;
+  /** The access token's `iat` and `jti` when its rotation fixed them (a refresh grace); absent: new ones. */
+  readonly identity?: { readonly iat: number; readonly jti: string };
+}
+
+/** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
+export function requestedScopes(params: Params): readonly string[] | undefined {
+  if (params.scope === undefined) return undefined;
+  const scopes = parseScope(params.scope);
+  if (!scopes) throw tokenError('invalid_scope', 'The scope parameter is malformed.');
+  return scopes;
+}
+
+/** The scopes a client may have: the known ones, narrowed by the client's own list. */
+export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | undefined): ReadonlySet<string> {
+  return client?.scopes === undefined ? known : new Set(client.scopes.filter((scope) => known.has(scope)));
+}
+
+/** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"). */
+export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
+  const { subject, clientId, familyId, scopes, requested, refreshToken, jkt, identity } = issued;
+  const ttl = context.config.accessTokenTtlSeconds;
+  const body: Record<string, unknown> = {
+    access_token: context.signer.sign({
+      subject,
+      clientId,
+      scopes,
+      familyId,
+      ...(jkt === undefined ? {} : { jkt }),
+      ...(identity === undefined ? {} : { identity }),
+    }),
+    // SPEC.md's `bearer`, unless the client proved a key (RFC 9449 §5).
+    token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
+    // A retry answers the rotation's token: what is left of its lifetime.
+    expires_in: identity === undefined ? ttl : Math.max(1, identity.iat + ttl - Math.floor(Date.now() / 1000)),
+    refresh_token: refreshToken,
+  };
+  // RFC 6749 §5.1: `scope` is required when it differs from the requested one.
+  if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes)) {
+    body.scope = scopes.join(' ');
+  }
+  // Through the one writer of protocol answers: no entity tag, no 304.
+  writeJsonAnswer(res, 200, stringifyJson(body));
+}

@@ -1,0 +1,41 @@
+export type { IntrospectionRight, Introspectors } from './introspectors.js';
+export {
+  hashPassword,
+  PasswordHasher,
+  type PasswordHasherOptions,
+  type PasswordHasherStats,
+  type PasswordTaskOptions,
+  verifyPassword,
+} from './password-hasher.js';
+export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export {
+  RedisClientStore,
+  RedisRefreshTokenStore,
+  type RedisRefreshTokenStoreOptions,
+  RedisUserStore,
+} from './redis-stores.js';
+export { type SignInAttempt, type SignInGuard, signInGuard } from './sign-in-guard.js';
+export type { SignInGuardOptions } from './sign-in-guard-options.js';
+export {
+  type FoundFamily,
+  MemoryClientStore,
+  MemoryRefreshTokenStore,
+  type MemoryRefreshTokenStoreOptions,
+  MemoryUserStore,
+  normalizeUsername,
+  type RefreshFamily,
+  type RefreshTokenStore,
+  type RotateResult,
+  type UserRecord,
+  type UserStore,
+} from './stores.js';
+export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './token-endpoint-errors.js';
+export type { TokenErrorCode } from './token-errors.js';
+export {
+  type RevokeRefreshTokenOptions,
+  revokeRefreshToken,
+  type TokenRouter,
+  type TokenRouterConfiguration,
+  type TokenRouterOptions,
+  tokenRouter,
+} from './token-router.js';

@@ -1,0 +1,34 @@
+import type { Request, Response } from 'express';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
+import { clientAuthenticator, type Params } from './client-auth.js';
+import { checkContentType, formReader, readParams } from './form.js';
+import type { TokenRouterConfiguration } from './token-options.js';
+
+/** A form request to an OAuth endpoint, read and its client authenticated. */
+export interface OAuthRequest {
+  readonly params: Params;
+  /** The authenticated client; undefined when none was presented (and none is required). */
+  readonly client: ClientRecord | undefined;
+}
+
+export type OAuthRequestReader = (req: Request, res: Response) => Promise<OAuthRequest>;
+
+/**
+ * Reads the form (SPEC.md "Token endpoint": urlencoded, UTF-8, each
+ * parameter once) and authenticates the client as the token endpoint does
+ * (SPEC.md "Client authentication"): the revocation and introspection
+ * endpoints accept exactly what the token endpoint accepts.
+ */
+export function oauthRequestReader(config: TokenRouterConfiguration): OAuthRequestReader {
+  const authenticateClient = clientAuthenticator(config.clients, config.requireClient, config.realm);
+  const readForm = formReader();
+  return async function readOAuthRequest(req, res) {
+    checkContentType(req);
+    const params = readParams(await readForm(req, res));
+    const client = await authenticateClient(req.headers.authorization, params);
+    return { params, client };
+  };
+}
+
+/** A JWS compact serialization has three parts; the opaque refresh tokens have one. */
+export const looksLikeJwt = (token: string): boolean => token.split('.', 4).length === 3;

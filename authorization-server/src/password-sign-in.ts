@@ -1,0 +1,182 @@
+import type { Request } from 'express';
+import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from 'express-api-conventions/extend';
+import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
+import {
+  DEFAULT_SIGN_IN_DEADLINE_MS,
+  deadlineReached,
+  remainingMs,
+  SIGN_IN_DEADLINE_RANGE,
+  setSignInDeadline,
+} from './request-deadline.js';
+import { type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
+import type { SignInGuardOptions } from './sign-in-guard-options.js';
+import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
+
+/**
+ * The one password check of the library, for every door that takes a
+ * username and a password (the token endpoint's password grant, a browser
+ * sign-in form): the sign-in guard reserves the attempt first, the user is
+ * looked up by the normalized username, and the password is verified off
+ * the event loop. An unknown username is checked against a dummy hash of the
+ * same bcrypt cost, so it takes as long as a wrong password and cannot be
+ * told apart from one.
+ */
+
+export interface PasswordSignInOptions {
+  /** Where users and their bcrypt hashes are found. Required. */
+  users: UserStore;
+  /**
+   * The sign-in guard (give every door the same instance), its options for
+   * a new one, or `false` for none. Default: a new guard with its defaults.
+   */
+  signInGuard?: SignInGuard | SignInGuardOptions | false;
+  /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
+  passwordHasher?: PasswordHasher;
+  /** bcrypt cost of the dummy hash an unknown username is checked against: use your users' cost. Default: 12. */
+  passwordCost?: number;
+  /**
+   * The sign-in's deadline in ms (100 to 60000), counted from the request's
+   * arrival (as early as a router of this library saw it, else the start of
+   * the check): the guard's queue, the user store and the password pool all
+   * spend one budget, and a check that cannot be done in time is refused
+   * with 503 `signInBusy` or 429 and `Retry-After`. Default: 5000.
+   */
+  deadlineMs?: number;
+}
+
+const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost', 'deadlineMs'] as const;
+
+/**
+ * Checks a username and password: resolves to the user when they match,
+ * to undefined when they do not (unknown user or wrong password, one
+ * answer). Rejects with the guard's 429 or 503 ApiError, or the password
+ * hasher's (`signInQueueFull` 429, `signInBusy` 503, both with `Retry-After`)
+ * when the wait for a thread would be too long.
+ */
+export type PasswordSignIn = (req: Request, username: string, password: string) => Promise<UserRecord | undefined>;
+
+const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+
+/** Reads a `signInGuard` option: a guard as is, options for a new one, `false` for none. */
+export function readSignInGuard(value: unknown): SignInGuard | undefined {
+  if (value === false) return undefined;
+  if (hasMethods(value, ['attempt'])) return value as SignInGuard;
+  return signInGuard(value as SignInGuardOptions | undefined);
+}
+
+/**
+ * A signal that aborts when the client goes away before its answer is sent
+ * (the response closes unfinished), so that its queued bcrypt work is dropped.
+ */
+function clientGone(req: Request): AbortSignal | undefined {
+  const res = req.res;
+  if (!res) return undefined;
+  const controller = new AbortController();
+  const gone = () => controller.abort(new Error('The client closed the connection before the answer.'));
+  // Gone already (while the guard or the user store was asked): 'close' was emitted before this listener.
+  if (req.socket?.destroyed) gone();
+  else
+    res.once('close', () => {
+      if (!res.writableFinished) gone();
+    });
+  return controller.signal;
+}
+
+const warnedUsernames = new Set<string>();
+
+/**
+ * Development only: a store that keeps usernames as typed ("Bob") never
+ * finds the normalized name ("bob") the library asks for, and every sign-in
+ * of that user fails as a plain invalid_grant. Asking the store once more with
+ * the name as typed tells that mistake apart from an unknown user, so it can
+ * be said once, on the server's stderr (never in the answer).
+ */
+async function warnIfStoreIsNotNormalized(users: UserStore, typed: string, canonical: string): Promise<void> {
+  if (warnedUsernames.has(canonical) || warnedUsernames.size >= 100) return;
+  let found: UserRecord | undefined;
+  try {
+    found = await users.findByUsername(typed.trim());
+  } catch {
+    return;
+  }
+  if (!found) return;
+  warnedUsernames.add(canonical);
+  process.emitWarning(
+    `UserStore.findByUsername(${JSON.stringify(canonical)}) found no user, but findByUsername(${JSON.stringify(typed.trim())}) did: ` +
+      'the library looks users up by normalizeUsername(username) (NFKC, trimmed, lower case), so this user can never sign in. ' +
+      'Store the normalized name, or compare with it in findByUsername() (docs/oauth2-token.md#your-own-user-store).',
+    { code: 'EAC_USER_STORE_NOT_NORMALIZED' },
+  );
+}
+
+/** Makes the password check; options are checked now. */
+export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
+  const given = readOptions<PasswordSignInOptions>(factory, options, OPTION_NAMES);
+  if (!hasMethods(given.users, ['findByUsername'])) invalidOption(factory, 'users', given.users, 'a UserStore (findByUsername)');
+  const users = given.users as UserStore;
+  if (given.passwordHasher !== undefined && !hasMethods(given.passwordHasher, ['hash', 'verify'])) {
+    invalidOption(factory, 'passwordHasher', given.passwordHasher, 'a PasswordHasher');
+  }
+  const hasher = given.passwordHasher;
+  const cost =
+    given.passwordCost === undefined
+      ? DEFAULT_BCRYPT_COST
+      : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE);
+  const guard = readSignInGuard(given.signInGuard);
+  const deadlineMs =
+    given.deadlineMs === undefined
+      ? DEFAULT_SIGN_IN_DEADLINE_MS
+      : checkInteger(factory, 'deadlineMs', given.deadlineMs, SIGN_IN_DEADLINE_RANGE);
+  const pool = (): PasswordHasher => hasher ?? defaultPasswordHasher();
+
+  // The dummy hash an unknown username is compared against: made once, at
+  // the users' cost, so "no such user" takes as long as "wrong password".
+  // Started now, so that not even the first unknown username is slower.
+  let dummyHash: Promise<string> | undefined;
+  const dummy = (): Promise<string> => {
+    if (!dummyHash) {
+      dummyHash = pool().hash(newRefreshToken(), cost);
+      dummyHash.catch(() => {
+        dummyHash = undefined;
+      });
+    }
+    return dummyHash;
+  };
+  dummy();
+
+  return async function checkPassword(req, username, password) {
+    const canonical = normalizeUsername(username);
+    const allowed = usernameAllowed(username);
+    // One budget from the request's arrival, for the guard's queue, the user store and the pool.
+    const deadline = setSignInDeadline(req, deadlineMs);
+    const attempt = await guard?.attempt(req, canonical);
+    let user: UserRecord | undefined;
+    let matches: boolean;
+    try {
+      // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
+      user = allowed ? await users.findByUsername(canonical) : undefined;
+      if (remainingMs(deadline) <= 0) throw deadlineReached();
+      // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
+      matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
+        key: signInAddressKey(req),
+        signal: clientGone(req),
+        // A tenth of the budget is kept for what follows the check (the store, signing, the answer).
+        deadline: deadline - deadlineMs / 10,
+      });
+    } catch (error) {
+      await attempt?.cancelled();
+      throw error;
+    }
+    if (!user || !matches) {
+      if (!user && allowed && username !== canonical && !isProductionEnvironment())
+        await warnIfStoreIsNotNormalized(users, username, canonical);
+      await attempt?.failed();
+      return undefined;
+    }
+    await attempt?.succeeded();
+    return user;
+  };
+}

@@ -1,0 +1,378 @@
+import {
+  checkInteger,
+  DEFAULT_OAUTH2_REDIS_PREFIX,
+  GRANT_TYPES,
+  hashClientSecret,
+  type RedisConnection,
+  RedisScript,
+  readRedisOptions,
+  redisKey,
+  replyText,
+  taggedKey,
+} from 'express-api-conventions/extend';
+import type { ClientRecord, ClientStore, GrantType } from 'express-api-conventions/oauth2';
+import type { RedisStoreOptions } from 'express-api-conventions/stores';
+import {
+  checkUsername,
+  type FoundFamily,
+  normalizeUsername,
+  REMEMBERED_REFRESH_TOKENS,
+  REMEMBERED_REFRESH_TOKENS_RANGE,
+  type RefreshFamily,
+  type RefreshTokenStore,
+  type RotateResult,
+  type UserRecord,
+  type UserStore,
+} from './stores.js';
+
+/**
+ * Redis implementations of the token endpoint's stores, so several instances
+ * share users, clients, rotation and revocation (DESIGN.md principle 5). They
+ * talk to Redis through the library's one Redis layer (src/stores/redis/): a
+ * connected node-redis v6 client, `createClient()` or `createCluster()`,
+ * passed in; every command bounded by `commandTimeoutMs`; every script
+ * touching keys of one hash slot, so the stores run on a Redis Cluster as on
+ * a single Redis.
+ */
+
+export type { RedisStoreOptions };
+
+const open = (factory: string, options: unknown): RedisConnection =>
+  readRedisOptions(factory, options, DEFAULT_OAUTH2_REDIS_PREFIX).connection;
+
+export interface RedisRefreshTokenStoreOptions extends RedisStoreOptions {
+  /**
+   * How many rotated tokens of each family are remembered, so that their
+   * reuse revokes the family; older ones are refused without revoking it.
+   * From 1 to 1000. Default: `16`.
+   */
+  rememberedTokens?: number;
+}
+
+// KEYS: the record's key. ARGV: field, value, ... Replaces the whole record at once.
+const REPLACE_HASH = new RedisScript(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`);
+
+const words = (value: string | undefined): string[] => (value ? value.split(' ') : []);
+
+/** Users in Redis hashes: `<prefix>user:<normalized username>` → subject, passwordHash, scopes. */
+export class RedisUserStore implements UserStore {
+  readonly #redis: RedisConnection;
+
+  constructor(options: Readonly<RedisStoreOptions>) {
+    this.#redis = open('RedisUserStore', options);
+  }
+
+  /** Adds or replaces a user; `passwordHash` comes from hashPassword(). */
+  async add(user: Readonly<UserRecord & { username: string }>): Promise<void> {
+    checkUsername(user.username);
+    const fields = ['subject', user.subject, 'passwordHash', user.passwordHash];
+    if (user.scopes !== undefined) fields.push('scopes', user.scopes.join(' '));
+    await REPLACE_HASH.run(this.#redis, [this.#key(user.username)], fields);
+  }
+
+  async findByUsername(username: string): Promise<UserRecord | undefined> {
+    const key = this.#key(username);
+    const reply = (await this.#redis.send(key, ['HMGET', key, 'subject', 'passwordHash', 'scopes'])) as unknown[];
+    const [subject, passwordHash, scopes] = reply.map(replyText);
+    if (subject === undefined || passwordHash === undefined) return undefined;
+    return scopes === undefined ? { subject, passwordHash } : { subject, passwordHash, scopes: words(scopes) };
+  }
+
+  #key(username: string): string {
+    return redisKey(this.#redis.prefix, 'user', normalizeUsername(username));
+  }
+}
+
+/** Clients in Redis hashes: `<prefix>client:<id>`. */
+export class RedisClientStore implements ClientStore {
+  readonly #redis: RedisConnection;
+
+  constructor(options: Readonly<RedisStoreOptions>) {
+    this.#redis = open('RedisClientStore', options);
+  }
+
+  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
+  async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
+    const fields = ['id', client.id, 'blocked', client.blocked ? '1' : '0'];
+    const secretHash = client.secret === undefined ? client.secretHash : hashClientSecret(client.secret);
+    if (secretHash !== undefined) fields.push('secretHash', secretHash);
+    if (client.grants !== undefined) fields.push('grants', client.grants.join(' '));
+    if (client.scopes !== undefined) fields.push('scopes', client.scopes.join(' '));
+    await REPLACE_HASH.run(this.#redis, [this.#key(client.id)], fields);
+  }
+
+  async findById(clientId: string): Promise<ClientRecord | undefined> {
+    const key = this.#key(clientId);
+    const reply = (await this.#redis.send(key, ['HMGET', key, 'id', 'secretHash', 'grants', 'scopes', 'blocked'])) as unknown[];
+    const [id, secretHash, grants, scopes, blocked] = reply.map(replyText);
+    if (id === undefined) return undefined;
+    const record: { -readonly [K in keyof ClientRecord]: ClientRecord[K] } = { id, blocked: blocked === '1' };
+    if (secretHash !== undefined) record.secretHash = secretHash;
+    if (grants !== undefined)
+      record.grants = words(grants).filter((g): g is GrantType => (GRANT_TYPES as readonly string[]).includes(g));
+    if (scopes !== undefined) record.scopes = words(scopes);
+    return record;
+  }
+
+  #key(clientId: string): string {
+    return redisKey(this.#redis.prefix, 'client', clientId);
+  }
+}
+
+// The family record: one hash `<prefix>family:{<id>}` with the current token's
+// hash, the hashes of the last `rememberedTokens` rotated ones
+// (`previous`, newest first, space-separated: base64url has no space), the
+// grant and the expiry. Every script below touches that one key, so it runs
+// on a cluster; the token index (`<prefix>rt:<hash>` → family id) lives in
+// other slots and is written by plain commands around the scripts.
+
+// KEYS: family. ARGV: current hash, subject, clientId, scope, expiresAt (ms), DPoP key thumbprint or ''.
+const CREATE = new RedisScript(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'current', ARGV[1], 'previous', '', 'subject', ARGV[2], 'clientId', ARGV[3], 'scope', ARGV[4], 'expiresAt', ARGV[5], 'jkt', ARGV[6] or '')
+redis.call('PEXPIREAT', KEYS[1], ARGV[5])
+return 1
+`);
+
+// Shared by the scripts: whether ARGV[1] is one of the family's tokens.
+const KNOWS = `
+local function knows(f, hash)
+  if f[1] == hash then return true end
+  for h in string.gmatch(f[2] or '', '%S+') do if h == hash then return true end end
+  return false
+end
+local function all(f)
+  local hashes = {f[1]}
+  for h in string.gmatch(f[2] or '', '%S+') do hashes[#hashes + 1] = h end
+  return hashes
+end
+`;
+
+// KEYS: family. ARGV: hash, now (ms). The grant, when the hash is one of the live family's tokens.
+const FIND = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'jkt')
+if not f[1] or tonumber(f[6]) <= tonumber(ARGV[2]) or not knows(f, ARGV[1]) then return false end
+local current = '0'
+if f[1] == ARGV[1] then current = '1' end
+return {f[3], f[4] or '', f[5] or '', current, f[7] or ''}
+`);
+
+// KEYS: family. ARGV: presented hash, next hash, next expiresAt (ms), now (ms), how many rotated hashes to keep,
+// grace (ms), what the rotation issued. Answers {'rotated', subject, clientId, scope, dropped hash or '', jkt,
+// every remembered hash...}, {'retried', subject, clientId, scope, jkt, issued} (the token rotated last, again
+// within the grace, its successor never used, neither this rotation nor the one before retried), {'reused',
+// every hash}, or {'invalid', '1' when the next hash is one of the family's tokens (its index key stays)}.
+const ROTATE = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous', 'subject', 'clientId', 'scope', 'expiresAt', 'rotatedAt',
+  'jkt', 'retried', 'priorRetried', 'issued')
+if not f[1] then return {'invalid', '0'} end
+if tonumber(f[6]) <= tonumber(ARGV[4]) then
+  redis.call('DEL', KEYS[1])
+  return {'invalid', '0'}
+end
+if f[1] ~= ARGV[1] then
+  if not knows(f, ARGV[1]) then
+    if knows(f, ARGV[2]) then return {'invalid', '1'} end
+    return {'invalid', '0'}
+  end
+  local latest = string.match(f[2] or '', '^(%S+)')
+  local grace = tonumber(ARGV[6])
+  if grace > 0 and latest == ARGV[1] and f[1] == ARGV[2] and tonumber(ARGV[4]) - tonumber(f[7] or '0') < grace
+    and f[9] ~= '1' and f[10] ~= '1' then
+    redis.call('HSET', KEYS[1], 'retried', '1')
+    return {'retried', f[3], f[4] or '', f[5] or '', f[8] or '', f[11] or ''}
+  end
+  redis.call('DEL', KEYS[1])
+  local reply = all(f)
+  table.insert(reply, 1, 'reused')
+  return reply
+end
+local previous = {ARGV[1]}
+for h in string.gmatch(f[2] or '', '%S+') do previous[#previous + 1] = h end
+local dropped = ''
+if #previous > tonumber(ARGV[5]) then dropped = table.remove(previous) end
+redis.call('HSET', KEYS[1], 'current', ARGV[2], 'previous', table.concat(previous, ' '), 'expiresAt', ARGV[3],
+  'rotatedAt', ARGV[4], 'issued', ARGV[7] or '', 'retried', '0', 'priorRetried', f[9] or '0')
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+local reply = {'rotated', f[3], f[4] or '', f[5] or '', dropped, f[8] or ''}
+for _, h in ipairs(previous) do reply[#reply + 1] = h end
+return reply
+`);
+
+// KEYS: family. ARGV: a hash the family must know, or '' for any. Deletes the family; answers its hashes.
+const REVOKE = new RedisScript(`${KNOWS}
+local f = redis.call('HMGET', KEYS[1], 'current', 'previous')
+if not f[1] then return {} end
+if ARGV[1] ~= '' and not knows(f, ARGV[1]) then return {} end
+redis.call('DEL', KEYS[1])
+return all(f)
+`);
+
+const grantOf = (
+  familyId: string,
+  subject: string | undefined,
+  clientId: string | undefined,
+  scope: string | undefined,
+  jkt: string | undefined,
+): RefreshFamily => {
+  const family = { familyId, subject: subject as string, clientId: clientId || undefined, scopes: words(scope) };
+  return jkt ? { ...family, jkt } : family;
+};
+
+/**
+ * Refresh-token families in Redis (RFC 9700 §4.14.2), on a single Redis or a
+ * Redis Cluster:
+ *
+ * - `<prefix>family:{<id>}`: a hash with the current token's hash, the hashes
+ *   of the last `rememberedTokens` (16) rotated tokens, the grant and the
+ *   expiry; its TTL is the family's expiry.
+ * - `<prefix>rt:<token hash>` → family id, for the current and the
+ *   remembered tokens only, each expiring with its family (every rotation
+ *   moves the remembered tokens' expiry to the family's new one, so a
+ *   remembered token's reuse revokes the family for as long as the family
+ *   lives); a token that leaves the remembered window, and every token of a
+ *   revoked family, has its key deleted.
+ *
+ * So a family holds at most `rememberedTokens` + 2 keys (18 by default)
+ * however often it rotates. Each decision
+ * (rotate, reuse, revoke) is one script on the family key: of two instances
+ * rotating one token at once exactly one sees it as current.
+ *
+ * Limit: a token more than `rememberedTokens` rotations old is no longer recognised; it is
+ * refused as `invalid` (it never works again) but does not revoke the family.
+ */
+export class RedisRefreshTokenStore implements RefreshTokenStore {
+  readonly #redis: RedisConnection;
+  readonly #remembered: string;
+
+  constructor(options: Readonly<RedisRefreshTokenStoreOptions>) {
+    const { connection, given } = readRedisOptions<RedisRefreshTokenStoreOptions>(
+      'RedisRefreshTokenStore',
+      options,
+      DEFAULT_OAUTH2_REDIS_PREFIX,
+      ['rememberedTokens'],
+    );
+    this.#redis = connection;
+    const remembered = checkInteger(
+      'RedisRefreshTokenStore',
+      'rememberedTokens',
+      given.rememberedTokens ?? REMEMBERED_REFRESH_TOKENS,
+      REMEMBERED_REFRESH_TOKENS_RANGE,
+    );
+    this.#remembered = String(remembered);
+  }
+
+  async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
+    // The index first: once the family exists, its token is found.
+    await this.#index(tokenHash, family.familyId, expiresAt);
+    await CREATE.run(
+      this.#redis,
+      [this.#familyKey(family.familyId)],
+      [tokenHash, family.subject, family.clientId ?? '', family.scopes.join(' '), String(expiresAt), family.jkt ?? ''],
+    );
+  }
+
+  async find(tokenHash: string): Promise<FoundFamily | undefined> {
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return undefined;
+    const reply = await FIND.run(this.#redis, [this.#familyKey(familyId)], [tokenHash, String(Date.now())]);
+    if (!Array.isArray(reply)) return undefined;
+    const [subject, clientId, scope, current, jkt] = reply.map(replyText);
+    return { ...grantOf(familyId, subject, clientId, scope, jkt), current: current === '1' };
+  }
+
+  async rotate(tokenHash: string, nextHash: string, expiresAt: number, graceMs = 0, issued?: string): Promise<RotateResult> {
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return { status: 'invalid' };
+    await this.#index(nextHash, familyId, expiresAt);
+    const reply = (
+      (await ROTATE.run(
+        this.#redis,
+        [this.#familyKey(familyId)],
+        [tokenHash, nextHash, String(expiresAt), String(Date.now()), this.#remembered, String(graceMs), issued ?? ''],
+      )) as unknown[]
+    ).map(replyText);
+    const [status, ...rest] = reply;
+    // A retry: `nextHash` is the current token, its index key stays.
+    if (status === 'retried') {
+      const [subject, clientId, scope, jkt, rotationIssued] = rest;
+      const family = grantOf(familyId, subject, clientId, scope, jkt);
+      return rotationIssued ? { status, family, issued: rotationIssued } : { status, family };
+    }
+    if (status === 'rotated') {
+      const [subject, clientId, scope, dropped, jkt, ...remembered] = rest as string[];
+      if (dropped) await this.#forget([dropped]);
+      // Every remembered token's index key lives as long as its family, so its reuse is recognised until the family ends.
+      await this.#extend(remembered, expiresAt);
+      return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
+    }
+    if (status === 'reused') {
+      await this.#forget([nextHash, ...(rest as string[])]);
+      return { status, familyId };
+    }
+    // The next token was never issued, unless the family knows it (then its index key stays).
+    if (rest[0] !== '1') await this.#forget([nextHash]);
+    return { status: 'invalid' };
+  }
+
+  async revokeByTokenHash(tokenHash: string): Promise<boolean> {
+    const familyId = await this.#familyOf(tokenHash);
+    if (familyId === undefined) return false;
+    return this.#revoke(familyId, tokenHash);
+  }
+
+  async revokeFamily(familyId: string): Promise<void> {
+    await this.#revoke(familyId, '');
+  }
+
+  async #revoke(familyId: string, tokenHash: string): Promise<boolean> {
+    const hashes = ((await REVOKE.run(this.#redis, [this.#familyKey(familyId)], [tokenHash])) as unknown[]).map(replyText);
+    await this.#forget(hashes as string[]);
+    return hashes.length > 0;
+  }
+
+  async #familyOf(tokenHash: string): Promise<string | undefined> {
+    const key = this.#tokenKey(tokenHash);
+    return replyText(await this.#redis.send(key, ['GET', key]));
+  }
+
+  async #index(tokenHash: string, familyId: string, expiresAt: number): Promise<void> {
+    const key = this.#tokenKey(tokenHash);
+    await this.#redis.send(key, ['SET', key, familyId, 'PXAT', String(expiresAt)]);
+  }
+
+  // Index keys of remembered tokens, made to expire with their family. Several slots on a cluster, so not
+  // in the family's script; sent at once.
+  async #extend(hashes: readonly string[], expiresAt: number): Promise<void> {
+    await Promise.all(
+      hashes.map((hash) => {
+        const key = this.#tokenKey(hash);
+        return this.#redis.send(key, ['PEXPIREAT', key, String(expiresAt)]);
+      }),
+    );
+  }
+
+  // Index keys of tokens that no longer count. Only tidiness: each expires
+  // anyway and, until then, points to a family that no longer knows its
+  // token, so a failure here is not the caller's (whose decision is made).
+  async #forget(hashes: readonly string[]): Promise<void> {
+    await Promise.allSettled(
+      hashes.map((hash) => {
+        const key = this.#tokenKey(hash);
+        return this.#redis.send(key, ['DEL', key]);
+      }),
+    );
+  }
+
+  #familyKey(familyId: string): string {
+    return taggedKey(this.#redis.prefix, 'family', familyId);
+  }
+
+  #tokenKey(tokenHash: string): string {
+    return redisKey(this.#redis.prefix, 'rt', tokenHash);
+  }
+}

@@ -1,0 +1,369 @@
+import {
+  checkAudience,
+  checkBoolean,
+  checkInteger,
+  checkRealm,
+  checkScopeList,
+  checkString,
+  checkSubjectActive,
+  DpopVerifier,
+  GRANT_TYPES,
+  invalidOption,
+  type ReadyKey,
+  readDpopOptions,
+  readKeys,
+  readOptions,
+} from 'express-api-conventions/extend';
+import type {
+  AccessTokenKey,
+  ClientStore,
+  DpopOptions,
+  GrantType,
+  RevokedFamilies,
+  SubjectActiveCheck,
+} from 'express-api-conventions/oauth2';
+import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspectors.js';
+import { issuerUrl, metadataPath } from './metadata.js';
+import type { PasswordHasher } from './password-hasher.js';
+import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
+import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
+import type { SignInGuard } from './sign-in-guard.js';
+import type { SignInGuardOptions } from './sign-in-guard-options.js';
+import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores.js';
+
+/** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
+export const TOKEN_PATH = '/v1/oauth2/token';
+/** Default access-token lifetime, seconds (the reference server's `ACCESS_TOKEN_TTL`). */
+export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
+/** Longest access-token lifetime accepted, seconds: one day. */
+export const MAX_ACCESS_TOKEN_TTL = 86_400;
+/** Default refresh-token lifetime, seconds: 14 days, renewed by every rotation. */
+export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
+/** The RFC 7009 revocation endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+export const REVOCATION_PATH = '/v1/oauth2/revocations';
+/** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
+
+export interface TokenRouterOptions {
+  /** Access-token keys; the first signs, all verify (rotation by `kid`). Required. */
+  keys: readonly AccessTokenKey[];
+  /** The `iss` claim. Required. */
+  issuer: string;
+  /** The `aud` claim: the API(s) the tokens are for. Required. */
+  audience: string | readonly string[];
+  /** Where users and their bcrypt hashes are found. Required. */
+  users: UserStore;
+  /** Registered applications. Default: none registered (any client credentials are refused). */
+  clients?: ClientStore;
+  /** Refresh-token families. Default: a MemoryRefreshTokenStore (one process only). */
+  refreshTokens?: RefreshTokenStore;
+  /**
+   * Where revoked refresh-token families are recorded (reuse detected), so
+   * that bearerAuth() given the same store refuses their access tokens
+   * before they expire. Default: none (access tokens live to their expiry).
+   */
+  revokedFamilies?: RevokedFamilies;
+  /** Path of the endpoint. Default: `'/v1/oauth2/token'`. */
+  path?: string;
+  /** Access-token lifetime in seconds, the `expires_in` value (1 to 86400). Default: 3600. */
+  accessTokenTtlSeconds?: number;
+  /** Refresh-token lifetime in seconds, renewed by every rotation (60 to 31536000). Default: 1209600 (14 days). */
+  refreshTokenTtlSeconds?: number;
+  /** Every scope the service knows. Default: `[]` (no scopes). */
+  scopes?: readonly string[];
+  /** Refuse requests without client authentication. Default: `false` (the conventions: client authentication is optional). */
+  requireClient?: boolean;
+  /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
+  passwordHasher?: PasswordHasher;
+  /**
+   * bcrypt cost of the dummy hash an unknown username is checked against, so
+   * that it costs as much as a wrong password: use your users' cost. Default: 12.
+   */
+  passwordCost?: number;
+  /**
+   * The sign-in guard of the password grant: a signInGuard() shared with
+   * every other door that checks a password (give the same instance), its
+   * options for a guard of this router alone, or `false` to turn it off.
+   * Default: a guard of this router with the defaults of signInGuard().
+   */
+  signInGuard?: SignInGuard | SignInGuardOptions | false;
+  /**
+   * A password grant's deadline in ms (100 to 60000), counted from when the
+   * request reached this router: answered, or refused with 503
+   * `temporarily_unavailable` or 429 and `Retry-After`, within it; the sign-in
+   * guard's queue, the user store and the password pool spend one budget.
+   * Default: 5000.
+   */
+  signInDeadlineMs?: number;
+  /** Realm of the `WWW-Authenticate: Basic` challenge. Default: `'api'`. */
+  realm?: string;
+  /**
+   * Whether a user (a token's `sub`) still exists, as given to bearerAuth():
+   * a refresh token of a user for whom it answers `false` is refused with
+   * `invalid_grant` and its family revoked, and the password grant issues
+   * nothing for that user. Default: none.
+   */
+  isSubjectActive?: SubjectActiveCheck;
+  /**
+   * The password grant (RFC 6749 §4.3), which RFC 9700 §2.4 says MUST NOT be
+   * used, and which SPEC.md requires: `true` answers it for every client; a
+   * list of client ids answers it only for those clients (your first-party
+   * applications), others get `unauthorized_client`; `false` turns it off
+   * (`unsupported_grant_type`) while refresh tokens already issued keep
+   * working. Default: `true`.
+   */
+  passwordGrant?: boolean | readonly string[];
+  /**
+   * Serve the RFC 8414 metadata document at
+   * `/.well-known/oauth-authorization-server` (followed by the issuer's path,
+   * RFC 8414 §3.1). Needs an `issuer` that is an `https` URL without query or
+   * fragment (`http` only on a loopback host). Default: `true` when the
+   * issuer is such a URL, else `false`.
+   */
+  metadata?: boolean;
+  /**
+   * Path of the RFC 7009 revocation endpoint, or `false` for none. Default:
+   * `'/v1/oauth2/revocations'`.
+   */
+  revocationPath?: string | false;
+  /**
+   * Path of the RFC 7662 introspection endpoint, or `false` for none. It
+   * answers only the `introspectors`, each authenticated with its secret.
+   * Default: `'/v1/oauth2/introspections'`.
+   */
+  introspectionPath?: string | false;
+  /**
+   * Who may introspect, by client id: `'resource-server'` learns of every
+   * access token for the audience (and of its own refresh tokens),
+   * `'own-tokens'` only of the tokens issued to that client; any other
+   * token is `{ "active": false }` to them. A client not named gets
+   * `unauthorized_client`. Needs `clients`. Default: `{}` (nobody).
+   */
+  introspectors?: Introspectors;
+  /**
+   * Seconds during which the refresh token rotated last may be presented
+   * again, before its successor was ever used, and answer the same new
+   * refresh token instead of revoking the family: a client whose network
+   * dropped the answer of its refresh retries without being signed out
+   * (0 to 300; 0 turns it off). Anything else (an older token, the same one
+   * after the grace, or after its successor was used) still revokes the
+   * family (RFC 9700 §4.14.2). Default: `0`.
+   */
+  refreshGraceSeconds?: number;
+  /**
+   * DPoP (RFC 9449), opt-in: a token request that carries a `DPoP` proof
+   * gets an access token bound to the proof's key (`cnf.jkt`, `token_type:
+   * DPoP`), which dpopAuth() then accepts only with a proof of that key;
+   * requests without a proof keep getting `bearer` tokens. `true` for the
+   * defaults, or DpopOptions (give a RedisDpopReplayStore to several
+   * instances). Needs an `issuer` that is an https URL: proofs name the
+   * endpoint's URL. Default: `false`.
+   */
+  dpop?: boolean | DpopOptions;
+}
+
+const OPTION_NAMES = [
+  'keys',
+  'issuer',
+  'audience',
+  'users',
+  'clients',
+  'refreshTokens',
+  'revokedFamilies',
+  'path',
+  'accessTokenTtlSeconds',
+  'refreshTokenTtlSeconds',
+  'scopes',
+  'requireClient',
+  'passwordHasher',
+  'passwordCost',
+  'signInGuard',
+  'signInDeadlineMs',
+  'realm',
+  'isSubjectActive',
+  'passwordGrant',
+  'metadata',
+  'revocationPath',
+  'introspectionPath',
+  'introspectors',
+  'refreshGraceSeconds',
+  'dpop',
+] as const;
+
+export const TOKEN_ROUTER = 'tokenRouter';
+
+/** Names of tokenRouter()'s options without their unit, refused with the name to use (a number's unit is in its name). */
+export const TOKEN_ROUTER_HINTS = {
+  accessTokenTtl: 'It is now `accessTokenTtlSeconds` (seconds).',
+  refreshTokenTtl: 'It is now `refreshTokenTtlSeconds` (seconds).',
+} as const;
+
+/** The checked options of tokenRouter(), with defaults applied: what the grants read. */
+export interface TokenRouterConfiguration {
+  readonly keys: readonly ReadyKey[];
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
+  readonly clients: ClientStore | undefined;
+  readonly refreshTokens: RefreshTokenStore;
+  readonly revokedFamilies: RevokedFamilies | undefined;
+  readonly path: string;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlMs: number;
+  readonly scopes: ReadonlySet<string>;
+  readonly requireClient: boolean;
+  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, dummy hash. */
+  readonly checkPassword: PasswordSignIn;
+  readonly realm: string;
+  readonly isSubjectActive: SubjectActiveCheck | undefined;
+  /** Who may use the password grant: every client, nobody, or the listed client ids. */
+  readonly passwordGrant: 'all' | 'off' | ReadonlySet<string>;
+  /** Where the RFC 8414 document is served; undefined when it is not. */
+  readonly metadataPath: string | undefined;
+  readonly revocationPath: string | undefined;
+  readonly introspectionPath: string | undefined;
+  /** Who may introspect (client id → right); empty: nobody. */
+  readonly introspectors: ReadonlyMap<string, IntrospectionRight>;
+  /** The refresh grace in milliseconds; 0 when off. */
+  readonly refreshGraceMs: number;
+  /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
+  readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
+}
+
+/** The grant types the router answers, as the metadata lists them. */
+export function enabledGrantTypes(config: TokenRouterConfiguration): GrantType[] {
+  return config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
+}
+
+function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {
+  if (value === undefined || value === true) return 'all';
+  if (value === false) return 'off';
+  if (Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'string' && id.length > 0)) {
+    return new Set(value as string[]);
+  }
+  return invalidOption(TOKEN_ROUTER, 'passwordGrant', value, 'true, false, or a non-empty array of client ids');
+}
+
+function readEndpointPath(name: string, value: unknown, fallback: string): string | undefined {
+  if (value === false) return undefined;
+  const path = value === undefined ? fallback : checkString(TOKEN_ROUTER, name, value);
+  if (!path.startsWith('/')) invalidOption(TOKEN_ROUTER, name, path, "a path starting with '/', or false");
+  return path;
+}
+
+function readDpop(value: unknown, issuer: string, path: string): TokenRouterConfiguration['dpop'] {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : value;
+  const verifier = new DpopVerifier(readDpopOptions(TOKEN_ROUTER, options));
+  const url = issuerUrl(issuer);
+  if (url === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      issuer,
+      'an https URL (http only on a loopback host) when `dpop` is on: proofs name the URL',
+    );
+  }
+  return { verifier, tokenUrl: new URL(path, url.origin).href };
+}
+
+function readMetadataPath(value: unknown, issuer: string): string | undefined {
+  const url = issuerUrl(issuer);
+  if (value === undefined) return url === undefined ? undefined : metadataPath(url);
+  if (!checkBoolean(TOKEN_ROUTER, 'metadata', value)) return undefined;
+  if (url === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      issuer,
+      'an https URL without query or fragment (http only on a loopback host) when `metadata` is on (RFC 8414 §2)',
+    );
+  }
+  return metadataPath(url);
+}
+
+const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+
+const REFRESH_METHODS = ['create', 'find', 'rotate', 'revokeByTokenHash', 'revokeFamily'];
+const REVOKED_METHODS = ['revoke', 'isRevoked'];
+
+/** Introspectors need a client store to authenticate against, and an endpoint to ask. */
+function checkIntrospectors(config: TokenRouterConfiguration): void {
+  if (config.introspectors.size === 0) return;
+  const named = Object.fromEntries(config.introspectors);
+  if (config.clients === undefined) invalidOption(TOKEN_ROUTER, 'introspectors', named, 'empty when no `clients` store is given');
+  if (config.introspectionPath === undefined) {
+    invalidOption(TOKEN_ROUTER, 'introspectors', named, 'empty when `introspectionPath` is false');
+  }
+}
+
+/** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
+export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
+  const F = TOKEN_ROUTER;
+  const given = readOptions<TokenRouterOptions>(F, options, OPTION_NAMES, TOKEN_ROUTER_HINTS);
+  const keys = readKeys(F, given.keys, true);
+  const issuer = checkString(F, 'issuer', given.issuer);
+  const audience = checkAudience(F, given.audience);
+  if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
+    invalidOption(F, 'clients', given.clients, 'a ClientStore (findById)');
+  }
+  if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, REFRESH_METHODS)) {
+    invalidOption(F, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${REFRESH_METHODS.join(', ')})`);
+  }
+  if (given.revokedFamilies !== undefined && !hasMethods(given.revokedFamilies, REVOKED_METHODS)) {
+    invalidOption(F, 'revokedFamilies', given.revokedFamilies, `a RevokedFamilies (${REVOKED_METHODS.join(', ')})`);
+  }
+  const path = given.path === undefined ? TOKEN_PATH : checkString(F, 'path', given.path);
+  if (!path.startsWith('/')) invalidOption(F, 'path', path, "a path starting with '/'");
+  const config: TokenRouterConfiguration = {
+    keys,
+    issuer,
+    audience,
+    clients: given.clients,
+    refreshTokens: given.refreshTokens ?? new MemoryRefreshTokenStore(),
+    revokedFamilies: given.revokedFamilies,
+    path,
+    accessTokenTtlSeconds:
+      given.accessTokenTtlSeconds === undefined
+        ? DEFAULT_ACCESS_TOKEN_TTL
+        : checkInteger(F, 'accessTokenTtlSeconds', given.accessTokenTtlSeconds, { min: 1, max: MAX_ACCESS_TOKEN_TTL }),
+    refreshTokenTtlMs:
+      (given.refreshTokenTtlSeconds === undefined
+        ? DEFAULT_REFRESH_TOKEN_TTL
+        : checkInteger(F, 'refreshTokenTtlSeconds', given.refreshTokenTtlSeconds, { min: 60, max: 31_536_000 })) * 1000,
+    scopes: new Set(given.scopes === undefined ? [] : checkScopeList(F, 'scopes', given.scopes)),
+    requireClient: given.requireClient === undefined ? false : checkBoolean(F, 'requireClient', given.requireClient),
+    checkPassword: passwordSignIn(
+      {
+        users: given.users as UserStore,
+        ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
+        ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
+        ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+        ...(given.signInDeadlineMs === undefined
+          ? {}
+          : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
+      },
+      F,
+    ),
+    realm: given.realm === undefined ? 'api' : checkRealm(F, given.realm),
+    isSubjectActive: checkSubjectActive(F, given.isSubjectActive),
+    passwordGrant: readPasswordGrant(given.passwordGrant),
+    metadataPath: readMetadataPath(given.metadata, issuer),
+    revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
+    introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
+    introspectors: readIntrospectors(F, given.introspectors),
+    refreshGraceMs:
+      given.refreshGraceSeconds === undefined
+        ? 0
+        : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
+    dpop: readDpop(given.dpop, issuer, path),
+  };
+  checkIntrospectors(config);
+  const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
+  if (new Set(paths).size !== paths.length) {
+    invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');
+  }
+  return config;
+}

@@ -1,0 +1,150 @@
+import type { KeyObject } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
+import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import { spendTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
+import { oauthEndpoint } from './endpoint.js';
+import { passwordGrant } from './grants/password.js';
+import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
+import { type GrantContext, sendTokens } from './grants/token-response.js';
+import { introspectionEndpoint } from './introspection.js';
+import { metadataEndpoint } from './metadata-endpoint.js';
+import { oauthRequestReader } from './oauth-request.js';
+import { refreshDerivationKey } from './refresh-grace.js';
+import { arrivalMarker } from './request-deadline.js';
+import { revocationEndpoint } from './revocation.js';
+import { hashRefreshToken, type RefreshTokenStore } from './stores.js';
+import { tokenEndpointErrors } from './token-endpoint-errors.js';
+import { tokenError } from './token-errors.js';
+import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from './token-options.js';
+
+export { TOKEN_REQUEST_TYPE } from './form.js';
+export { TOKEN_TYPE } from './grants/token-response.js';
+export {
+  DEFAULT_ACCESS_TOKEN_TTL,
+  DEFAULT_REFRESH_TOKEN_TTL,
+  INTROSPECTION_PATH,
+  REVOCATION_PATH,
+  TOKEN_PATH,
+  type TokenRouterConfiguration,
+  type TokenRouterOptions,
+} from './token-options.js';
+
+/**
+ * The token endpoint (the conventions' "Token endpoint" and "Authentication"; RFC
+ * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
+ * audience, users, clients }))`. Answers the password grant
+ * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)
+ * with JWT access tokens and rotating opaque refresh tokens, bound to a
+ * DPoP key when the request proves one (dpop-token-endpoint.ts). Beside it,
+ * each unless turned off: RFC 7009 revocation (revocation.ts), RFC 7662
+ * introspection (introspection.ts) and the RFC 8414 metadata
+ * (metadata-endpoint.ts). Every error is an RFC 6749 §5.2 JSON body
+ * (endpoint.ts): refuse() hands it to errorHandler() when one is mounted,
+ * else writes it here (the endpoints work alone).
+ *
+ * The router carries its endpoints and tokenEndpointErrors() configured
+ * for their paths: given to conventions() as `tokenRouter`, the preset puts that
+ * error stage first and the router last.
+ */
+export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
+  const config = readTokenRouterOptions(options);
+  const context: GrantContext = {
+    config,
+    signer: new AccessTokenSigner(
+      config.keys[0] as (typeof config.keys)[number],
+      config.issuer,
+      config.audience,
+      config.accessTokenTtlSeconds,
+    ),
+    ...(config.refreshGraceMs > 0
+      ? { refreshKey: refreshDerivationKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject) }
+      : {}),
+  };
+  const read = oauthRequestReader(config);
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    const { params, client } = await read(req, res);
+    const grantType = params.grant_type;
+    if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
+    if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+      throw tokenError('unsupported_grant_type', `The grant type ${JSON.stringify(grantType.slice(0, 64))} is not supported.`);
+    }
+    if (client?.grants !== undefined && !client.grants.includes(grantType as GrantType)) {
+      throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
+    }
+    // RFC 9449 §5: the proof is checked before any grant is spent, and spent only once the grant is accepted.
+    const proof = tokenEndpointProof(config, req, res);
+    const jkt = proof?.jkt;
+    const issued =
+      grantType === 'password'
+        ? await passwordGrant(context, req, params, client, jkt)
+        : await refreshTokenGrant(context, params, client, jkt);
+    if (proof !== undefined) await spendTokenEndpointProof(config, proof, issued);
+    sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
+  }
+
+  const router = express.Router();
+  // The request's arrival, for the password grant's deadline (request-deadline.ts).
+  router.post(config.path, arrivalMarker, oauthEndpoint(handle));
+  if (config.revocationPath !== undefined) router.post(config.revocationPath, oauthEndpoint(revocationEndpoint(config, read)));
+  if (config.introspectionPath !== undefined) {
+    router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
+  }
+  if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
+  const endpoints: TokenEndpoints = {
+    token: config.path,
+    revocation: config.revocationPath,
+    introspection: config.introspectionPath,
+    metadata: config.metadataPath,
+    dpop: config.dpop !== undefined,
+  };
+  const otherPaths = [config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
+  return Object.defineProperties(router as TokenRouter, {
+    endpoints: { value: Object.freeze(endpoints), enumerable: true },
+    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
+  });
+}
+
+/**
+ * The router tokenRouter() returns: mount it with `app.use()`, or give it
+ * to conventions() as `tokenRouter`.
+ */
+export type TokenRouter = Router & TokenService;
+
+/** Options of revokeRefreshToken(). */
+export interface RevokeRefreshTokenOptions {
+  /**
+   * Where the family's revocation is recorded, so that bearerAuth() given
+   * the same store refuses its access tokens at once. Default: none (the
+   * access tokens live to their expiry).
+   */
+  revokedFamilies?: RevokedFamilies;
+  /** The access-token lifetime the token router issues with, in seconds. Default: 86400 (the longest allowed). */
+  accessTokenTtlSeconds?: number;
+}
+
+const REVOKE_OPTION_NAMES = ['revokedFamilies', 'accessTokenTtlSeconds'] as const;
+
+/**
+ * Logout: revokes the whole family of a refresh token (RFC 7009's effect),
+ * so neither it nor any token rotated from it works again; with
+ * `revokedFamilies`, the family's access tokens stop working too.
+ * Resolves to false when the token belongs to no live family.
+ */
+export async function revokeRefreshToken(
+  store: RefreshTokenStore,
+  refreshToken: string,
+  options: Readonly<RevokeRefreshTokenOptions> = {},
+): Promise<boolean> {
+  const given = readOptions<RevokeRefreshTokenOptions>('revokeRefreshToken', options, REVOKE_OPTION_NAMES, {
+    accessTokenTtl: TOKEN_ROUTER_HINTS.accessTokenTtl,
+  });
+  const tokenHash = hashRefreshToken(refreshToken);
+  const family = given.revokedFamilies ? await store.find(tokenHash) : undefined;
+  const revoked = await store.revokeByTokenHash(tokenHash);
+  if (family) {
+    await recordRevokedFamily(given.revokedFamilies, family.familyId, given.accessTokenTtlSeconds ?? MAX_ACCESS_TOKEN_TTL);
+  }
+  return revoked;
+}

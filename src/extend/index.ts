@@ -1,0 +1,45 @@
+/**
+ * For packages that extend the conventions, such as
+ * express-api-conventions-authorization-server: the library's internal
+ * helpers they build on, so that they read options, refuse requests, write
+ * JSON and reach Redis exactly as the library does, without copies.
+ * docs/extend.md names each export. An application has no need of them.
+ */
+export {
+  checkBoolean,
+  checkInteger,
+  checkString,
+  invalidOption,
+  isProductionEnvironment,
+  type OptionHints,
+  readOptions,
+} from '../config/options.js';
+export { type ErrorShape, setErrorShape } from '../errors/error-shape.js';
+export { refuse } from '../errors/refuse.js';
+export { isStoreFailure } from '../errors/store-unavailable.js';
+export { writeJsonAnswer } from '../http/json-output/writer.js';
+export { setResponseHeader } from '../http/response-headers.js';
+export { sameText } from '../http/same-text.js';
+export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
+export { AccessTokenSigner, AccessTokenVerifier, type IssueInput, TokenRejected } from '../oauth2/access-tokens.js';
+export { type BasicCredentials, parseBasicCredentials } from '../oauth2/basic-credentials.js';
+export { checkAudience, checkRealm, checkSubjectActive } from '../oauth2/checks.js';
+export { clientSecretMatches, GRANT_TYPES, hashClientSecret } from '../oauth2/clients.js';
+export {
+  type CheckedProof,
+  DPOP_TOKEN_TYPE,
+  type DpopConfiguration,
+  DpopNonceRequired,
+  DpopProofRejected,
+  DpopVerifier,
+  readDpopOptions,
+} from '../oauth2/dpop.js';
+export { type ReadyKey, readKeys } from '../oauth2/keys.js';
+export { markOAuthEndpoint } from '../oauth2/oauth-endpoint-mark.js';
+export { DEFAULT_OAUTH2_REDIS_PREFIX } from '../oauth2/redis-revoked-families.js';
+export { checkScopeList, formatScope, parseScope } from '../oauth2/scope.js';
+export { clientAddressKey } from '../rate-limit/client-address.js';
+export { checkStore } from '../stores/check-store.js';
+export { storeKeyOf } from '../stores/counter-keys.js';
+export { secondsUntil } from '../stores/counter-store.js';
+export { RedisConnection, RedisScript, readRedisOptions, redisKey, replyText, taggedKey } from '../stores/redis/index.js';
