@@ -71,7 +71,7 @@ describe('conventions()', () => {
       return app;
     };
 
-    it('runs its stages in the order of PRESET_STAGES', () => {
+    it('runs its stages in the order of the stage table', () => {
       const [preset] = conventions({ corsPolicy: { origins: ['http://localhost:5173'] }, responseLinter: {} });
       expect(preset?.stages).toEqual([
         'commonHeaders',
@@ -86,7 +86,8 @@ describe('conventions()', () => {
         'methodOverride',
         'responseLinter',
       ]);
-      // What it runs, handler by handler: each stage's named middleware (two body parsers).
+      // What it runs, handler by handler: each stage's named middleware (two body parsers),
+      // and after the limiter the answer to a refusal held until it counted (corsPolicy's).
       expect(preset?.modules.map((module) => module.name)).toEqual([
         'commonHeadersMiddleware',
         'securityHeadersMiddleware',
@@ -95,6 +96,7 @@ describe('conventions()', () => {
         'secureCookiesMiddleware',
         'jsonResponsesMiddleware',
         'rateLimitMiddleware',
+        'answerHeldRefusal',
         'crossSiteProtectionMiddleware',
         'parseBodyMiddleware',
         'parseBodyMiddleware',
