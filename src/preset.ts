@@ -426,7 +426,8 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   // What the stages before the counting one refuse (a preflight of a refused
   // origin, a bad bearer token) is held until that stage has counted it
   // against the caller's address, then answered (src/errors/refuse.ts).
-  const counting = COUNTING_AT >= 0 && on[COUNTING_AT] !== undefined;
+  const holding =
+    COUNTING_AT >= 0 && on[COUNTING_AT] !== undefined && entries.some((entry, index) => entry.refusalsCountedFirst && on[index]);
   const stack: RequestHandler[] = reportOnlyMode ? [reportOnlyMarker(reportOnlyMode)] : [];
   const stages: StageName[] = [];
   let countingAt = -1;
@@ -437,9 +438,9 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
       const made =
         reportOnlyMode && entry.reportOnly ? entry.reportOnly(stageOn.option, reportOnlyMode) : entry.factory(stageOn.option);
       const handlers = typeof made === 'function' ? [made] : made;
-      if (counting && entry.refusalsCountedFirst) {
+      if (holding && entry.refusalsCountedFirst) {
         stack.push(...handlers.map(holdRefusals));
-      } else if (counting && entry.counts) {
+      } else if (holding && entry.counts) {
         countingAt = stack.length;
         stack.push(...handlers, answerHeldRefusal);
       } else stack.push(...handlers);

@@ -1,7 +1,7 @@
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { conventions, errorHandler, idPair, notFound } from '../src/index.js';
+import { type ConventionsOptions, conventions, errorHandler, idPair, notFound } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
 
 describe('conventions()', () => {
@@ -103,6 +103,12 @@ describe('conventions()', () => {
         'methodOverrideMiddleware',
         'responseLinterMiddleware',
       ]);
+    });
+
+    it('holds nothing when no stage before the limiter can refuse: no answer step after it', () => {
+      const names = (options: ConventionsOptions) => conventions(options)[0]?.modules.map((module) => module.name);
+      expect(names({})).not.toContain('answerHeldRefusal');
+      expect(names({ corsPolicy: { origins: ['http://localhost:5173'] }, rateLimit: false })).not.toContain('answerHeldRefusal');
     });
 
     it('runs the rate limiter before the body parsers: a refusal comes before a body is read', async () => {
