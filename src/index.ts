@@ -47,10 +47,7 @@ export {
   conventions,
   type Insertion,
   type Insertions,
-  PRESET_STAGES,
-  type PresetStage,
   STAGE_NAMES,
-  type StageDefault,
   type StageName,
 } from './preset.js';
 export {

@@ -5,7 +5,7 @@ import { didYouMean, invalidOption, isProductionEnvironment, type OptionHints, r
 import { corsPolicy } from './cors/cors-policy.js';
 import type { CorsPolicyOptions } from './cors/options.js';
 import { isReportOnly } from './errors/adoption.js';
-import { holdRefusals } from './errors/refuse.js';
+import { answerHeldRefusal, holdRefusals, REFUSAL_HELD } from './errors/refuse.js';
 import { type ReportOnlyMode, type ReportOnlyOptions, readReportOnly, reportOnlyMarker } from './errors/report-only.js';
 import { toDictionary } from './http/dictionary-mode.js';
 import { keepFastProperties } from './http/response-state.js';
@@ -31,10 +31,30 @@ import { type MaintenanceOptions, maintenance } from './service/maintenance.js';
  * defaults), `off` (it needs configuration: give its options to turn it
  * on), or `outside production` (on unless `NODE_ENV` is `production`).
  */
-export type StageDefault = 'on' | 'off' | 'outside production';
+type StageDefault = 'on' | 'off' | 'outside production';
+
+/** conventions()'s options as given, by key: what a stage may derive its own option from. */
+type GivenOptions = Readonly<Partial<Record<string, unknown>>>;
+
+/** What a stage knows beyond its place: how it takes part in the preset's shared mechanisms. */
+interface StageRole<Options> {
+  /**
+   * Its refusals wait until the counting stage has counted the request
+   * (a refused preflight, a bad bearer token): refusals are not free.
+   */
+  readonly refusalsCountedFirst?: true;
+  /** It counts requests: the refusals held before it are answered right after it. */
+  readonly counts?: true;
+  /** Its middleware in report-only mode, made once by conventions() in place of the factory's. */
+  reportOnly?(options: Options | undefined, mode: ReportOnlyMode): RequestHandler;
+  /** Its option is middleware another package made (the authorization server's), not an options object: its factory checks it. */
+  readonly takesMiddleware?: true;
+  /** Its option when another stage's implies it: given the option as written (absent, `false`, options) and every option. */
+  derive?(own: Options | false | undefined, given: GivenOptions): Options | false | undefined;
+}
 
 /** One stage of the preset: a factory of the library, where it runs and why there. */
-export interface PresetStage<Name extends string = string, Options = never> {
+interface PresetStage<Name extends string = string, Options = never> extends StageRole<Options> {
   /** The factory the stage calls; also its option key in conventions(). */
   readonly name: Name;
   /** Makes the stage's middleware from its options (`undefined`: not configured, on by default). */
@@ -53,7 +73,8 @@ const stage = <const Name extends string, Options>(
   defaultState: StageDefault,
   runsAfter: readonly string[],
   why: string,
-): PresetStage<Name, Options> => ({ name, factory, default: defaultState, runsAfter, why });
+  role: StageRole<Options> = {},
+): PresetStage<Name, Options> => ({ ...role, name, factory, default: defaultState, runsAfter, why });
 
 /** A factory whose options are required: a stage that is off by default is only built with them. */
 const configured =
@@ -94,6 +115,47 @@ function tokenEndpointErrorsStage(middleware: unknown): RequestHandler {
   );
 }
 
+/** The token endpoint's error shape follows the token endpoint, at its paths, unless given. */
+function tokenEndpointErrorsOfRouter(
+  own: RequestHandler | false | undefined,
+  given: GivenOptions,
+): RequestHandler | false | undefined {
+  const router = given.tokenRouter;
+  if (own !== undefined || router === undefined || router === false) return own;
+  return (tokenRouterStage(router) as TokenService).tokenEndpointErrors;
+}
+
+/**
+ * The origins CORS lets call with credentials are the other sites whose
+ * state-changing requests are legitimate ('*' trusts none: it carries no
+ * cookies), unless `trustedOrigins` is given.
+ */
+function crossSiteProtectionOfCors(
+  own: CrossSiteProtectionOptions | false | undefined,
+  given: GivenOptions,
+): CrossSiteProtectionOptions | false | undefined {
+  const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;
+  if (!cors || !Array.isArray(cors.origins)) return own;
+  if (own !== undefined && (typeof own !== 'object' || own === null || own.trustedOrigins !== undefined)) return own;
+  return { ...own, trustedOrigins: cors.origins };
+}
+
+/**
+ * Security headers in report-only mode: the `-Report-Only` variants of CSP
+ * and COEP for the requests report-only applies to, the enforced headers
+ * for the others. Both are configured once, here.
+ */
+function securityHeadersReportOnly(options: SecurityHeadersOptions | undefined, mode: ReportOnlyMode): RequestHandler {
+  const softened = reportOnlySecurityHeaders(options);
+  if (mode.when === undefined) return softened;
+  const enforced = securityHeaders(options);
+  // The preset's first module decided, with `when`, once per request.
+  return function securityHeadersStageMiddleware(req, res, next) {
+    if (isReportOnly(res)) softened(req, res, next);
+    else enforced(req, res, next);
+  };
+}
+
 /**
  * The preset, in the order its stages run: the one place that order is
  * written. conventions() is built from it; docs/preset.md shows it.
@@ -105,6 +167,7 @@ export const PRESET_STAGES = [
     'off',
     [],
     'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its paths.',
+    { derive: tokenEndpointErrorsOfRouter, takesMiddleware: true },
   ),
   stage('commonHeaders', (o: CommonHeadersOptions | undefined) => commonHeaders(o), 'on', [], 'Every answer, errors too.'),
   stage(
@@ -113,6 +176,7 @@ export const PRESET_STAGES = [
     'on',
     [],
     'Every answer, errors and preflights too.',
+    { reportOnly: securityHeadersReportOnly },
   ),
   stage(
     'caching',
@@ -127,6 +191,7 @@ export const PRESET_STAGES = [
     'off',
     ['caching'],
     'Before anything that can fail: an error answer carries the CORS headers, or the calling script cannot read it. Needs `origins`.',
+    { refusalsCountedFirst: true },
   ),
   stage('secureCookies', (o: SecureCookiesOptions | undefined) => secureCookies(o), 'on', [], 'Before any route sets a cookie.'),
   stage('jsonResponses', (o: JsonResponsesOptions | undefined) => jsonResponses(o), 'on', [], 'Before any route writes JSON.'),
@@ -143,6 +208,7 @@ export const PRESET_STAGES = [
     'off',
     ['corsPolicy'],
     'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `keys`, `issuer`, `audience`.',
+    { refusalsCountedFirst: true },
   ),
   stage(
     'rateLimit',
@@ -150,6 +216,7 @@ export const PRESET_STAGES = [
     'on',
     ['bearerAuth'],
     'After the identification stage (`req.auth`, `req.verifiedClient`); before the body parsers, so a refused body is never parsed.',
+    { counts: true },
   ),
   stage(
     'crossSiteProtection',
@@ -157,6 +224,7 @@ export const PRESET_STAGES = [
     'on',
     ['corsPolicy', 'rateLimit'],
     'Refuses state-changing requests a browser sends for a page of another site (Fetch Metadata, then `Origin`), sign-in doors included; after the rate limiter, which counts the refusal, and before the body parsers, so a refused body is never read. Trusts `corsPolicy`’s origins unless given `trustedOrigins`. Non-browser clients send neither header and pass.',
+    { derive: crossSiteProtectionOfCors },
   ),
   stage(
     'parseBodies',
@@ -191,7 +259,8 @@ export const PRESET_STAGES = [
     configured((o: TokenService) => tokenRouterStage(o)),
     'off',
     ['rateLimit', 'parseBodies'],
-    'The token endpoint, last, after every cross-cutting stage. Takes the router of express-api-conventions-authorization-server’s `tokenRouter()`.',
+    'The token endpoint, last, after every cross-cutting stage. Takes the router of express-api-conventions-authorization-server.',
+    { takesMiddleware: true },
   ),
 ] as const;
 
@@ -255,18 +324,19 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 };
 
 const FACTORY = 'conventions';
-/** The stages before `rateLimit` whose refusals wait until the rate limiter counted the request. */
-const COUNTED_BEFORE_REFUSAL: ReadonlySet<string> = new Set(['corsPolicy', 'bearerAuth']);
-/** The stages whose option is middleware made by the authorization-server package, not an options object. */
-const TAKES_MIDDLEWARE: ReadonlySet<string> = new Set(['tokenEndpointErrors', 'tokenRouter']);
 const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode'] as (keyof ConventionsOptions & string)[];
 
-// Each `runsAfter` names a stage earlier in the table: the order is checked
-// where it is written, when the module loads.
+// Each `runsAfter` names a stage earlier in the table, and a stage whose
+// refusals are counted first runs before the one stage that counts: the
+// order is checked where it is written, when the module loads.
+const COUNTING_AT = PRESET_STAGES.findIndex((entry) => entry.counts);
 for (const [index, entry] of PRESET_STAGES.entries()) {
   for (const earlier of entry.runsAfter) {
     const at = STAGE_NAMES.indexOf(earlier as StageName);
     if (at < 0 || at >= index) throw new Error(`PRESET_STAGES: ${entry.name} must run after ${earlier}, which is not before it.`);
+  }
+  if (entry.refusalsCountedFirst && !(index < COUNTING_AT)) {
+    throw new Error(`PRESET_STAGES: ${entry.name}'s refusals are counted first, but no stage after it counts.`);
   }
 }
 
@@ -284,7 +354,12 @@ export type ConventionsMiddleware = RequestHandler & {
  * One router layer instead of one per module: each layer costs its path
  * match and dispatch on every request (docs/performance.md).
  */
-function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName[], dictionary: boolean): ConventionsMiddleware {
+function runInOrder(
+  stack: readonly RequestHandler[],
+  stages: readonly StageName[],
+  countingAt: number,
+  dictionary: boolean,
+): ConventionsMiddleware {
   const count = stack.length;
   const middleware = function conventionsMiddleware(req, res, next) {
     // What Express's router and the stages add to the request from here on is cheap (docs/performance.md).
@@ -293,10 +368,15 @@ function runInOrder(stack: readonly RequestHandler[], stages: readonly StageName
     let index = 0;
     const step = (signal?: unknown): void => {
       // As Express's router: 'route' from a middleware means "go on", and
-      // anything else that is truthy (an error, 'router') leaves the stack.
+      // anything else that is truthy (an error, 'router') leaves the stack;
+      // a refusal held for the counting stage goes straight to it, so that
+      // no middleware in between (a service's own) runs for a refused request.
       if (signal && signal !== 'route') {
-        next(signal);
-        return;
+        if (signal !== REFUSAL_HELD) {
+          next(signal);
+          return;
+        }
+        index = countingAt;
       }
       if (index === count) {
         next();
@@ -342,11 +422,10 @@ function readInsertions(key: 'before' | 'after', value: unknown): Map<StageName,
 }
 
 /** Whether a stage runs: `false` switches it off, an object configures it (on), absent is its default. */
-function isOn(entry: Stages, option: unknown): boolean {
+function isOn(entry: PresetStage<StageName, unknown>, option: unknown): boolean {
   if (option === false) return false;
   if (option !== undefined) {
-    // The token stages take middleware, which their factories check.
-    if (TAKES_MIDDLEWARE.has(entry.name)) return true;
+    if (entry.takesMiddleware) return true;
     if (typeof option !== 'object' || option === null || Array.isArray(option)) {
       invalidOption(FACTORY, entry.name, option, 'an object of its options, or false');
     }
@@ -366,22 +445,6 @@ function readReportOnlyOption(value: unknown): ReportOnlyMode | undefined {
 }
 
 /**
- * Security headers in report-only mode: the `-Report-Only` variants of CSP
- * and COEP for the requests report-only applies to, the enforced headers
- * for the others. Both are configured once, here.
- */
-function securityHeadersStage(options: SecurityHeadersOptions | undefined, mode: ReportOnlyMode): RequestHandler {
-  const softened = reportOnlySecurityHeaders(options);
-  if (mode.when === undefined) return softened;
-  const enforced = securityHeaders(options);
-  // The preset's first module decided, with `when`, once per request.
-  return function securityHeadersStageMiddleware(req, res, next) {
-    if (isReportOnly(res)) softened(req, res, next);
-    else enforced(req, res, next);
-  };
-}
-
-/**
  * The whole preset, in the order of PRESET_STAGES. Use it as
  * `app.use(conventions())`, then the routes, then
  * `app.use(notFound(), errorHandler())`. It is one middleware (in an array,
@@ -395,41 +458,40 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
     OPTION_NAMES,
     STAGE_KEY_HINTS,
   );
-  // The token endpoint's error shape follows the token endpoint, at its paths.
-  const token = given.tokenRouter === undefined || given.tokenRouter === false ? undefined : tokenRouterStage(given.tokenRouter);
-  if (token && given.tokenEndpointErrors === undefined) given.tokenEndpointErrors = (token as TokenService).tokenEndpointErrors;
-  // The origins CORS lets call with credentials are the other sites whose
-  // state-changing requests are legitimate ('*' trusts none: it carries no cookies).
-  const cors = given.corsPolicy as Partial<CorsPolicyOptions> | false | undefined;
-  const crossSite = given.crossSiteProtection as CrossSiteProtectionOptions | false | undefined;
-  if (cors && Array.isArray(cors.origins) && crossSite !== false && crossSite?.trustedOrigins === undefined) {
-    given.crossSiteProtection = { ...crossSite, trustedOrigins: cors.origins };
-  }
   const before = readInsertions('before', given.before);
   const after = readInsertions('after', given.after);
-  const rateLimitOn = isOn(PRESET_STAGES.find((entry) => entry.name === 'rateLimit') as Stages, given.rateLimit);
   const reportOnlyMode = readReportOnlyOption(given.reportOnly);
   const dictionaryMode = given.dictionaryMode ?? true;
   if (typeof dictionaryMode !== 'boolean') invalidOption(FACTORY, 'dictionaryMode', dictionaryMode, 'true or false');
+  const entries = PRESET_STAGES as readonly PresetStage<StageName, unknown>[];
+  const on = entries.map((entry) => {
+    const option = entry.derive ? entry.derive(given[entry.name], given) : given[entry.name];
+    return isOn(entry, option) ? { option } : undefined;
+  });
+  // What the stages before the counting one refuse (a preflight of a refused
+  // origin, a bad bearer token) is held until that stage has counted it
+  // against the caller's address, then answered (src/errors/refuse.ts).
+  const holding =
+    COUNTING_AT >= 0 && on[COUNTING_AT] !== undefined && entries.some((entry, index) => entry.refusalsCountedFirst && on[index]);
   const stack: RequestHandler[] = reportOnlyMode ? [reportOnlyMarker(reportOnlyMode)] : [];
   const stages: StageName[] = [];
-  for (const entry of PRESET_STAGES) {
+  let countingAt = -1;
+  for (const [index, entry] of entries.entries()) {
     stack.push(...(before.get(entry.name) ?? []));
-    const option = given[entry.name];
-    if (isOn(entry, option)) {
+    const stageOn = on[index];
+    if (stageOn !== undefined) {
       const made =
-        reportOnlyMode && entry.name === 'securityHeaders'
-          ? securityHeadersStage(option as SecurityHeadersOptions | undefined, reportOnlyMode)
-          : (entry.factory as (options: unknown) => RequestHandler | readonly RequestHandler[])(option);
-      // What these stages refuse (a preflight of a refused origin, a bad
-      // bearer token) is answered once the rate limiter has counted it
-      // against the caller's address: refusals are not free.
-      const hold = rateLimitOn && COUNTED_BEFORE_REFUSAL.has(entry.name);
-      if (typeof made === 'function') stack.push(hold ? holdRefusals(made) : made);
-      else stack.push(...(hold ? made.map(holdRefusals) : made));
+        reportOnlyMode && entry.reportOnly ? entry.reportOnly(stageOn.option, reportOnlyMode) : entry.factory(stageOn.option);
+      const handlers = typeof made === 'function' ? [made] : made;
+      if (holding && entry.refusalsCountedFirst) {
+        stack.push(...handlers.map(holdRefusals));
+      } else if (holding && entry.counts) {
+        countingAt = stack.length;
+        stack.push(...handlers, answerHeldRefusal);
+      } else stack.push(...handlers);
       stages.push(entry.name);
     }
     stack.push(...(after.get(entry.name) ?? []));
   }
-  return stack.length === 0 ? [] : [runInOrder(stack, stages, dictionaryMode)];
+  return stack.length === 0 ? [] : [runInOrder(stack, stages, countingAt, dictionaryMode)];
 }

@@ -4,7 +4,8 @@ import { tokenRouter } from 'express-api-conventions-authorization-server';
 import request from 'supertest';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { pendingDefault } from '../src/http/response-headers.js';
-import { conventions, PRESET_STAGES, STAGE_NAMES } from '../src/index.js';
+import { conventions, STAGE_NAMES } from '../src/index.js';
+import { PRESET_STAGES } from '../src/preset.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, testHasher } from './support/oauth2.js';
 
@@ -58,6 +59,15 @@ describe('PRESET_STAGES', () => {
     expect(PRESET_STAGES.filter((stage) => stage.default === 'outside production').map((stage) => stage.name)).toEqual([
       'responseLinter',
     ]);
+  });
+
+  it('holds what the preset knows of a stage in its row: counting, report-only, options derived from another stage', () => {
+    const named = (has: (stage: (typeof PRESET_STAGES)[number]) => unknown) =>
+      PRESET_STAGES.filter(has).map((stage) => stage.name);
+    expect(named((stage) => stage.refusalsCountedFirst)).toEqual(['corsPolicy', 'bearerAuth']);
+    expect(named((stage) => stage.counts)).toEqual(['rateLimit']);
+    expect(named((stage) => stage.reportOnly)).toEqual(['securityHeaders']);
+    expect(named((stage) => stage.derive)).toEqual(['tokenEndpointErrors', 'crossSiteProtection']);
   });
 });
 

@@ -1,7 +1,7 @@
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { conventions, errorHandler, idPair, notFound } from '../src/index.js';
+import { type ConventionsOptions, conventions, errorHandler, idPair, notFound } from '../src/index.js';
 import { expectHeaders } from './helpers.js';
 
 describe('conventions()', () => {
@@ -71,7 +71,7 @@ describe('conventions()', () => {
       return app;
     };
 
-    it('runs its stages in the order of PRESET_STAGES', () => {
+    it('runs its stages in the order of the stage table', () => {
       const [preset] = conventions({ corsPolicy: { origins: ['http://localhost:5173'] }, responseLinter: {} });
       expect(preset?.stages).toEqual([
         'commonHeaders',
@@ -86,7 +86,8 @@ describe('conventions()', () => {
         'methodOverride',
         'responseLinter',
       ]);
-      // What it runs, handler by handler: each stage's named middleware (two body parsers).
+      // What it runs, handler by handler: each stage's named middleware (two body parsers),
+      // and after the limiter the answer to a refusal held until it counted (corsPolicy's).
       expect(preset?.modules.map((module) => module.name)).toEqual([
         'commonHeadersMiddleware',
         'securityHeadersMiddleware',
@@ -95,12 +96,19 @@ describe('conventions()', () => {
         'secureCookiesMiddleware',
         'jsonResponsesMiddleware',
         'rateLimitMiddleware',
+        'answerHeldRefusal',
         'crossSiteProtectionMiddleware',
         'parseBodyMiddleware',
         'parseBodyMiddleware',
         'methodOverrideMiddleware',
         'responseLinterMiddleware',
       ]);
+    });
+
+    it('holds nothing when no stage before the limiter can refuse: no answer step after it', () => {
+      const names = (options: ConventionsOptions) => conventions(options)[0]?.modules.map((module) => module.name);
+      expect(names({})).not.toContain('answerHeldRefusal');
+      expect(names({ corsPolicy: { origins: ['http://localhost:5173'] }, rateLimit: false })).not.toContain('answerHeldRefusal');
     });
 
     it('runs the rate limiter before the body parsers: a refusal comes before a body is read', async () => {

@@ -1,8 +1,10 @@
-import express from 'express';
+import express, { type RequestHandler } from 'express';
+import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import request from 'supertest';
+import * as errorsEntry from '../src/errors/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { bearerAuth } from '../src/oauth2/index.js';
-import { conventions } from '../src/preset.js';
+import { type ConventionsOptions, conventions, STAGE_NAMES } from '../src/preset.js';
 import { rateLimit } from '../src/rate-limit/index.js';
 
 const keys = [{ kid: 'p1', algorithm: 'HS256' as const, secret: 'a-test-secret-of-at-least-32-bytes-long!' }];
@@ -82,5 +84,75 @@ describe('bearerAuth() and rateLimit() mounted alone', () => {
     const res = await request(app).get('/v1/users').set('Authorization', 'Bearer garbage');
     expect(res.status).toBe(401);
     expect(res.headers.ratelimit).toBeUndefined();
+  });
+});
+
+describe('no path drops a held refusal', () => {
+  const GARBAGE = 'Bearer garbage.garbage.garbage';
+  // A team's middleware that answers the request itself, as a route would.
+  const answers: RequestHandler = (_req, res) => {
+    res.json({ answeredBy: 'the team' });
+  };
+  const withPreset = (options: ConventionsOptions) => {
+    const app = express();
+    app.use(conventions({ bearerAuth: { keys, issuer, audience }, ...options }));
+    app.get('/v1/users', (_req, res) => {
+      res.json({ users: [], hasNext: false });
+    });
+    return app;
+  };
+  const expect401 = async (app: express.Express) => {
+    const res = await request(app).get('/v1/users').set('Authorization', GARBAGE);
+    expect([res.status, res.body]).toEqual([401, { error: 'invalid_token', error_description: expect.any(String) }]);
+    return res;
+  };
+
+  it('answers the 401 when the rate limiter skips the request', async () => {
+    await expect401(withPreset({ rateLimit: { skip: () => true } }));
+  });
+
+  it('answers the 401 when the rate limiter is off', async () => {
+    await expect401(withPreset({ rateLimit: false }));
+  });
+
+  it('answers the 401 with express-rate-limit in place of the library’s limiter', async () => {
+    const res = await expect401(
+      withPreset({ rateLimit: false, after: { bearerAuth: expressRateLimit({ limit: 5, standardHeaders: 'draft-8' }) } }),
+    );
+    expect(res.headers.ratelimit).toBeUndefined();
+  });
+
+  it('answers the 401 (counted) with express-rate-limit as well as the library’s limiter', async () => {
+    const res = await expect401(
+      withPreset({ before: { rateLimit: expressRateLimit({ limit: 5, standardHeaders: 'draft-8' }) } }),
+    );
+    // The library's two policies (per user, per application) at its default limit of 100.
+    expect(remaining(res)).toEqual([99, 99]);
+  });
+
+  // Every insertion point after bearerAuth, with the limiter on, skipping, or off:
+  // a team's middleware there never answers in place of the refusal.
+  const pointsAfter = STAGE_NAMES.slice(STAGE_NAMES.indexOf('bearerAuth')).flatMap((name) => [
+    ...(name === 'bearerAuth' ? [] : [['before', name] as const]),
+    ['after', name] as const,
+  ]);
+  describe.each([
+    ['on', {}],
+    ['skipping', { skip: () => true }],
+    ['off', false],
+  ] as const)('with the rate limiter %s', (_state, rateLimit) => {
+    it.each(pointsAfter)('a middleware at %s.%s that answers does not answer for a refused token', async (point, name) => {
+      await expect401(withPreset({ rateLimit, [point]: { [name]: answers } }));
+    });
+  });
+
+  it('bearerAuth() alone answers its 401 at once, whatever is mounted after it', async () => {
+    const app = express();
+    app.use(bearerAuth({ keys, issuer, audience, optional: true }), expressRateLimit({ limit: 5 }), answers);
+    await expect401(app);
+  });
+
+  it('holdRefusals is not exported: a refusal can only be held by the preset, which answers it', () => {
+    expect(Object.keys(errorsEntry)).not.toContain('holdRefusals');
   });
 });

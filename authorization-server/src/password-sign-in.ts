@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { checkInteger, invalidOption, isProductionEnvironment, readOptions } from 'express-api-conventions/extend';
+import { checkInteger, invalidOption, isProductionEnvironment, readOptions, warnOnce } from 'express-api-conventions/extend';
 import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
   DEFAULT_SIGN_IN_DEADLINE_MS,
@@ -104,11 +104,12 @@ async function warnIfStoreIsNotNormalized(users: UserStore, typed: string, canon
   }
   if (!found) return;
   warnedUsernames.add(canonical);
-  process.emitWarning(
+  warnOnce(
+    `EAC_USER_STORE_NOT_NORMALIZED:${canonical}`,
+    'EAC_USER_STORE_NOT_NORMALIZED',
     `UserStore.findByUsername(${JSON.stringify(canonical)}) found no user, but findByUsername(${JSON.stringify(typed.trim())}) did: ` +
       'the library looks users up by normalizeUsername(username) (NFKC, trimmed, lower case), so this user can never sign in. ' +
       'Store the normalized name, or compare with it in findByUsername() (docs/oauth2-token.md#your-own-user-store).',
-    { code: 'EAC_USER_STORE_NOT_NORMALIZED' },
   );
 }
 

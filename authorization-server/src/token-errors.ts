@@ -8,8 +8,6 @@ import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from 'express-api-conve
 
 /** The conventions' "Security response headers", "Prevent cache exposure": every token-endpoint response. */
 export const TOKEN_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
-/** The conventions: `Pragma` "appears only in the token error response". */
-export const TOKEN_ERROR_PRAGMA = TOKEN_FAILURE_PRAGMA;
 
 /** RFC 6749 §5.2 error codes, with this package's catalogue entry for each. */
 export const TOKEN_ERRORS = {
@@ -54,7 +52,7 @@ function tokenErrorOf(
   return apiError(name, {
     message: description,
     body: { error, error_description: description },
-    headers: { 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_ERROR_PRAGMA, ...headers },
+    headers: { 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_FAILURE_PRAGMA, ...headers },
     cause,
   });
 }
@@ -104,7 +102,7 @@ export function tokenErrorShape(error: ApiError): ApiError {
     {
       message: description,
       body: { error: code, error_description: description },
-      headers: { ...error.headers, 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_ERROR_PRAGMA },
+      headers: { ...error.headers, 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_FAILURE_PRAGMA },
       cause: error.cause ?? error,
     },
   );

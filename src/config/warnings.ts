@@ -1,10 +1,13 @@
+import { isProductionEnvironment } from './options.js';
+
 /**
  * The library's one channel for what a developer must hear once (a set-up
  * that cannot work as meant, a neighbour's decision): a Node `Warning` with
  * an `EAC_*` code (docs/configuration-errors.md#development-warnings), said
  * once per key and process, outside production unless the fact matters
  * there most (a proxy header nobody trusts). `process.on('warning')` sees
- * each with its code; answers never change.
+ * each with its code; answers never change. Nothing else in the library calls
+ * `process.emitWarning()` (biome.json forbids it outside src/config/).
  */
 
 // Bounded: keys made from request data (a header name) stop being remembered, and said, past this.
@@ -24,7 +27,7 @@ export interface WarningOptions {
  * whether it was said.
  */
 export function warnOnce(key: string | object, code: string, message: string, options?: WarningOptions): boolean {
-  if (options?.evenInProduction !== true && process.env.NODE_ENV === 'production') return false;
+  if (options?.evenInProduction !== true && isProductionEnvironment()) return false;
   if (typeof key === 'string') {
     if (saidKeys.has(key) || saidKeys.size >= WARNING_KEYS_LIMIT) return false;
     saidKeys.add(key);

@@ -52,7 +52,8 @@ interface Adoption {
   exceptions: ConventionExceptions | undefined;
 }
 
-const ADOPTION = Symbol.for('express-api-conventions.adoption');
+// Private, as every state of the package (docs/architecture.md, "Symbols").
+const ADOPTION = Symbol('express-api-conventions.adoption');
 type Holder = { [ADOPTION]?: Adoption };
 
 const holderOf = (res: Response): Holder => localsOf(res) as Holder;

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
+import { warnOnce } from '../config/warnings.js';
 import { stringifyJson } from '../http/json-output/serialize.js';
 import { writeJsonAnswer } from '../http/json-output/writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
@@ -26,7 +27,7 @@ export interface ErrorHandlerOptions {
   /**
    * Less precise error detail, as the conventions' Errors rule 5 allows: no `detail`,
    * and a generic message for unexpected errors. Never a stack trace.
-   * Default: `process.env.NODE_ENV === 'production'` when the handler is made.
+   * Default: whether `NODE_ENV` is `production` when the handler is made.
    */
   production?: boolean;
   /**
@@ -155,11 +156,14 @@ function readErrorHandlerOptions(options: Readonly<ErrorHandlerOptions> | undefi
 function warnOfUnreachableErrorMiddleware(app: unknown, handler: unknown): void {
   const unreachable = errorMiddlewaresAfter(app, handler);
   if (unreachable.length === 0) return;
-  process.emitWarning(
+  warnOnce(
+    handler as object,
+    'EAC_ERROR_HANDLER_NOT_LAST',
     `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
       'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
       '(docs/errors.md#your-own-error-middleware).',
-    { code: 'EAC_ERROR_HANDLER_NOT_LAST' },
+    // The handler decided with its own `production` option whether to look.
+    { evenInProduction: true },
   );
 }
 

@@ -2,7 +2,6 @@ export { ApiError, type ApiErrorInit, apiError, type ErrorItem, isApiError } fro
 export { type CatalogueEntry, type ErrorName, entryForStatus } from './catalogue.js';
 export { type ErrorHandlerOptions, type ErrorLogEntry, errorHandler } from './error-handler.js';
 export { type NotFoundOptions, notFound } from './not-found.js';
-export { holdRefusals } from './refuse.js';
 export {
   type ConventionExceptions,
   type ConventionReport,

@@ -85,21 +85,25 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
 const HOLDING = new WeakSet<object>();
 const HELD = new WeakMap<object, unknown>();
 
+/** What a middleware run by holdRefusals() passes on when it held a refusal: the preset skips to its counting stage. */
+export const REFUSAL_HELD: unique symbol = Symbol('refusal held');
+
 /**
- * Runs `handler` with its refusals (refuse()) held instead of answered: the
- * request goes on, and takeHeldRefusal() hands the refusal to whoever must
- * see the request first. conventions() wraps the stages before the rate
- * limiter with it (a refused preflight, a bad bearer token), so that a
- * refused request is counted against its caller's address like any other,
- * then answered: otherwise an attacker could make the service verify
- * tokens without limit.
+ * Runs `handler` with its refusals (refuse()) held instead of answered; when
+ * one was held, the handler's `next()` becomes `next(REFUSAL_HELD)`.
+ * Internal to conventions(), which wraps the stages before its rate limiter
+ * with it (a refused preflight, a bad bearer token), skips from there to the
+ * limiter, and answers the refusal right after it (answerHeldRefusal()):
+ * a refused request is counted against its caller's address like any other,
+ * or an attacker could make the service verify tokens without limit. Not
+ * exported: mounted anywhere else, nothing would answer what it holds.
  */
 export function holdRefusals(handler: RequestHandler): RequestHandler {
   const held = function heldRefusalsMiddleware(req: Request, res: Response, next: NextFunction) {
     HOLDING.add(req);
     const done: NextFunction = (signal?: unknown) => {
       HOLDING.delete(req);
-      next(signal);
+      next(!signal && HELD.has(req) ? REFUSAL_HELD : signal);
     };
     try {
       const result: unknown = handler(req, res, done);
@@ -112,9 +116,13 @@ export function holdRefusals(handler: RequestHandler): RequestHandler {
   return Object.defineProperty(held, 'name', { value: handler.name || held.name });
 }
 
-/** The refusal held for this request by holdRefusals(), if any; it is handed out once. */
-export function takeHeldRefusal(req: Request): unknown {
+/** Answers the refusal holdRefusals() held for this request, if any (it is handed out once); else the request goes on. */
+export function answerHeldRefusal(req: Request, res: Response, next: NextFunction): void {
   const error = HELD.get(req);
-  if (error !== undefined) HELD.delete(req);
-  return error;
+  if (error === undefined) {
+    next();
+    return;
+  }
+  HELD.delete(req);
+  refuse(req, res, next, error);
 }

@@ -14,6 +14,7 @@ export {
   type OptionHints,
   readOptions,
 } from '../config/options.js';
+export { warnOnce } from '../config/warnings.js';
 export { type ErrorShape, setErrorShape } from '../errors/error-shape.js';
 export { refuse } from '../errors/refuse.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { warnOnce } from '../config/warnings.js';
 import {
   type HeaderRule,
   type HeaderValue,
@@ -244,8 +245,6 @@ function applyAtHead(res: Response, state: ResponseState): void {
   }
 }
 
-let lostHeadWarned = false;
-
 /**
  * Says once, outside production, that a response's head went out without
  * passing the hook (a wrapper replaced `res.writeHead` and never called the
@@ -254,11 +253,10 @@ let lostHeadWarned = false;
 export function checkHeadPassed(res: Response): void {
   const state = peekResponseState(res);
   if (state?.writeHead === undefined || state.headPassed || !res.headersSent) return;
-  if (lostHeadWarned || process.env.NODE_ENV === 'production') return;
-  lostHeadWarned = true;
-  process.emitWarning(
+  warnOnce(
+    'EAC_HEAD_WENT_AROUND',
+    'EAC_HEAD_WENT_AROUND',
     "A response's head was written around express-api-conventions: a middleware replaced res.writeHead() without calling the one it found, and the preset's head defaults and cookie rules were not applied. Mount that middleware after the preset, or make it call the writeHead it replaced.",
-    { code: 'EAC_HEAD_WENT_AROUND' },
   );
 }
 

@@ -51,9 +51,9 @@ export const isErrorLayer = (layer: RouterLayer): boolean => typeof layer.handle
 
 // Middlewares that run others as one (the preset) name them under this
 // symbol, so that a reader of the stack sees routers inside them without
-// knowing their shape. A global symbol: two copies of the package in one
-// tree (two versions side by side) still read each other's lists.
-const INNER = Symbol.for('express-api-conventions.innerMiddlewares');
+// knowing their shape. Private, as every state of the package
+// (docs/architecture.md, "Symbols"): a second copy of the package keeps its own.
+const INNER = Symbol('express-api-conventions.innerMiddlewares');
 
 /** Declares the middlewares `composite` runs at its own mount path, in order. */
 export function declareInnerMiddlewares(composite: object, inner: readonly unknown[]): void {

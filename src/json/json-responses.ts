@@ -8,10 +8,6 @@ import { stringifyJson } from '../http/json-output/serialize.js';
 import { writeJson } from '../http/json-output/writer.js';
 import { ownMethod } from '../http/response-state.js';
 
-// The conventions' JSON media type lives in the leaf layer (src/http/spec.ts);
-// the json entry point offers it beside the writer that sends it.
-export { JSON_CONTENT_TYPE } from '../http/spec.js';
-
 /** Options of jsonResponses(). It has none yet; the object is kept for growth. */
 export type JsonResponsesOptions = Readonly<Record<string, never>>;
 

@@ -2,16 +2,12 @@ import { checkLog, checkOneOf, invalidOption, readOptions } from '../config/opti
 import { collectRoutes, type RouteEntry, routerStackOf } from '../http/router-stack.js';
 import {
   checkPath,
-  DEFAULT_PATH_EXCEPTIONS,
   inconsistentMessage,
   inconsistentNames,
   PATH_RULES,
   type PathExceptions,
   type PathRule,
 } from './path-rules.js';
-
-/** The path rules of the conventions, by the name a finding carries (see path-rules.ts, shared with the conformance checker). */
-export const ROUTE_RULES = PATH_RULES;
 
 export type RouteRule = PathRule;
 
@@ -59,16 +55,13 @@ export class RouteConventionError extends Error {
   readonly findings: readonly RouteFinding[];
 
   constructor(findings: readonly RouteFinding[]) {
-    const lines = findings.map((f) => `  ${f.route}: ${f.message} Suggestion: ${f.suggestion} (${ROUTE_RULES[f.rule]})`);
+    const lines = findings.map((f) => `  ${f.route}: ${f.message} Suggestion: ${f.suggestion} (${PATH_RULES[f.rule]})`);
     super(
       `${findings.length} finding${findings.length === 1 ? '' : 's'} against the path rules (docs/conventions.md §3):\n${lines.join('\n')}`,
     );
     this.findings = findings;
   }
 }
-
-/** Defaults: the conventions name `/v1/oauth2/token` itself. */
-export const DEFAULT_ROUTE_EXCEPTIONS = DEFAULT_PATH_EXCEPTIONS;
 
 // ---------------------------------------------------------------------------
 // Options
@@ -82,7 +75,7 @@ interface CheckRoutesConfiguration {
   readonly report: (typeof REPORTS)[number];
   /** Receives each finding when `report` is `'log'`; undefined when logging is off. */
   readonly log: ((finding: RouteFinding) => void) | undefined;
-  /** Added to DEFAULT_ROUTE_EXCEPTIONS by checkPath(). */
+  /** Added to DEFAULT_PATH_EXCEPTIONS by checkPath(). */
   readonly exceptions: PathExceptions;
   readonly ignore: readonly (string | RegExp)[];
   readonly prefix: string;
@@ -99,8 +92,8 @@ function readExceptions(value: unknown): PathExceptions {
     invalidOption(FACTORY, 'exceptions', exceptions, "an object of rule names to segment lists, such as { plural: ['health'] }");
   }
   for (const [rule, segments] of Object.entries(exceptions)) {
-    if (!Object.hasOwn(ROUTE_RULES, rule)) {
-      invalidOption(FACTORY, 'exceptions', rule, `keyed by rule names (${Object.keys(ROUTE_RULES).join(', ')})`);
+    if (!Object.hasOwn(PATH_RULES, rule)) {
+      invalidOption(FACTORY, 'exceptions', rule, `keyed by rule names (${Object.keys(PATH_RULES).join(', ')})`);
     }
     if (!Array.isArray(segments) || segments.some((s) => typeof s !== 'string')) {
       invalidOption(FACTORY, `exceptions.${rule}`, segments, 'an array of path segments');

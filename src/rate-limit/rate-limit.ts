@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { refuse, takeHeldRefusal } from '../errors/refuse.js';
+import { refuse } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
@@ -82,7 +82,7 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
   const { identify, skip } = limits;
   return function rateLimitMiddleware(req, res, next) {
     if (skip?.(req)) {
-      passUncounted(req, res, next);
+      next();
       return;
     }
     const who = identify(req);
@@ -96,13 +96,6 @@ export function rateLimit(options?: Readonly<RateLimitOptions>): RequestHandler 
     }
     countRequest(limits, req, res, next, who);
   };
-}
-
-/** A skipped request goes on uncounted; a refusal held for it (conventions(): a refused preflight) is answered now. */
-function passUncounted(req: Request, res: Response, next: NextFunction): void {
-  const held = takeHeldRefusal(req);
-  if (held === undefined) next();
-  else refuse(req, res, next, held);
 }
 
 /** The keys of an identity in each policy, remembered for the identities seen lately (IDENTITY_CACHE_SIZE). */
@@ -237,13 +230,8 @@ function giveBackAndRefuse(limits: LimiterSetup, counting: Counting, at: number,
 function answer(counting: Counting, outcome: Outcome, failure?: unknown): void {
   const { req, res, next, states } = counting;
   writeHeaders(counting);
-  if (outcome === 'passed') {
-    // A refusal held until the request was counted (conventions():
-    // a bad bearer token, a refused preflight) is answered now.
-    const held = takeHeldRefusal(req);
-    if (held === undefined) next();
-    else refuse(req, res, next, held);
-  } else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
+  if (outcome === 'passed') next();
+  else if (outcome === 'failed') refuse(req, res, next, storeUnavailable(failure));
   else
     refuse(req, res, next, tooManyRequests(states.filter((state): state is LimitState => state !== undefined)), LIMIT_CONVENTION);
 }

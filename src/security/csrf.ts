@@ -6,7 +6,7 @@ import { apiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
 import { type AfterLookup, afterLookup } from '../http/lookup.js';
 import { sameText } from '../http/same-text.js';
-import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
+import { isSafeMethod } from '../http/spec.js';
 
 /**
  * Cross-site request forgery (the conventions' "Cross-site request forgery"):
@@ -23,8 +23,6 @@ import { isSafeMethod, SAFE_METHODS } from '../http/spec.js';
 export const CSRF_HEADER = 'CSRF-Token' as const;
 /** The form field that carries the token. */
 export const CSRF_FIELD = '_csrf' as const;
-/** Methods that never change state (RFC 9110 §9.2.1); every other method is checked. */
-export const CSRF_SAFE_METHODS = SAFE_METHODS;
 
 /** Issues and checks the CSRF tokens of sessions. */
 export interface CsrfTokens {

@@ -19,7 +19,7 @@ export interface AnswerParserErrorsOptions {
   securityHeaders?: SecurityHeadersOptions;
   /**
    * Leave out `detail` (the parser's error code), as errorHandler({ production })
-   * does. Default: `process.env.NODE_ENV === 'production'` when called.
+   * does. Default: whether `NODE_ENV` is `production` when called.
    */
   production?: boolean;
 }

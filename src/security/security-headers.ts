@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
-import { checkBoolean, invalidOption, type OptionHints, readOptions } from '../config/options.js';
+import { checkBoolean, invalidOption, isProductionEnvironment, type OptionHints, readOptions } from '../config/options.js';
 import { removeResponseHeader, removeResponseHeaders, setResponseHeader } from '../http/response-headers.js';
 import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
 import { sayReplacedSince, securityHeadersBefore, writeOverEarlierHeaders } from './header-precedence.js';
@@ -162,7 +162,7 @@ export function securityHeaders(options?: Readonly<SecurityHeadersOptions>): Req
   // Order means precedence: these replace what a middleware in front set
   // (helmet's own defaults among them); outside production, once per
   // header, a replaced value different from ours is said.
-  return securityHeadersWriter(options, process.env.NODE_ENV !== 'production');
+  return securityHeadersWriter(options, !isProductionEnvironment());
 }
 
 /**
