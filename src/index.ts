@@ -49,9 +49,7 @@ export {
   type Insertions,
   PRESET_STAGES,
   type PresetStage,
-  STAGE_NAMES,
   type StageDefault,
-  type StageName,
 } from './preset.js';
 export {
   type FieldSelection,
@@ -76,3 +74,4 @@ export {
   cookieValue,
   csrfTokens,
 } from './security/index.js';
+export { STAGE_NAMES, type StageName } from './stage-names.js';

@@ -5,8 +5,8 @@ import express from 'express';
 import { errorHandler } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { parseBodies } from '../src/request/index.js';
+import { SECURITY_HEADERS } from '../src/security/defaults.js';
 import { answerParserErrors, securityHeaders } from '../src/security/index.js';
-import { SECURITY_HEADERS } from '../src/security/security-headers.js';
 import { HTTP_DATE } from './helpers.js';
 
 /** A raw HTTP answer, read off the socket until the server closed it. */
