@@ -1,7 +1,7 @@
+export { ConfigurationError, type ConfigurationErrorCode } from '../../src/config/configuration-error.js';
 export { type CheckDefinition, type CheckId, CONFORMANCE_CHECK_IDS, CONFORMANCE_CHECKS } from './catalogue.js';
 export { type Cause, type CauseId, CHECK_TRIAGE, CONFORMANCE_CAUSES, SEVERITIES, type Severity } from './causes.js';
 export { type ConformanceTarget, checkConventions } from './check-conventions.js';
-export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
 export {
   type BaselineEntry,
   type ConformanceBaseline,
