@@ -4,7 +4,8 @@
 //
 // The checker judges paths and bodies with the library's own rule tables and
 // reads its options with the library's option helpers: it compiles those
-// sources (../src/lint/, ../src/config/) with its own, so the output mirrors
+// sources (../src/lint/, ../src/config/) and the values the library sends
+// (../src/http/spec.ts, ../src/security/defaults.ts) with its own, so the output mirrors
 // the repository (dist/<format>/checker/src/ beside dist/<format>/src/) and the
 // package needs nothing of the library at run time. The build fails if any
 // other file of the library came in with them.
@@ -13,7 +14,15 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The library's sources the checker compiles, and nothing else of it. */
-const LIBRARY_SOURCES = ['config/configuration-error', 'config/options', 'lint/body-rules', 'lint/path-rules', 'lint/words'];
+const LIBRARY_SOURCES = [
+  'config/configuration-error',
+  'config/options',
+  'http/spec',
+  'lint/body-rules',
+  'lint/path-rules',
+  'lint/words',
+  'security/defaults',
+];
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
