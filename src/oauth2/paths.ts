@@ -1,5 +1,6 @@
 /**
- * The token service's default paths: a leaf that loads nothing, so that
+ * The token service's paths (its endpoints' defaults, the metadata's
+ * well-known path): a leaf that loads nothing, so that
  * express-api-conventions/openapi states them without loading the token
  * service (jsonwebtoken, bcryptjs), and the token router and the token-path
  * error shape read the same values.
@@ -11,3 +12,16 @@ export const TOKEN_PATH = '/v1/oauth2/token';
 export const REVOCATION_PATH = '/v1/oauth2/revocations';
 /** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (the conventions' path rule 3). */
 export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
+
+/** RFC 8414 §3: the well-known URI suffix registered for OAuth 2.0 authorization servers. */
+export const METADATA_WELL_KNOWN = '/.well-known/oauth-authorization-server';
+
+/**
+ * RFC 8414 §3.1: the well-known suffix goes between the host and the
+ * issuer's path: `https://a.example/tenant` is described at
+ * `/.well-known/oauth-authorization-server/tenant`.
+ */
+export function metadataPath(issuer: URL): string {
+  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
+  return `${METADATA_WELL_KNOWN}${path}`;
+}

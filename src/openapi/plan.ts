@@ -1,6 +1,6 @@
 import { readOptions } from '../config/options.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
-import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../oauth2/paths.js';
+import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '../oauth2/paths.js';
 import type { ConventionsOptions } from '../preset.js';
 import { defaultLimitFor, PAGING_DEFAULTS } from '../request/paging-defaults.js';
 import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from '../security/defaults.js';
@@ -48,17 +48,14 @@ const objectOr = (value: unknown): Json | undefined => (isObject(value) ? value 
 const endpointPath = (value: unknown, fallback: string): string | undefined =>
   value === false ? undefined : typeof value === 'string' ? value : fallback;
 
-/** RFC 8414 §3.1: the metadata path of an issuer, or undefined when no metadata is served. */
-function metadataPath(token: Json): string | undefined {
+/** The metadata path of an issuer (RFC 8414 §3.1), or undefined when no metadata is served. */
+function metadataPathOf(token: Json): string | undefined {
   if (token.metadata === false || typeof token.issuer !== 'string') return undefined;
-  let issuer: URL;
   try {
-    issuer = new URL(token.issuer);
+    return metadataPath(new URL(token.issuer));
   } catch {
     return undefined;
   }
-  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
-  return `/.well-known/oauth-authorization-server${path}`;
 }
 
 function tokenPlan(value: unknown): TokenServicePlan | undefined {
@@ -68,7 +65,7 @@ function tokenPlan(value: unknown): TokenServicePlan | undefined {
     token: typeof token.path === 'string' ? token.path : TOKEN_PATH,
     revocation: endpointPath(token.revocationPath, REVOCATION_PATH),
     introspection: endpointPath(token.introspectionPath, INTROSPECTION_PATH),
-    metadata: metadataPath(token),
+    metadata: metadataPathOf(token),
     dpop: token.dpop !== undefined && token.dpop !== false,
   };
 }
