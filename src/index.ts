@@ -47,8 +47,6 @@ export {
   conventions,
   type Insertion,
   type Insertions,
-  STAGE_NAMES,
-  type StageName,
 } from './preset.js';
 export {
   type FieldSelection,
@@ -73,3 +71,4 @@ export {
   cookieValue,
   csrfTokens,
 } from './security/index.js';
+export { STAGE_NAMES, type StageName } from './stage-names.js';

@@ -25,6 +25,7 @@ import { reportOnlySecurityHeaders } from './security/report-only-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 import { type CommonHeadersOptions, commonHeaders } from './service/common-headers.js';
 import { type MaintenanceOptions, maintenance } from './service/maintenance.js';
+import { CONVENTIONS_OPTION_NAMES, STAGE_NAMES, type StageName } from './stage-names.js';
 
 /**
  * When a stage runs if its option is not given: `on` (with the factory's
@@ -67,7 +68,7 @@ interface PresetStage<Name extends string = string, Options = never> extends Sta
   readonly why: string;
 }
 
-const stage = <const Name extends string, Options>(
+const stage = <const Name extends StageName, Options>(
   name: Name,
   factory: (options: Options | undefined) => RequestHandler | readonly RequestHandler[],
   defaultState: StageDefault,
@@ -265,10 +266,6 @@ export const PRESET_STAGES = [
 ] as const;
 
 type Stages = (typeof PRESET_STAGES)[number];
-/** The name of a stage: the factory it calls and its option key. */
-export type StageName = Stages['name'];
-/** The stage names, in the order they run. */
-export const STAGE_NAMES: readonly StageName[] = Object.freeze(PRESET_STAGES.map((entry) => entry.name));
 
 type OptionsOf<Name extends StageName> =
   Extract<Stages, { name: Name }> extends PresetStage<Name, infer O> ? Exclude<O, undefined> : never;
@@ -324,11 +321,13 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 };
 
 const FACTORY = 'conventions';
-const OPTION_NAMES = [...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode'] as (keyof ConventionsOptions & string)[];
 
-// Each `runsAfter` names a stage earlier in the table, and a stage whose
-// refusals are counted first runs before the one stage that counts: the
-// order is checked where it is written, when the module loads.
+// The table runs the stages STAGE_NAMES names, in its order; each `runsAfter`
+// names a stage earlier in the table, and a stage whose refusals are counted
+// first runs before the one stage that counts: checked when the module loads.
+if (PRESET_STAGES.map((entry) => entry.name).join() !== STAGE_NAMES.join()) {
+  throw new Error('PRESET_STAGES: the stages must be those of STAGE_NAMES (src/stage-names.ts), in its order.');
+}
 const COUNTING_AT = PRESET_STAGES.findIndex((entry) => entry.counts);
 for (const [index, entry] of PRESET_STAGES.entries()) {
   for (const earlier of entry.runsAfter) {
@@ -455,7 +454,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   const given: Partial<Record<string, unknown>> = readOptions<ConventionsOptions>(
     FACTORY,
     options,
-    OPTION_NAMES,
+    CONVENTIONS_OPTION_NAMES,
     STAGE_KEY_HINTS,
   );
   const before = readInsertions('before', given.before);

@@ -2,7 +2,8 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import express, { type Express } from 'express';
 import express4 from 'express4';
 import request from 'supertest';
-import { type ConventionsOptions, conventions, PRESET_STAGES, type StageName } from '../src/preset.js';
+import { type ConventionsOptions, conventions, PRESET_STAGES } from '../src/preset.js';
+import type { StageName } from '../src/stage-names.js';
 
 // Issue 29: SPEC.md "Cookies carry the attributes Secure and HttpOnly" holds
 // for a Set-Cookie a route hands to res.writeHead(status, headers), in both

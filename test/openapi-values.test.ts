@@ -1,37 +1,70 @@
 import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { CORS_DEFAULT_EXPOSED_HEADERS } from '../src/cors/options.js';
-import {
-  CONVENTIONS_OPTION_NAMES,
-  CORS_EXPOSED_HEADERS,
-  RATE_LIMIT_DEFAULTS,
-  SECURITY_HEADER_VALUES,
-} from '../src/openapi/values.js';
-import { STAGE_NAMES } from '../src/preset.js';
-import {
-  DEFAULT_APPLICATION_POLICY,
-  DEFAULT_RATE_LIMIT,
-  DEFAULT_RATE_WINDOW_SECONDS,
-  DEFAULT_USER_POLICY,
-} from '../src/rate-limit/options.js';
-import { SECURITY_HEADERS } from '../src/security/security-headers.js';
+import express from 'express';
+import request from 'supertest';
+import { pageOf, paging, sendList } from '../src/index.js';
+import { withConventions } from '../src/openapi/index.js';
 
 /**
  * express-api-conventions/openapi describes the middlewares without loading
- * them (DESIGN.md principle 9): its copies of their values stay equal to
- * the originals, and what it imports at run time is a few constant files.
+ * them (docs/architecture.md): it reads their values from the leaf files
+ * they read them from, and states what they do.
  */
 
+const LIST_DOCUMENT = {
+  openapi: '3.1.0',
+  info: { title: 'Items', version: '1.0.0' },
+  paths: {
+    '/v1/items': {
+      get: {
+        responses: {
+          '200': {
+            description: 'A page of items.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { items: { type: 'array', items: { type: 'object' } }, hasNext: { type: 'boolean' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+/** The `limit` parameter withConventions() declares for a list route. */
+function statedLimit(options: Parameters<typeof withConventions>[1]): unknown {
+  const document = withConventions(LIST_DOCUMENT, options) as unknown as {
+    components: { parameters: { limit: { schema: { default: number; maximum: number } } } };
+  };
+  const { default: defaultLimit, maximum } = document.components.parameters.limit.schema;
+  return { defaultLimit, maxLimit: maximum };
+}
+
+/** What paging() does with the same options: the items of a page asked without `limit`, and the largest `limit` it accepts. */
+async function pagingLimits(options: Parameters<typeof paging>[0]): Promise<unknown> {
+  const app = express();
+  const items = Array.from({ length: 300 }, (_, id) => ({ id }));
+  app.get('/v1/items', paging(options), (req, res) => sendList(res, 'items', pageOf(items, req.page)));
+  const page = await request(app).get('/v1/items').expect(200);
+  let maxLimit = 0;
+  for (const limit of [10, 20, 100, 101]) {
+    if ((await request(app).get(`/v1/items?limit=${limit}`)).status === 200) maxLimit = limit;
+  }
+  return { defaultLimit: (page.body as { items: unknown[] }).items.length, maxLimit };
+}
+
 describe('express-api-conventions/openapi', () => {
-  it('states the values the middlewares send', () => {
-    expect(SECURITY_HEADER_VALUES).toEqual(SECURITY_HEADERS);
-    expect(CORS_EXPOSED_HEADERS).toEqual(CORS_DEFAULT_EXPOSED_HEADERS);
-    expect(RATE_LIMIT_DEFAULTS).toEqual({
-      limit: DEFAULT_RATE_LIMIT,
-      windowSeconds: DEFAULT_RATE_WINDOW_SECONDS,
-      policies: [DEFAULT_USER_POLICY, DEFAULT_APPLICATION_POLICY],
-    });
-    expect(CONVENTIONS_OPTION_NAMES).toEqual([...STAGE_NAMES, 'before', 'after', 'reportOnly', 'dictionaryMode']);
+  it.each([
+    ['no paging options', undefined, { defaultLimit: 20, maxLimit: 100 }],
+    ['a smaller maximum', { maxLimit: 10 }, { defaultLimit: 10, maxLimit: 10 }],
+    ['both limits', { defaultLimit: 10, maxLimit: 20 }, { defaultLimit: 10, maxLimit: 20 }],
+  ])("states paging()'s `limit` with %s, as paging() applies it", async (_, options, limits) => {
+    expect(statedLimit(options === undefined ? {} : { paging: options })).toEqual(limits);
+    expect(await pagingLimits(options)).toEqual(limits);
   });
 
   it('loads no middleware and no package at run time: only constant files of src/', () => {
@@ -57,6 +90,9 @@ describe('express-api-conventions/openapi', () => {
       'errors/reflected-input.ts',
       'http/spec.ts',
       'oauth2/token-service.ts',
+      'request/paging-defaults.ts',
+      'security/defaults.ts',
+      'stage-names.ts',
     ]);
     expect([...packages]).toEqual([]);
   });

@@ -6,8 +6,8 @@ import { errorHandler } from '../src/errors/index.js';
 import { jsonResponses } from '../src/json/index.js';
 import { parseBodies } from '../src/request/index.js';
 import { answerParserErrors, securityHeaders } from '../src/security/index.js';
-import { SECURITY_HEADERS } from '../src/security/security-headers.js';
 import { HTTP_DATE } from './helpers.js';
+import { SPEC_SECURITY_HEADERS_LOWER_CASE as SECURITY } from './support/spec-headers.js';
 
 /** A raw HTTP answer, read off the socket until the server closed it. */
 interface RawAnswer {
@@ -66,8 +66,6 @@ const appWithBodies = () => {
   app.use(errorHandler({ log: false }));
   return app;
 };
-
-const SECURITY = Object.fromEntries(Object.entries(SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value]));
 
 describe('answerParserErrors(): what Node refuses before Express is answered in JSON (issue 12 part 4)', () => {
   const server = http.createServer(

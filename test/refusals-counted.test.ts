@@ -4,8 +4,9 @@ import request from 'supertest';
 import * as errorsEntry from '../src/errors/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { bearerAuth } from '../src/oauth2/index.js';
-import { type ConventionsOptions, conventions, STAGE_NAMES } from '../src/preset.js';
+import { type ConventionsOptions, conventions } from '../src/preset.js';
 import { rateLimit } from '../src/rate-limit/index.js';
+import { STAGE_NAMES } from '../src/stage-names.js';
 
 const keys = [{ kid: 'p1', algorithm: 'HS256' as const, secret: 'a-test-secret-of-at-least-32-bytes-long!' }];
 const issuer = 'https://api.example.test';

@@ -3,8 +3,8 @@ import { parseList } from 'structured-headers';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
+import { SECURITY_HEADERS } from '../src/security/defaults.js';
 import { clearSiteData, secureCookies, securityHeaders } from '../src/security/index.js';
-import { SECURITY_HEADERS } from '../src/security/security-headers.js';
 import { appWith, expectHeaders } from './helpers.js';
 import { SPEC_SECURITY_HEADERS } from './support/spec-headers.js';
 

@@ -5,8 +5,8 @@
  * token router's checked configuration, so it lists only what is enabled.
  */
 
-/** RFC 8414 §3: the well-known URI suffix registered for OAuth 2.0 authorization servers. */
-export const METADATA_WELL_KNOWN = '/.well-known/oauth-authorization-server';
+// The metadata's path is a token-service path: its one source is the leaf paths.ts, which openapi/ reads too.
+export { METADATA_WELL_KNOWN, metadataPath } from './paths.js';
 
 /** RFC 6749 §2.3.1 and RFC 7591 §2: how a client authenticates at the token and revocation endpoints. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
@@ -32,16 +32,6 @@ export function issuerUrl(issuer: string): URL | undefined {
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return url;
   return undefined;
-}
-
-/**
- * RFC 8414 §3.1: the well-known suffix goes between the host and the
- * issuer's path: `https://a.example/tenant` is described at
- * `/.well-known/oauth-authorization-server/tenant`.
- */
-export function metadataPath(issuer: URL): string {
-  const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
-  return `${METADATA_WELL_KNOWN}${path}`;
 }
 
 /** What the metadata document says; each endpoint path is absent when that endpoint is off. */

@@ -26,23 +26,21 @@ import { type IntrospectionRight, type Introspectors, readIntrospectors } from '
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
+import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from './paths.js';
 import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
 import type { SignInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores.js';
 
-/** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
-export const TOKEN_PATH = '/v1/oauth2/token';
+// The paths' one source is a leaf that openapi/ reads too; the token router takes them from here.
+export { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH };
+
 /** Default access-token lifetime, seconds (the reference server's `ACCESS_TOKEN_TTL`). */
 export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
 /** Longest access-token lifetime accepted, seconds: one day. */
 export const MAX_ACCESS_TOKEN_TTL = 86_400;
 /** Default refresh-token lifetime, seconds: 14 days, renewed by every rotation. */
 export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
-/** The RFC 7009 revocation endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
-export const REVOCATION_PATH = '/v1/oauth2/revocations';
-/** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
-export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
 
 export interface TokenRouterOptions {
   /** Access-token keys; the first signs, all verify (rotation by `kid`). Required. */

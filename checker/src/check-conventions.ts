@@ -1,8 +1,8 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { invalidOption } from '../../src/config/options.js';
 import { checkAuthentication } from './auth-checks.js';
 import { checkCaching, checkNotModifiedAnswers } from './caching-checks.js';
-import { invalidOption } from './config/options.js';
 import { RunContext } from './context.js';
 import { checkCors } from './cors-checks.js';
 import { checkErrorBodies, checkErrors } from './errors-checks.js';

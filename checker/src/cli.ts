@@ -1,16 +1,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { ConfigurationError } from '../../src/config/configuration-error.js';
+import { didYouMean } from '../../src/config/options.js';
+import { PATH_RULES, type PathExceptions, type PathRule } from '../../src/lint/path-rules.js';
 import { CONFORMANCE_CHECK_IDS } from './catalogue.js';
 import type { Severity } from './causes.js';
 import { checkConventions } from './check-conventions.js';
-import { ConfigurationError } from './config/configuration-error.js';
-import { didYouMean } from './config/options.js';
 import { type ConformanceBaseline, gates, ignorePattern, readBaseline, updatedBaseline } from './gate.js';
 import { formatHtml } from './html.js';
 import type { ConformanceCredentials, ConformanceOptions } from './options.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
 import { buildReport, type ConformanceReport, formatJunit, formatReport } from './report.js';
-import { PATH_RULES, type PathExceptions, type PathRule } from './rules/path-rules.js';
 import { formatSarif } from './sarif.js';
 
 /** The command, as package.json `bin` names it after the package, so that `npx express-api-conventions-checker` finds it. */

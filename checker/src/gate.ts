@@ -1,6 +1,6 @@
+import { invalidOption } from '../../src/config/options.js';
 import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
 import { SEVERITIES, type Severity } from './causes.js';
-import { invalidOption } from './config/options.js';
 
 /**
  * What decides whether a run fails, after the checks have run: `ignore`

@@ -137,7 +137,7 @@ function checkCommonBehaviour(ctx: RunContext, all: readonly Exchange[]): void {
 /** The security headers every answer carries (`full`: all but the 304s), and those none carries. */
 function checkSecurityTable(ctx: RunContext, all: readonly Exchange[], full: readonly Exchange[]): void {
   for (const row of SECURITY_HEADERS) {
-    const caseInsensitive = 'caseInsensitive' in row && row.caseInsensitive;
+    const { caseInsensitive } = row;
     const differs = (exchange: Exchange): boolean => {
       const value = exchange.headers[row.name];
       return !(caseInsensitive ? value?.toLowerCase() === row.value : value === row.value);

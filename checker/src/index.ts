@@ -1,3 +1,4 @@
+export { ConfigurationError, type ConfigurationErrorCode } from '../../src/config/configuration-error.js';
 export {
   type CheckDefinition,
   type CheckId,
@@ -8,7 +9,6 @@ export {
 } from './catalogue.js';
 export { type Cause, type CauseId, CHECK_TRIAGE, CONFORMANCE_CAUSES, SEVERITIES, type Severity } from './causes.js';
 export { type ConformanceTarget, checkConventions } from './check-conventions.js';
-export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
 export {
   type BaselineEntry,
   type ConformanceBaseline,

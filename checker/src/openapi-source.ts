@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { invalidOption } from './config/options.js';
+import { invalidOption } from '../../src/config/options.js';
 
 /**
  * Reads an OpenAPI 3 document into what the checker cannot guess: the paths

@@ -1,8 +1,8 @@
+import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../../src/config/options.js';
+import { PATH_RULES, type PathExceptions, type PathRule } from '../../src/lint/path-rules.js';
 import type { Severity } from './causes.js';
-import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from './config/options.js';
 import { type ConformanceBaseline, readBaseline, readFailOn, readIgnore } from './gate.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';
-import { PATH_RULES, type PathExceptions, type PathRule } from './rules/path-rules.js';
 
 /** Credentials for the token-endpoint checks. The CLI reads them from `EAC_*` environment variables. */
 export interface ConformanceCredentials {

@@ -1,6 +1,12 @@
+import {
+  checkPath,
+  inconsistentMessage,
+  inconsistentNames,
+  type PathExceptions,
+  type PathRule,
+} from '../../src/lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { UNKNOWN_ROUTE } from './errors-checks.js';
-import { checkPath, inconsistentMessage, inconsistentNames, type PathExceptions, type PathRule } from './rules/path-rules.js';
 
 /**
  * The check id of each path rule. The rules themselves are the route

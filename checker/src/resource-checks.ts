@@ -1,8 +1,8 @@
+import { lintBody, type ResponseRule, resourceContextOf } from '../../src/lint/body-rules.js';
+import { WELL_KNOWN_PREFIX } from '../../src/lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
 import { largeIntegerFindings, readRawJson } from './raw-json.js';
-import { lintBody, type ResponseRule, resourceContextOf } from './rules/body-rules.js';
-import { WELL_KNOWN_PREFIX } from './rules/path-rules.js';
 
 /**
  * the conventions' "Conventions for every resource", on the JSON bodies the run has

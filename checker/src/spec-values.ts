@@ -1,25 +1,41 @@
+import { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE } from '../../src/http/spec.js';
+import { SECURITY_HEADERS as SECURITY_HEADER_VALUES } from '../../src/security/defaults.js';
+
 /**
- * The values the conventions fix, as the checker compares them. Each one quotes
+ * The values the conventions fix, as the checker compares them. Those the
+ * library sends come from its leaf files, which the checker's build compiles. Each one quotes
  * the sentence of the conventions it comes from.
  */
 
 /** "`Content-Type` is always correct: `application/json; charset=utf-8` for JSON." */
-export const JSON_MEDIA_TYPE = 'application/json; charset=utf-8' as const;
+export const JSON_MEDIA_TYPE = JSON_CONTENT_TYPE;
 
-/** The conventions' "Security response headers": every row with a fixed value (nosniff included). */
-export const SECURITY_HEADERS = [
-  { id: 'security.hsts', name: 'strict-transport-security', value: 'max-age=63072000; includeSubDomains' },
-  { id: 'security.csp', name: 'content-security-policy', value: "script-src 'self'" },
-  { id: 'security.nosniff', name: 'x-content-type-options', value: 'nosniff' },
-  // RFC 7034 §2.1: the value is case-insensitive, so helmet's `DENY` is SPEC.md's `deny`.
-  { id: 'security.frame-options', name: 'x-frame-options', value: 'deny', caseInsensitive: true },
-  { id: 'security.referrer-policy', name: 'referrer-policy', value: 'no-referrer' },
-  { id: 'security.cross-domain-policies', name: 'x-permitted-cross-domain-policies', value: 'none' },
-  { id: 'security.dns-prefetch-control', name: 'x-dns-prefetch-control', value: 'off' },
-  { id: 'security.coop', name: 'cross-origin-opener-policy', value: 'same-origin' },
-  { id: 'security.corp', name: 'cross-origin-resource-policy', value: 'same-origin' },
-  { id: 'security.coep', name: 'cross-origin-embedder-policy', value: 'require-corp' },
-] as const;
+/** The checker's id of each row of the conventions' "Security response headers" (nosniff included). */
+const SECURITY_HEADER_IDS = {
+  'Strict-Transport-Security': 'security.hsts',
+  'Content-Security-Policy': 'security.csp',
+  'X-Content-Type-Options': 'security.nosniff',
+  'X-Frame-Options': 'security.frame-options',
+  'Referrer-Policy': 'security.referrer-policy',
+  'X-Permitted-Cross-Domain-Policies': 'security.cross-domain-policies',
+  'X-DNS-Prefetch-Control': 'security.dns-prefetch-control',
+  'Cross-Origin-Opener-Policy': 'security.coop',
+  'Cross-Origin-Resource-Policy': 'security.corp',
+  'Cross-Origin-Embedder-Policy': 'security.coep',
+} as const satisfies Record<keyof typeof SECURITY_HEADER_VALUES, string>;
+
+/**
+ * The conventions' "Security response headers": every row with a fixed
+ * value, the values securityHeaders() sends (src/security/defaults.ts, which
+ * the checker's build compiles). RFC 7034 §2.1: `X-Frame-Options` is
+ * case-insensitive, so helmet's `DENY` is the conventions' `deny`.
+ */
+export const SECURITY_HEADERS = (Object.keys(SECURITY_HEADER_IDS) as (keyof typeof SECURITY_HEADER_IDS)[]).map((name) => ({
+  id: SECURITY_HEADER_IDS[name],
+  name: name.toLowerCase(),
+  value: SECURITY_HEADER_VALUES[name] as string,
+  caseInsensitive: name === 'X-Frame-Options',
+}));
 
 /** "Headers that are not used: ... `Public-Key-Pins`, `Expect-CT`, `Feature-Policy`." */
 export const ABSENT_HEADERS = [
@@ -29,7 +45,7 @@ export const ABSENT_HEADERS = [
 ] as const;
 
 /** "`Cache-Control: no-store, max-age=0`" (Prevent cache exposure), the value where nothing else is set. */
-export const DEFAULT_CACHE_CONTROL = 'no-store, max-age=0' as const;
+export const DEFAULT_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
 
 /**
  * "Cache-Control values by intent": `no-cache`, `public, max-age=<seconds>`,

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
+import { ConfigurationError } from '../../src/config/configuration-error.js';
 import { freePort } from '../../test/support/services.js';
 import { parseXml } from '../../test/support/xml.js';
 import { inCliTerms } from '../src/cli.js';
-import { ConfigurationError } from '../src/config/configuration-error.js';
 import { CONFORMANCE_CHECK_IDS } from '../src/index.js';
 import { compliantApp } from './fixtures/compliant-app.js';
 import { FIXTURE_OPTIONS } from './fixtures/options.js';
@@ -17,7 +17,9 @@ import { plainExpressApp } from './fixtures/plain-express.js';
 /**
  * The command as a user runs it: `node bin/express-api-conventions-checker.mjs`,
  * which loads dist/esm. The sources are transpiled (no type check) into a
- * scratch folder laid out like the package, so this suite does not depend on
+ * scratch folder laid out like the package (scripts/build.mjs: the checker's
+ * src/ under dist/esm/checker/src, the library's sources it compiles under
+ * dist/esm/src), so this suite does not depend on
  * `npm run build` having run; check-package.mjs runs the packed bin too.
  */
 const root = join(__dirname, '..');
@@ -98,8 +100,10 @@ const credentials = {
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
-  // The command's whole import graph: the package's own src/ (with its copies of the option helpers and rule tables).
-  transpileSources(join(root, 'src'), join(scratch, 'dist/esm'));
+  // The command's whole import graph: the package's own src/, and the library's folders whose files it compiles.
+  transpileSources(join(root, 'src'), join(scratch, 'dist/esm/checker/src'));
+  for (const folder of ['config', 'http', 'lint', 'security'])
+    transpileSources(join(root, '..', 'src', folder), join(scratch, 'dist/esm/src', folder));
   writeFileSync(join(scratch, 'dist/esm/package.json'), '{ "type": "module" }\n');
   mkdirSync(join(scratch, 'bin'));
   bin = join(scratch, 'bin/express-api-conventions-checker.mjs');

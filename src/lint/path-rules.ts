@@ -5,10 +5,9 @@ import { isPlural, isQualifier, pluralOf, wordsOf } from './words.js';
  * pure function over one path. The route linter (checkRoutes(), over route
  * patterns) and the conformance checker (`paths.*`, over the paths a service
  * answers) both call it, so a path gets the same verdict from both. It
- * imports nothing but the word helpers. The checker, a package of its own,
- * holds a byte-for-byte copy in checker/src/rules/ (with words.ts and
- * body-rules.ts); checker/test/rules-agree.test.ts fails when the two differ,
- * and `npm run sync:rules -w express-api-conventions-checker` copies them again.
+ * imports nothing but the word helpers: the checker, a package of its own,
+ * compiles it (with words.ts and body-rules.ts) into its build
+ * (checker/scripts/build.mjs).
  */
 
 /** The path rules, by the name a finding carries. Each value quotes the rule. */

@@ -2,8 +2,10 @@ import { readOptions } from '../config/options.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
 import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
+import { defaultLimitFor, PAGING_DEFAULTS } from '../request/paging-defaults.js';
+import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from '../security/defaults.js';
+import { CONVENTIONS_OPTION_NAMES } from '../stage-names.js';
 import { isObject, type Json } from './document.js';
-import { CONVENTIONS_OPTION_NAMES, PAGING_DEFAULTS, SECURITY_HEADER_OPTIONS, SECURITY_HEADER_VALUES } from './values.js';
 
 /** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
 export type WithConventionsOptions = Readonly<ConventionsOptions> & {
@@ -54,8 +56,8 @@ function reportOnlyReach(value: unknown): ReportOnlyReach {
 function securityHeadersPlan(value: unknown, reach: ReportOnlyReach): Plan['securityHeaders'] {
   const options = value === false ? undefined : (objectOr(value) ?? {});
   const sent: (readonly [string, string | undefined])[] = [];
-  for (const [name, fixed] of Object.entries(SECURITY_HEADER_VALUES)) {
-    const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADER_VALUES];
+  for (const [name, fixed] of Object.entries(SECURITY_HEADERS)) {
+    const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADERS];
     if (option === undefined) sent.push([name, fixed]);
     else if (options && options[option] !== false) {
       const value = options[option] === undefined ? fixed : undefined;
@@ -87,8 +89,7 @@ export function readPlan(options: WithConventionsOptions | undefined): Plan {
     etag: caching !== undefined && caching.etag !== false,
     cacheControl: caching === undefined || cacheControl === false ? undefined : String(cacheControl ?? CACHE_CONTROL_SENSITIVE),
     maxLimit,
-    defaultLimit:
-      typeof paging.defaultLimit === 'number' ? paging.defaultLimit : Math.min(PAGING_DEFAULTS.defaultLimit, maxLimit),
+    defaultLimit: typeof paging.defaultLimit === 'number' ? paging.defaultLimit : defaultLimitFor(maxLimit),
     token: tokenPlan(given.tokenRouter),
   };
 }

@@ -4,6 +4,7 @@ import { pathAndQuery } from '../http/paths.js';
 import { appendResponseHeader } from '../http/response-headers.js';
 import { sendJson } from '../json/json-responses.js';
 import { applySelection } from './fields.js';
+import { defaultLimitFor, PAGING_DEFAULTS } from './paging-defaults.js';
 import { invalidQueryParameter, parsedQuery } from './query.js';
 
 /** Options of paging(). */
@@ -47,10 +48,6 @@ export const OFFSET_PARAMETER = 'offset' as const;
 export const LIMIT_PARAMETER = 'limit' as const;
 /** The conventions' "Paging flag": "A list result includes a boolean `hasNext`". */
 export const HAS_NEXT_KEY = 'hasNext' as const;
-
-// SPEC.md leaves "Default and maximum value of `limit`" unshown; these are ours.
-const DEFAULT_LIMIT = 20;
-const DEFAULT_MAX_LIMIT = 100;
 
 /** SPEC.md's common query parameters a next-page link keeps (`offset` is moved on): the route knows them. */
 export const LINK_PARAMETERS = ['limit', 'q', 'fields'] as const;
@@ -102,8 +99,8 @@ function readNonNegative(name: string, raw: unknown, max: number): number | unde
  */
 export function paging(options?: Readonly<PagingOptions>): RequestHandler {
   const given = readOptions<PagingOptions>('paging', options, ['defaultLimit', 'maxLimit', 'linkParameters', 'maxLinkLength']);
-  const maxLimit = checkInteger('paging', 'maxLimit', given.maxLimit ?? DEFAULT_MAX_LIMIT, { min: 1 });
-  const defaultLimit = checkInteger('paging', 'defaultLimit', given.defaultLimit ?? Math.min(DEFAULT_LIMIT, maxLimit), {
+  const maxLimit = checkInteger('paging', 'maxLimit', given.maxLimit ?? PAGING_DEFAULTS.maxLimit, { min: 1 });
+  const defaultLimit = checkInteger('paging', 'defaultLimit', given.defaultLimit ?? defaultLimitFor(maxLimit), {
     min: 1,
   });
   if (defaultLimit > maxLimit) {

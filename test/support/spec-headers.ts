@@ -28,6 +28,11 @@ export const SPEC_SECURITY_HEADERS = {
 
 export type SpecSecurityHeader = keyof typeof SPEC_SECURITY_HEADERS;
 
+/** SPEC_SECURITY_HEADERS with the names in lower case, as Node and supertest give them. */
+export const SPEC_SECURITY_HEADERS_LOWER_CASE: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(SPEC_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value]),
+);
+
 /** SPEC.md "Security response headers", "Prevent cache exposure": the default where nothing else is set. */
 export const SPEC_DEFAULT_CACHE_CONTROL = 'no-store, max-age=0';
 
