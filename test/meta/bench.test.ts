@@ -8,7 +8,7 @@ import ts from 'typescript';
 // Ours runs from a fresh transpile of src/ (not dist/, which may be stale), to
 // CommonJS as the package's one build is (scripts/build.mjs).
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const LIBRARY_DIR = path.join(ROOT, 'node_modules', '.cache', 'bench-smoke');
 
 function transpileSources(from: string, to: string): void {

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { ConfigurationError } from '../src/config/index.js';
-import { docSourceFiles } from './support/docs.js';
+import { ConfigurationError } from '../../src/config/index.js';
+import { docSourceFiles } from '../support/docs.js';
 
 /**
  * Docs a user can reach (issue 14, then issue 29): the package ships README.md

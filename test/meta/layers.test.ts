@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
  * and so every module can use them.
  */
 
-const SRC = resolve(__dirname, '../src');
+const SRC = resolve(__dirname, '../../src');
 // `import ... from '...'`, `export ... from '...'`, `import '...'` and `import('...')`.
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g;
 
