@@ -34,3 +34,26 @@ export async function waitUntil(
     await new Promise((done) => setTimeout(done, 5));
   }
 }
+
+/**
+ * Fakes only `Date` (jest's fake timers, with every timer left real), for a
+ * test over HTTP or a worker thread whose expiries read `Date.now()`: move
+ * the clock with `jest.setSystemTime()`, and call `jest.useRealTimers()` after.
+ */
+export function useFakeDate(): void {
+  jest.useFakeTimers({
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+    now: Date.now(),
+  });
+}
