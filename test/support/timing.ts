@@ -15,7 +15,7 @@
  */
 
 /** How late, at most, a loaded machine may make anything a test times against a promised bound. */
-export const MACHINE_ALLOWANCE_MS = Number(process.env.TEST_MACHINE_ALLOWANCE_MS ?? 2000);
+export const MACHINE_ALLOWANCE_MS = Number(process.env.TEST_MACHINE_ALLOWANCE_MS ?? 3000);
 
 /**
  * Resolves once `condition()` holds, checking it after every turn of the
