@@ -107,7 +107,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
       await expect(new RedisClientStore({ client }).findById('nobody')).resolves.toBeUndefined();
     });
 
-    it('refuse to add a username with a default-ignorable code point (issue 32: no look-alike of alice)', async () => {
+    it('refuse to add a username with a default-ignorable code point (no look-alike of alice)', async () => {
       const users = new RedisUserStore({ client: await connect(), prefix: `test${++prefix}:` });
       await expect(users.add({ username: '\u200Balice', subject: 'x', passwordHash: 'h' })).rejects.toThrow(/U\+200B/);
       await expect(users.findByUsername('\u200Balice')).resolves.toBeUndefined();
@@ -207,7 +207,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
     });
   });
 
-  describe('RedisRefreshTokenStore keys (issue 12, part 6: bounded memory)', () => {
+  describe('RedisRefreshTokenStore keys (bounded memory)', () => {
     const grant = (familyId: string) => ({ familyId, subject: 'u-1', clientId: undefined, scopes: ['a'] });
 
     async function rotateMany(

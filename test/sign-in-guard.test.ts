@@ -337,7 +337,7 @@ function lockOuts(apps: () => Promise<[Express, Express]>, clock: Clock): void {
   });
 }
 
-describe('lock-outs that cannot be aimed (issue 32, finding 5): one instance', () => {
+describe('lock-outs that cannot be aimed: one instance', () => {
   lockOuts(async () => {
     const app = await twoDoors(newGuard({ maxUsernameDelaySeconds: 2 }), true);
     return [app, app];
@@ -368,7 +368,7 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
     return [await instance(), await instance()];
   }
 
-  describe('lock-outs that cannot be aimed (issue 32, finding 5): two instances', () => {
+  describe('lock-outs that cannot be aimed: two instances', () => {
     let round = 0;
     lockOuts(() => twoInstances(`guard-aimed-${round++}:`, { maxUsernameDelaySeconds: 2 }, true), REAL_TIME);
   });

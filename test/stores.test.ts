@@ -70,7 +70,7 @@ describe('MemoryRefreshTokenStore', () => {
     return current;
   }
 
-  describe('memory per family (issue 12, part 6)', () => {
+  describe('memory per family', () => {
     it('stays the same after 10,000 rotations of one family', async () => {
       await store.create(family('f'), 'h0', later());
       await rotateMany('h0', 100);

@@ -252,7 +252,7 @@ describeWith(
       });
     });
 
-    it("tells demo-client nothing of the browser page's tokens, on either instance (issue 32, finding 1)", async () => {
+    it("tells demo-client nothing of the browser page's tokens, on either instance", async () => {
       const browser = await request(a.url)
         .post('/v1/oauth2/token')
         .type('form')
@@ -302,7 +302,7 @@ describeWith(
       expect((await refreshAt(b.url, next.body.refresh_token)).status).toBe(400);
     });
 
-    it('the grace is no ride (issue 32): one retry per rotation, the same access token, never two rotations retried in a row', async () => {
+    it('the grace is no ride: one retry per rotation, the same access token, never two rotations retried in a row', async () => {
       const refreshAt = (url: string, token: string) =>
         request(url)
           .post('/v1/oauth2/token')

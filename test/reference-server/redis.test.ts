@@ -104,7 +104,7 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
   });
 
   describe('a new sign-in on one instance', () => {
-    it('ends the earlier session on both (issue 32, finding 6)', async () => {
+    it('ends the earlier session on both', async () => {
       const earlier = await signIn(a.url);
       const later = await signIn(b.url);
       for (const url of [a.url, b.url]) {

@@ -83,7 +83,7 @@ describe('POST /v1/sessions', () => {
     });
   });
 
-  describe('lock-outs that cannot be aimed (issue 32, finding 5)', () => {
+  describe('lock-outs that cannot be aimed', () => {
     /** A form POST from a chosen loopback address (127.0.0.0/8 is all this host's), so the server sees another req.ip. */
     const postFrom = (url: string, localAddress: string, path: string, form: Record<string, string>) =>
       new Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }>((resolve, reject) => {
@@ -313,7 +313,7 @@ describe('CSRF: a state-changing request authenticated by the session cookie', (
   });
 });
 
-describe('a new sign-in ends the earlier sessions of the user (issue 32, finding 6)', () => {
+describe('a new sign-in ends the earlier sessions of the user', () => {
   const current = (cookie: string) =>
     api().get('/v1/sessions/current').set('Cookie', cookie).set('X-Requested-With', 'XMLHttpRequest');
 
