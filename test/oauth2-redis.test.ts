@@ -191,8 +191,9 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
     it('treats an expired family as invalid', async () => {
       const client = await connect();
       const store = new RedisRefreshTokenStore({ client, prefix: `exp${++prefix}:` });
-      await store.create({ familyId: 'f', subject: 's', clientId: 'c', scopes: [] }, 'h1', Date.now() + 150);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      const end = Date.now() + 150;
+      await store.create({ familyId: 'f', subject: 's', clientId: 'c', scopes: [] }, 'h1', end);
+      await waitUntil(() => Date.now() > end, 'the family to end');
       await expect(store.find('h1')).resolves.toBeUndefined();
       await expect(store.rotate('h1', 'h2', Date.now() + 60_000)).resolves.toEqual({ status: 'invalid' });
     });
