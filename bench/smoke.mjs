@@ -1,5 +1,5 @@
 // Starts every bench server once and asks each route once, without load:
-// prints, as JSON, what each target answered. test/bench.test.ts runs it to
+// prints, as JSON, what each target answered. test/meta/bench.test.ts runs it to
 // prove the servers start and answer the same bytes.
 import { bearerTokenForBench, EXPECTED_BODY, probe, startAll, stopAll, TARGETS } from './http.mjs';
 

@@ -4,7 +4,7 @@
  * numbered). The root holds what an app needs to mount the conventions and
  * write its routes; each module's middlewares and their option types are on
  * its own subpath (`express-api-conventions/cors`, `/oauth2`, ...). The root
- * loads no token service and no ajv (test/load.test.ts).
+ * loads no token service and no ajv (test/meta/load.test.ts).
  */
 
 export type { AuthContext } from './auth-context.js';

@@ -298,7 +298,7 @@ describe('one-time development lines (process warnings)', () => {
   });
 });
 
-describe('order means precedence: helmet in front (issue 30, point 3)', () => {
+describe('order means precedence: helmet in front', () => {
   /** A fresh copy of the library, so that its once-per-process warnings are not said yet. */
   const freshPreset = (): typeof conventions => {
     let fresh: typeof conventions | undefined;
@@ -402,7 +402,7 @@ describe('order means precedence: helmet in front (issue 30, point 3)', () => {
   });
 });
 
-describe('report-only beside helmet in front: the values set in front stay (issue 30, points 1 and 3)', () => {
+describe('report-only beside helmet in front: the values set in front stay', () => {
   const freshPreset = (): typeof conventions => {
     let fresh: typeof conventions | undefined;
     jest.isolateModules(() => {

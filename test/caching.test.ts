@@ -566,7 +566,7 @@ describe.each([
   });
 });
 
-describe('the ETag of a write (issue 12: a client sends the tag of its own write in If-Match)', () => {
+describe('the ETag of a write (a client sends the tag of its own write in If-Match)', () => {
   let version = 1;
   const current = () => ({ etag: entityTag(version) });
   const write = (status: number) => (_req: express.Request, res: express.Response) => {

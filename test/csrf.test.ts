@@ -173,7 +173,7 @@ describe('configuration', () => {
     );
   });
 
-  it('refuses a missing secret at start-up, as missing token keys are refused (issue 14)', () => {
+  it('refuses a missing secret at start-up, as missing token keys are refused', () => {
     for (const options of [undefined, {}, { secret: undefined }, { secret: process.env.EAC_UNSET_CSRF_SECRET }]) {
       expect(() => csrfTokens(options)).toThrow(
         'csrfTokens(options): `secret` must be a string or Buffer of at least 32 bytes, the same on every instance (or `randomSecret: true` for a secret of this process alone); received undefined. [EAC_OPTION_INVALID',

@@ -287,7 +287,7 @@ describe('errorHandler() options', () => {
   });
 });
 
-describe('an error that carries a status keeps what it says (issue 14)', () => {
+describe('an error that carries a status keeps what it says', () => {
   const appThrowing = (error: unknown, production: boolean) => {
     const app = express();
     app.get('/v1/things', () => {

@@ -67,7 +67,7 @@ const appWithBodies = () => {
   return app;
 };
 
-describe('answerParserErrors(): what Node refuses before Express is answered in JSON (issue 12 part 4)', () => {
+describe('answerParserErrors(): what Node refuses before Express is answered in JSON', () => {
   const server = http.createServer(
     // The timeouts are checked every connectionsCheckingInterval; short here so the 408 test is quick.
     { headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 50 },

@@ -219,7 +219,7 @@ describe('rateLimit()', () => {
       expectHeaders(res, { 'Retry-After': '60' });
     });
 
-    it('counts a forged Basic client id by the address, never against that application (issue 12 part 3)', async () => {
+    it('counts a forged Basic client id by the address, never against that application', async () => {
       // An unverified `Authorization: Basic demo-client:<wrong secret>` only claims the application.
       const app = limitedApp(options, [fakeAuth]);
       const forged = `Basic ${Buffer.from('demo-client:wrong-secret').toString('base64')}`;

@@ -29,7 +29,7 @@ const withArrayRoute = (app: Express, path: string): void => {
   });
 };
 
-describe('per-response state (issue 15)', () => {
+describe('per-response state', () => {
   it('adds to the response only the methods it stands in front of, and nothing to the request', async () => {
     const bare = await ownKeysAt([]);
     const ours = await ownKeysAt([caching(), secureCookies(), jsonResponses(), ...parseBodies()]);

@@ -10,10 +10,13 @@ import { serverTimeouts } from '../src/security/index.js';
 import { SERVER_TIMEOUTS } from '../src/security/server-timeouts.js';
 import { type RawAnswer, rawExchange } from './support/raw-http.js';
 import { closeServer } from './support/services.js';
+import { MACHINE_ALLOWANCE_MS } from './support/timing.js';
+
+const BODY_TIMEOUT_MS = 1000;
 
 const echo = (withErrorHandler: boolean) => {
   const app = express();
-  app.use(jsonResponses(), ...parseBodies({ bodyTimeoutMs: 1000 }));
+  app.use(jsonResponses(), ...parseBodies({ bodyTimeoutMs: BODY_TIMEOUT_MS }));
   app.post('/v1/users', (req, res) => {
     res.status(201).json({ body: req.body ?? null });
   });
@@ -52,26 +55,28 @@ describe('parseBodies() body-read deadline', () => {
       afterAll(() => closeServer(server));
 
       it('answers 408 JSON and closes the connection when the body trickles at 10 bytes/s', async () => {
-        // 1 byte every 100 ms of a declared 100,000: bounded to 40 pieces (4 s).
-        const trickle = Array.from({ length: 40 }, () => 'a');
+        // 1 byte every 100 ms of a declared 100,000: bounded to 60 pieces (6 s, past the deadline and the allowance).
+        const trickle = Array.from({ length: 60 }, () => 'a');
         const answer = await rawExchange(port, { pieces: [head('application/json', 100_000), ...trickle], pauseMs: 100 });
         expect408(answer);
-        expect(answer.elapsedMs).toBeGreaterThanOrEqual(900);
-        expect(answer.elapsedMs).toBeLessThan(2500);
+        // Not before the deadline (less a timer's rounding), and at it.
+        expect(answer.elapsedMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 100);
+        expect(answer.elapsedMs).toBeLessThan(BODY_TIMEOUT_MS + MACHINE_ALLOWANCE_MS);
       });
 
       it('answers 408 JSON and closes the connection when the body stalls after 10 bytes', async () => {
         const answer = await rawExchange(port, { pieces: [`${head('application/x-www-form-urlencoded', 100_000)}name=Ada&x`] });
         expect408(answer);
-        expect(answer.elapsedMs).toBeLessThan(2500);
+        expect(answer.elapsedMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 100);
+        expect(answer.elapsedMs).toBeLessThan(BODY_TIMEOUT_MS + MACHINE_ALLOWANCE_MS);
       });
 
       it('still parses a body that arrives in time, in pieces', async () => {
         const body = '{"name":"Ada"}';
         const answer = await rawExchange(port, {
           pieces: [head('application/json', body.length), body.slice(0, 5), body.slice(5), ''],
-          pauseMs: 100,
-          waitMs: 1500,
+          pauseMs: 10,
+          waitMs: BODY_TIMEOUT_MS + MACHINE_ALLOWANCE_MS,
         });
         expect(answer.status).toBe(201);
         expect(JSON.parse(answer.body)).toEqual({ body: { name: 'Ada' } });
@@ -102,8 +107,10 @@ describe('serverTimeouts()', () => {
   });
 
   it('cuts a client that trickles its headers (Node answers 408 once the deadline has passed)', async () => {
-    const server = serverTimeouts(createServer({ connectionsCheckingInterval: 100 }, echo(true)), {
-      headersTimeoutMs: 500,
+    const CHECK_MS = 100;
+    const HEADERS_TIMEOUT_MS = 500;
+    const server = serverTimeouts(createServer({ connectionsCheckingInterval: CHECK_MS }, echo(true)), {
+      headersTimeoutMs: HEADERS_TIMEOUT_MS,
       requestTimeoutMs: 1000,
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -113,7 +120,7 @@ describe('serverTimeouts()', () => {
       const answer = await rawExchange(port, { pieces, pauseMs: 100, waitMs: 4000 });
       expect(answer.status).toBe(408);
       expect(answer.closed).toBe(true);
-      expect(answer.elapsedMs).toBeLessThan(2000);
+      expect(answer.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + CHECK_MS + MACHINE_ALLOWANCE_MS);
     } finally {
       await closeServer(server);
     }

@@ -168,7 +168,7 @@ describe.each([
     }
   });
 
-  it('logs with morgan the Content-Type that was sent, not one that was held', async () => {
+  it('logs with morgan the Content-Type that was sent', async () => {
     const logged: string[] = [];
     const log = morgan(':status :res[content-type]', { stream: { write: (line: string) => logged.push(line.trim()) } });
     for (const app of [inApp([log]), inSubApp([log])]) await answers(app, '/api/thing', 2);
@@ -237,7 +237,7 @@ describe('wrappers after the preset, and writers that go around it', () => {
     expect(answer?.headers['x-frame-options']).toBe('deny');
   });
 
-  it('secures a cookie an error carries, written by errorHandler() while the headers are held', async () => {
+  it('secures a cookie an error carries, written by errorHandler()', async () => {
     const app = express();
     app.use(conventions());
     app.get('/thing', () => {

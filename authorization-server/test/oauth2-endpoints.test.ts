@@ -18,6 +18,7 @@ import {
   TOKEN_OPTIONS,
   tokenApp,
 } from '../../test/support/oauth2.js';
+import { useFakeDate } from '../../test/support/timing.js';
 import { MemoryRefreshTokenStore, tokenRouter } from '../src/index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -369,10 +370,19 @@ describe('introspection endpoint (RFC 7662)', () => {
   });
 
   it('answers active:false for an expired access token (no clock tolerance)', async () => {
-    const { app } = await introspectionApp({ accessTokenTtlSeconds: 1 });
-    const tokens = await signIn(app);
-    await new Promise((done) => setTimeout(done, 2100));
-    expect((await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO)).body).toEqual({ active: false });
+    useFakeDate();
+    try {
+      const { app } = await introspectionApp({ accessTokenTtlSeconds: 1 });
+      const tokens = await signIn(app);
+      // `exp` is a whole second: active to its last millisecond before, expired at it.
+      const exp = (Math.floor(Date.now() / 1000) + 1) * 1000;
+      jest.setSystemTime(exp - 1);
+      expect((await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO)).body.active).toBe(true);
+      jest.setSystemTime(exp);
+      expect((await post(app, INTROSPECTIONS, { token: tokens.access_token }, DEMO)).body).toEqual({ active: false });
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('refuses callers without a client secret with invalid_client: 401 and a challenge for the header or nothing', async () => {

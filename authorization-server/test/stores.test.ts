@@ -70,7 +70,7 @@ describe('MemoryRefreshTokenStore', () => {
     return current;
   }
 
-  describe('memory per family (issue 12, part 6)', () => {
+  describe('memory per family', () => {
     it('stays the same after 10,000 rotations of one family', async () => {
       await store.create(family('f'), 'h0', later());
       await rotateMany('h0', 100);
@@ -114,12 +114,18 @@ describe('MemoryRefreshTokenStore', () => {
     });
   });
 
+  // Ends are read on the clock jest's fake timers move.
   describe('expiry', () => {
+    beforeEach(() => jest.useFakeTimers({ now: Date.UTC(2026, 0, 1) }));
+    afterEach(() => jest.useRealTimers());
+
     it('answers nothing for an expired family and sweeps it out of memory', async () => {
       await store.create(family('old'), 'o0', Date.now() + 50);
       await store.rotate('o0', 'o1', Date.now() + 50);
       await store.create(family('live'), 'l0', later());
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      jest.advanceTimersByTime(49);
+      expect(await store.find('o1')).toEqual({ ...family('old'), current: true });
+      jest.advanceTimersByTime(1);
       expect(await store.find('o1')).toBeUndefined();
       expect(store.families).toBe(2);
       store.sweep();
@@ -132,7 +138,9 @@ describe('MemoryRefreshTokenStore', () => {
       const swept = new MemoryRefreshTokenStore({ sweepIntervalMs: 20 });
       try {
         await swept.create(family('f'), 'h0', Date.now() + 10);
-        await new Promise((resolve) => setTimeout(resolve, 80));
+        jest.advanceTimersByTime(19);
+        expect(swept.families).toBe(1);
+        jest.advanceTimersByTime(1);
         expect(swept.families).toBe(0);
         expect(swept.tokens).toBe(0);
       } finally {

@@ -1,7 +1,7 @@
 /**
  * the conventions' values that several modules write, as constants, each with the
  * sentence it implements. This is the leaf layer: it imports no other folder
- * of src/ (test/layers.test.ts), so every module can use it without a loop.
+ * of src/ (test/meta/layers.test.ts), so every module can use it without a loop.
  */
 
 /** The conventions' "Common response behaviour" rule 3: "`application/json; charset=utf-8` for JSON". */

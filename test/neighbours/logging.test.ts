@@ -7,6 +7,7 @@ import { pinoHttp } from 'pino-http';
 import responseTime from 'response-time';
 import { freshStack, LAYOUTS, layoutApp, serve, VERSIONS } from '../support/neighbours.js';
 import { expectSpecHeaders } from '../support/spec-headers.js';
+import { waitUntil } from '../support/timing.js';
 
 // Loggers and timers wrap the response (on-headers replaces res.writeHead on
 // each response before the preset runs) and read its headers late (morgan's
@@ -43,7 +44,10 @@ function lineSink(): { stream: Writable; lines: string[] } {
 
 /** Waits until `lines` holds `count` lines (a logger may write after the response ended). */
 async function linesOf(lines: string[], count: number): Promise<string[]> {
-  for (let i = 0; i < 100 && lines.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitUntil(
+    () => lines.length >= count,
+    () => `${count} log lines (${lines.length} so far)`,
+  );
   return lines;
 }
 

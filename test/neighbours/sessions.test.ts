@@ -5,6 +5,7 @@ import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import { freshStack, LAYOUTS, layoutApp, serve, VERSIONS } from '../support/neighbours.js';
 import { cookieHeader, cookieLines, expectSpecHeaders } from '../support/spec-headers.js';
+import { waitUntil } from '../support/timing.js';
 
 // express-session writes its cookie from a per-response writeHead hook
 // (on-headers); cookie-parser reads what the client sends back. Under the
@@ -71,7 +72,7 @@ describe.each(VERSIONS)('on %s', (version) => {
           const current = await served.fetch(`${base}/v1/sessions/current`, { headers: { cookie } });
           expect(JSON.parse(current.text)).toEqual({ user: 'ada' });
           expectSpecHeaders(current.headers);
-          for (let i = 0; i < 50 && lines.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+          await waitUntil(() => lines.length >= 2, 'two log lines');
           const logged = lines.map(
             (line) => JSON.parse(line) as { res: { statusCode: number; headers: Record<string, unknown> } },
           );

@@ -55,7 +55,7 @@ describe('reference server, started with no DPOP setting', () => {
     expect(me.status).toBe(200);
   });
 
-  it('has the refresh grace on (issue 32): one retry of a rotated token answers the same tokens, a second revokes the family', async () => {
+  it('has the refresh grace on: one retry of a rotated token answers the same tokens, a second revokes the family', async () => {
     const first = await tokenRequest(server.url, PASSWORD);
     const refresh = { grant_type: 'refresh_token', refresh_token: first.body.refresh_token };
     const rotated = await tokenRequest(server.url, refresh);

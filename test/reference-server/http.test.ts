@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { HTTP_DATE } from '../helpers.js';
 import { SPEC_SECURITY_HEADERS_LOWER_CASE } from '../support/spec-headers.js';
+import { waitUntil } from '../support/timing.js';
 import { type BrowserSession, freshEmail, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
@@ -102,7 +103,7 @@ describe('caching of one user (SPEC.md "Caching")', () => {
     expect(unchanged.text).toBe('');
 
     // Last-Modified has whole seconds: change it in a later second.
-    await new Promise((done) => setTimeout(done, 1000 - (Date.now() % 1000) + 50));
+    await waitUntil(() => Date.now() >= Date.parse(lastModified) + 1000, 'a second later than Last-Modified');
     const changed = await asBrowser(api().patch(location)).send({ name: 'Cary Changed' });
     expect(changed.status).toBe(200);
     const after = await api().get(location).set('If-Modified-Since', lastModified);

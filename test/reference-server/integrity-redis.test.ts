@@ -175,6 +175,7 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: concurrent writes', () =
     // Each address in use is refused to anyone else, on either instance.
     const taken = await Promise.all(everyone.map((user, i) => create(on(i), user.email.toUpperCase())));
     expect(taken.map((res) => res.status)).toEqual(everyone.map(() => 409));
+    expect(deleted.size).toBeGreaterThan(0);
     for (const path of deleted) {
       expect((await request(on(path.length)).get(path)).status).toBe(404);
       expect(everyone.map((user) => `/v1/users/${user.id_str}`)).not.toContain(path);

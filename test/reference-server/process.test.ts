@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
 import { readSettings } from '../../examples/server/src/settings.js';
+import { waitUntil } from '../support/timing.js';
 import { DEMO, freshEmail, signIn } from './client.js';
 import { type RunningProcess, startFailure, startServer } from './harness.js';
 
@@ -282,7 +283,7 @@ describe('SIGTERM', () => {
     );
     await new Promise((done) => setTimeout(done, 100));
     server.child.kill('SIGTERM');
-    await new Promise((done) => setTimeout(done, 200));
+    await waitUntil(() => server.output().includes('SIGTERM: finishing requests in flight'), 'the server to take the signal');
 
     // No new connection is accepted any more.
     const refused = await new Promise<boolean>((done) => {

@@ -117,3 +117,33 @@ describe('an application known by its client id', () => {
     ]);
   });
 });
+
+describe('refused requests count against the caller', () => {
+  let fresh: RunningProcess;
+  beforeAll(async () => {
+    fresh = await startServer({ RATE_LIMIT: String(LIMIT), RATE_WINDOW: '60' });
+  });
+  afterAll(() => fresh?.stop());
+
+  // A garbage bearer token (401) and a preflight from an origin CORS refuses
+  // (403) spend the quota of the caller's address, as any request does.
+  it('answers 401 and 403 while quota remains, then 429 with Retry-After for the same address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await request(fresh.url).get('/v1/me').set('Authorization', 'Bearer garbage.garbage.garbage');
+      statuses.push(res.status);
+      expect(res.headers.ratelimit).toMatch(/r=\d+/);
+    }
+    for (let i = 0; i < 2; i++) {
+      const res = await request(fresh.url)
+        .options('/v1/users')
+        .set('Origin', 'https://evil.example')
+        .set('Access-Control-Request-Method', 'POST');
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 403, 403]);
+    const over = await request(fresh.url).get('/v1/users');
+    expect(over.status).toBe(429);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,6 +1,7 @@
 import { createClient } from 'redis';
 import request from 'supertest';
 import { describeWith, REDIS_SERVER } from '../support/services.js';
+import { waitUntil } from '../support/timing.js';
 import { demoAccessToken, freshEmail, signIn } from './client.js';
 import { type ControlledRedis, type RunningProcess, startControlledRedis, startServer } from './harness.js';
 
@@ -9,8 +10,6 @@ import { type ControlledRedis, type RunningProcess, startControlledRedis, startS
  * the environment, every instance uses them; unpinned, instances sharing a
  * Redis agree on them, also after that Redis restarts empty.
  */
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 const TOKEN_SECRET = 'pinned-token-secret-0123456789abcdef';
 const CSRF_SECRET = 'pinned-csrf-secret-0123456789abcdefgh';
@@ -76,13 +75,8 @@ describeWith(REDIS_SERVER, 'secrets on a shared Redis', () => {
     }
   };
 
-  const republished = async () => {
-    for (let waited = 0; waited < 10_000; waited += 100) {
-      if ((await published()).length === 3) return;
-      await sleep(100);
-    }
-    throw new Error('the running instance did not publish its secrets again within 10 s');
-  };
+  const republished = () =>
+    waitUntil(async () => (await published()).length === 3, 'the running instance to publish its secrets again');
 
   beforeAll(async () => {
     redis = await startControlledRedis();
@@ -139,7 +133,7 @@ describeWith(REDIS_SERVER, 'secrets on a shared Redis', () => {
       await redis.restart();
       const early = await start();
       old.child.kill('SIGCONT');
-      for (let waited = 0; waited < 10_000 && !old.output().includes('adopted'); waited += 100) await sleep(100);
+      await waitUntil(() => old.output().includes('adopted'), 'the paused instance to adopt the secrets');
       expect(old.output()).toContain(
         'reference server: adopted the token, csrf, partition secret(s) published while Redis was away',
       );

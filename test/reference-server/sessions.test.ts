@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
+import { waitUntil } from '../support/timing.js';
 import { DEMO, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
@@ -19,8 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe('POST /v1/sessions', () => {
   it('signs in from a form: 201, a Secure HttpOnly SameSite cookie, and { csrfToken }', async () => {
@@ -84,7 +83,7 @@ describe('POST /v1/sessions', () => {
     });
   });
 
-  describe('lock-outs that cannot be aimed (issue 32, finding 5)', () => {
+  describe('lock-outs that cannot be aimed', () => {
     /** A form POST from a chosen loopback address (127.0.0.0/8 is all this host's), so the server sees another req.ip. */
     const postFrom = (url: string, localAddress: string, path: string, form: Record<string, string>) =>
       new Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }>((resolve, reject) => {
@@ -144,7 +143,8 @@ describe('POST /v1/sessions', () => {
         });
         expect(delayed.status).toBe(429);
         expect(delayed.headers['retry-after']).toBe('1');
-        await sleep(1100);
+        const delayedAt = Date.now();
+        await waitUntil(() => Date.now() > delayedAt + 1000, 'the Retry-After second to pass');
         const later = await postFrom(fresh.url, '127.0.0.8', '/v1/sessions', {
           username: 'dodo',
           password: 'caucus-race-winner',
@@ -313,7 +313,7 @@ describe('CSRF: a state-changing request authenticated by the session cookie', (
   });
 });
 
-describe('a new sign-in ends the earlier sessions of the user (issue 32, finding 6)', () => {
+describe('a new sign-in ends the earlier sessions of the user', () => {
   const current = (cookie: string) =>
     api().get('/v1/sessions/current').set('Cookie', cookie).set('X-Requested-With', 'XMLHttpRequest');
 
@@ -379,10 +379,13 @@ describe('exports: POST /v1/exports and GET /v1/exports/{id}', () => {
     expect(early.body).toEqual({ id: asked.body.id, createdAt: asked.body.createdAt, ready: false });
     expectDocumented(early);
 
-    await sleep(1100);
-    const ready = await api()
-      .get(asked.headers.location ?? '')
-      .set('Cookie', session.cookie);
+    let ready = early;
+    await waitUntil(async () => {
+      ready = await api()
+        .get(asked.headers.location ?? '')
+        .set('Cookie', session.cookie);
+      return ready.status !== 202;
+    }, 'the export to be ready');
     expect(ready.status).toBe(200);
     expect(Object.keys(ready.body)).toEqual(['id', 'createdAt', 'users']);
     expect(ready.body.id).toBe(asked.body.id);

@@ -10,7 +10,7 @@ import ts from 'typescript';
  * function or a method; its lines run from its first token to its last.
  */
 
-const ROOT = resolve(__dirname, '..');
+const ROOT = resolve(__dirname, '..', '..');
 const SOURCES = [resolve(ROOT, 'src'), resolve(ROOT, 'checker', 'src')];
 const MAX_LINES = 80;
 const REASON = /^\/\/ Long because\b/;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { CONFIGURATION_ERROR_CODES } from '../src/config/index.js';
-import { ERROR_CATALOGUE } from '../src/errors/catalogue.js';
+import { CONFIGURATION_ERROR_CODES } from '../../src/config/index.js';
+import { ERROR_CATALOGUE } from '../../src/errors/catalogue.js';
 
 /** The rows of the catalogue table, cells trimmed, so the table's padding does not matter. */
 const catalogueRows = (page: string): string[][] =>

@@ -6,9 +6,9 @@ import ts from 'typescript';
 // "exports" offers, types included. A name added or removed fails this test
 // until test/fixtures/public-surface.json says so, so that growing (or
 // breaking) the API is a decision made in review, with its CHANGELOG line.
-// `UPDATE_PUBLIC_SURFACE=1 npx jest test/public-surface.test.ts` rewrites it (then `npm run format`).
+// `UPDATE_PUBLIC_SURFACE=1 npx jest test/meta/public-surface.test.ts` rewrites it (then `npm run format`).
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const PINNED = path.join(ROOT, 'test', 'fixtures', 'public-surface.json');
 
 /** Each subpath of package.json "exports" with the source file behind it. */

@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { transpileLibrary } from './support/transpile.js';
+import { transpileLibrary } from '../support/transpile.js';
 
 // The bench servers (bench/servers/) are what `npm run bench` compares; this
 // proves they start and answer the same bytes, with no load and no timing.
 // Ours runs from a fresh transpile of src/ (test/support/transpile.ts).
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const LIBRARY_DIR = path.join(ROOT, 'node_modules', '.cache', 'bench-smoke');
 
 interface SmokeReport {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { withConventions } from '../src/openapi/index.js';
+import { withConventions } from '../../src/openapi/index.js';
 
 /**
  * docs/openapi.yaml is generated (scripts/openapi-build.mjs, `npm run
@@ -10,7 +10,7 @@ import { withConventions } from '../src/openapi/index.js';
  * also compares the text (`npm run lint:openapi`).
  */
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
 describe('docs/openapi.yaml', () => {

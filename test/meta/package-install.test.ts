@@ -1,5 +1,5 @@
 import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore } from 'express-api-conventions-authorization-server';
-import { RedisCounterStore } from '../src/stores/index.js';
+import { RedisCounterStore } from '../../src/stores/index.js';
 
 /**
  * `redis` is an optional peer dependency (issue 14, "a light install"): an app

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
  * helper that should not be exported.
  */
 
-const ROOT = resolve(__dirname, '..');
+const ROOT = resolve(__dirname, '..', '..');
 
 const walk = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
  * can use them.
  */
 
-const ROOT = resolve(__dirname, '..');
+const ROOT = resolve(__dirname, '../..');
 const SRC = join(ROOT, 'src');
 const CHECKER_SRC = join(ROOT, 'checker/src');
 // One import of a file: a statement at the start of a line (`import`, `import type`,

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureBuilt } from './reference-server/harness.js';
+import { ensureBuilt } from '../reference-server/harness.js';
 
 /**
  * `require` and `import` in one process (issue 14, then issue 29), with the
@@ -19,7 +19,7 @@ import { ensureBuilt } from './reference-server/harness.js';
  * own `exports` (its self-reference), as they would from node_modules.
  */
 
-const ROOT = resolve(__dirname, '..');
+const ROOT = resolve(__dirname, '..', '..');
 const SCRATCH = join(ROOT, '.tmp', `dual-package-${process.pid}`);
 
 const SCRIPT = `

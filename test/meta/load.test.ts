@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureBuilt } from './reference-server/harness.js';
+import { ensureBuilt } from '../reference-server/harness.js';
 
 /**
  * What an app loads (issue 29, "three products, three boundaries"): an app
@@ -14,7 +14,7 @@ import { ensureBuilt } from './reference-server/harness.js';
  * package's own `exports`, as it does from node_modules.
  */
 
-const ROOT = resolve(__dirname, '..');
+const ROOT = resolve(__dirname, '..', '..');
 const SCRATCH = join(ROOT, '.tmp', `load-${process.pid}`);
 
 /** Prints every file in require.cache; the ESM entry is a thin wrapper over the CommonJS build, so both fill it. */
