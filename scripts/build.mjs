@@ -8,13 +8,17 @@
 // first needed. No source maps: the emitted JavaScript is the source, less
 // its types, and comments are kept.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
 rmSync('dist', { recursive: true, force: true });
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
+// Plain CommonJS files of src/ (the password hasher's worker thread, which runs from a file path) go beside their modules.
+for (const file of readdirSync('src', { recursive: true }).filter((name) => name.endsWith('.cjs'))) {
+  copyFileSync(join('src', file), join('dist/cjs', file));
+}
 mkdirSync('dist/esm', { recursive: true });
 writeFileSync('dist/esm/package.json', '{ "type": "module" }\n');
 

@@ -1,7 +1,8 @@
 import bcrypt from 'bcryptjs';
 import { ConfigurationError } from '../src/config/index.js';
 import { hashPassword, MemoryUserStore, PasswordHasher, verifyPassword } from '../src/oauth2/index.js';
-import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST, PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hash-format.js';
+import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST } from '../src/oauth2/password-hasher.js';
 import { ALICE, postToken, tokenApp } from './support/oauth2.js';
 import { FIRST_72_BYTES, passwordPair } from './support/passwords.js';
 

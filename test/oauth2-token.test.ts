@@ -12,7 +12,7 @@ import {
   tokenRouter,
   type UserStore,
 } from '../src/oauth2/index.js';
-import { PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hasher.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/oauth2/password-hash-format.js';
 import { conventions } from '../src/preset.js';
 import { parseBodies } from '../src/request/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
