@@ -45,6 +45,7 @@ export {
   type MemoryRefreshTokenStoreOptions,
   MemoryUserStore,
   normalizeUsername,
+  type PasswordHashUpdate,
   type RefreshFamily,
   type RefreshTokenStore,
   type RotateResult,

@@ -226,24 +226,19 @@ export class PasswordHasher {
    * bcrypt hash `$2a$`, `$2b$`, `$2y$`); a malformed hash never matches. A
    * plain bcrypt hash never matches a password over 72 bytes: bcrypt would
    * compare only its first 72, and two different passwords must never be
-   * taken for one. That refusal, and a malformed hash, cost the same task as
-   * any other comparison, so the time does not tell the kind of hash.
+   * taken for one. That refusal costs the same comparison as any other, so
+   * the time does not tell the kind of hash.
    */
   async verify(password: string, hash: string, options: Readonly<PasswordTaskOptions> = {}): Promise<boolean> {
     const parts = parsePasswordHash(hash);
-    const version = parts?.version ?? PLAIN_BCRYPT_VERSION;
-    const task: Task = {
-      id: this.#nextId++,
-      op: 'compare',
-      password: bcryptInput(password, version),
-      hash: parts?.bcrypt ?? hash,
-    };
+    if (parts === undefined) {
+      // Unreadable: it waits its turn like any other, then bcryptjs answers false for an empty hash (it never throws).
+      await this.#run({ id: this.#nextId++, op: 'compare', password, hash: '' }, options);
+      return false;
+    }
+    const task: Task = { id: this.#nextId++, op: 'compare', password: bcryptInput(password, parts.version), hash: parts.bcrypt };
     const matches = (await this.#run(task, options)) === true;
-    return (
-      matches &&
-      parts !== undefined &&
-      (version !== PLAIN_BCRYPT_VERSION || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES)
-    );
+    return matches && (parts.version !== PLAIN_BCRYPT_VERSION || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES);
   }
 
   /**
