@@ -462,7 +462,7 @@ export class PasswordHasher {
 
   #spawn(): PoolWorker | undefined {
     if (this.#workers.length >= this.#size) return undefined;
-    // No inherited flags: bcrypt needs none, and a parent's `--input-type=module` or loader hooks are not the thread's.
+    // No inherited flags: the thread needs none, and a parent's `--require` or `--import` would run in every thread.
     const worker = new Worker(workerLocation(), { execArgv: [] });
     const entry: PoolWorker = { worker, current: undefined, startedAt: 0 };
     worker.unref();

@@ -194,10 +194,11 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
 
 /**
  * Stores a hash of today's format and cost for a user who just signed in
- * with an older one, after the answer, as the address's own work in the pool.
- * A failure changes nothing: the old hash still verifies, and the next
- * sign-in tries again. A busy pool's refusal is the common case and says
- * nothing; a store that fails is said once outside production.
+ * with an older one. The sign-in does not wait for it; the hash is the
+ * address's own work in the pool. A failure changes nothing: the old hash
+ * still verifies, and the next sign-in tries again. A busy pool's refusal is
+ * the common case and says nothing; a store that fails is said once outside
+ * production.
  */
 async function upgradeHash(
   users: UserStore,
