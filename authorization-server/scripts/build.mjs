@@ -5,7 +5,7 @@
 // the library's built declarations, resolved as a user's install resolves
 // them (`npm run build` at the root builds the library first). No source maps.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +13,10 @@ const here = fileURLToPath(new URL('..', import.meta.url));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: here, stdio: 'inherit' });
 writeFileSync(new URL('../dist/cjs/package.json', import.meta.url), '{ "type": "commonjs" }\n');
+// The password worker is a plain CommonJS file the hasher starts by its path: copied beside its module.
+for (const file of readdirSync(new URL('../src', import.meta.url)).filter((name) => name.endsWith('.cjs'))) {
+  copyFileSync(new URL(`../src/${file}`, import.meta.url), new URL(`../dist/cjs/${file}`, import.meta.url));
+}
 mkdirSync(new URL('../dist/esm', import.meta.url), { recursive: true });
 writeFileSync(new URL('../dist/esm/package.json', import.meta.url), '{ "type": "module" }\n');
 const names = Object.keys(createRequire(import.meta.url)('../dist/cjs/index.js')).filter((name) => name !== '__esModule');

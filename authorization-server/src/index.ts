@@ -23,6 +23,7 @@ export {
   type MemoryRefreshTokenStoreOptions,
   MemoryUserStore,
   normalizeUsername,
+  type PasswordHashUpdate,
   type RefreshFamily,
   type RefreshTokenStore,
   type RotateResult,

@@ -1,9 +1,16 @@
-import { createHmac } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ApiError, apiError } from 'express-api-conventions/errors';
 import { checkInteger, readOptions } from 'express-api-conventions/extend';
+import {
+  bcryptInput,
+  formatPasswordHash,
+  needsRehash,
+  PASSWORD_HASH_VERSION,
+  PLAIN_BCRYPT_VERSION,
+  parsePasswordHash,
+} from './password-hash-format.js';
 import { deadlineReached } from './request-deadline.js';
 
 /**
@@ -12,11 +19,10 @@ import { deadlineReached } from './request-deadline.js';
  * API stall the event loop 670–810 ms, in a two-thread worker pool under
  * 10 ms. So every hash and compare runs in a small pool of worker threads.
  *
- * The worker's source is a string run with `eval: true`, not a file: the same
- * code then works from the built package (dist/cjs, which dist/esm's
- * wrappers re-export) and from ts-jest running src/*.ts, with no worker file to find
- * beside the compiled module. The worker loads bcryptjs from the absolute
- * path the main thread resolved from this package's own location.
+ * The threads run password-worker.cjs, found beside this module: the build
+ * copies it next to dist/cjs's password-hasher.js (which dist/esm's wrappers
+ * re-export), and under ts-jest it sits next to this source. What a stored
+ * hash holds is password-hash-format.ts's concern; this module only runs bcrypt.
  */
 
 /** bcrypt cost used when none is given: 2^12 rounds, ~330 ms per hash here (OWASP: at least 10). */
@@ -32,44 +38,6 @@ export const BCRYPT_COST_RANGE = { min: 4, max: 31 } as const;
  * their first 72 UTF-8 bytes are one password to it.
  */
 export const BCRYPT_MAX_INPUT_BYTES = 72;
-
-/**
- * The start of every hash made by hashPassword(): the version of the scheme,
- * then an ordinary bcrypt hash (`$2b$12$…`) of the password's pre-hash. A
- * stored hash without it is a plain bcrypt hash of the password itself
- * (made before this scheme, or by another tool) and is still verified.
- */
-export const PREHASHED_BCRYPT_PREFIX = '$eac-bcrypt-sha384$v=1';
-
-// A fixed key, not a secret: it only makes the pre-hash differ from a plain
-// SHA-384 of the password, so a leaked unsalted SHA-384 list elsewhere cannot
-// be tried against these bcrypt hashes directly.
-const PREHASH_KEY = 'express-api-conventions password pre-hash v1';
-
-/**
- * What bcrypt is given for a password: HMAC-SHA-384 of all its UTF-8 bytes,
- * base64 (64 ASCII characters). Every byte of a password of any length counts,
- * the input fits bcrypt's 72 bytes, and it holds no NUL byte (which some
- * bcrypt implementations stop at); the 384 bits exceed what bcrypt keeps.
- */
-function prehash(password: string): string {
-  return createHmac('sha384', PREHASH_KEY).update(password, 'utf8').digest('base64');
-}
-
-const WORKER_SOURCE = `
-'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
-const bcrypt = require(workerData.bcryptPath);
-parentPort.on('message', (task) => {
-  try {
-    const result =
-      task.op === 'hash' ? bcrypt.hashSync(task.password, task.cost) : bcrypt.compareSync(task.password, task.hash);
-    parentPort.postMessage({ id: task.id, result });
-  } catch (error) {
-    parentPort.postMessage({ id: task.id, error: String(error && error.message ? error.message : error) });
-  }
-});
-`;
 
 type Task =
   | { readonly id: number; readonly op: 'hash'; readonly password: string; readonly cost: number }
@@ -139,8 +107,7 @@ interface PoolWorker {
 
 /**
  * The file this module was loaded from, read from the V8 call-site API, so
- * that one source works as ESM (a file: URL) and as CommonJS (a path). Used
- * only to resolve bcryptjs the way this package itself would.
+ * that one source works as ESM (a file: URL) and as CommonJS (a path).
  */
 function ownLocation(): string | undefined {
   const original = Error.prepareStackTrace;
@@ -155,13 +122,14 @@ function ownLocation(): string | undefined {
   }
 }
 
-let bcryptPath: string | undefined;
-function resolveBcrypt(): string {
-  if (bcryptPath === undefined) {
+let workerFile: URL | undefined;
+/** password-worker.cjs, beside this module. */
+function workerLocation(): URL {
+  if (workerFile === undefined) {
     const from = ownLocation() ?? `${process.cwd()}/`;
-    bcryptPath = createRequire(from).resolve('bcryptjs');
+    workerFile = new URL('./password-worker.cjs', from.startsWith('file:') ? from : pathToFileURL(from));
   }
-  return bcryptPath;
+  return workerFile;
 }
 
 export interface PasswordHasherOptions {
@@ -241,32 +209,45 @@ export class PasswordHasher {
   }
 
   /**
-   * A hash of `password` at `cost` (default: the pool's cost): PREHASHED_BCRYPT_PREFIX
-   * followed by the bcrypt hash of the password's pre-hash, so every byte of a
-   * password of any length counts (bcrypt alone reads 72).
+   * A hash of `password` at `cost` (default: the pool's cost), in today's
+   * version of the stored format (docs/password-hashes.md): bcrypt of the
+   * password's pre-hash, so every byte of a password of any length counts
+   * (bcrypt alone reads 72).
    */
   hash(password: string, cost: number = this.cost, options: Readonly<PasswordTaskOptions> = {}): Promise<string> {
     // Thrown now, not as a rejection: a wrong cost is a programming error.
     checkInteger('PasswordHasher.hash', 'cost', cost, BCRYPT_COST_RANGE);
-    return this.#run({ id: this.#nextId++, op: 'hash', password: prehash(password), cost }, options).then(
-      (bcryptHash) => `${PREHASHED_BCRYPT_PREFIX}${bcryptHash as string}`,
-    );
+    const task: Task = { id: this.#nextId++, op: 'hash', password: bcryptInput(password, PASSWORD_HASH_VERSION), cost };
+    return this.#run(task, options).then((bcryptHash) => formatPasswordHash(bcryptHash as string));
   }
 
   /**
-   * Whether `password` matches `hash` (one of hash(), or a plain bcrypt hash);
-   * a malformed hash never matches. A plain bcrypt hash never matches a
-   * password over 72 bytes: bcrypt would compare only its first 72, and two
-   * different passwords must never be taken for one. That refusal costs the
-   * same comparison as any other, so the time does not tell the kind of hash.
+   * Whether `password` matches `hash` (any version of hash(), or a plain
+   * bcrypt hash `$2a$`, `$2b$`, `$2y$`); a malformed hash never matches. A
+   * plain bcrypt hash never matches a password over 72 bytes: bcrypt would
+   * compare only its first 72, and two different passwords must never be
+   * taken for one. That refusal costs the same comparison as any other, so
+   * the time does not tell the kind of hash.
    */
   async verify(password: string, hash: string, options: Readonly<PasswordTaskOptions> = {}): Promise<boolean> {
-    const prehashed = hash.startsWith(PREHASHED_BCRYPT_PREFIX);
-    const task: Task = prehashed
-      ? { id: this.#nextId++, op: 'compare', password: prehash(password), hash: hash.slice(PREHASHED_BCRYPT_PREFIX.length) }
-      : { id: this.#nextId++, op: 'compare', password, hash };
+    const parts = parsePasswordHash(hash);
+    if (parts === undefined) {
+      // Unreadable: it waits its turn like any other, then bcryptjs answers false for an empty hash (it never throws).
+      await this.#run({ id: this.#nextId++, op: 'compare', password, hash: '' }, options);
+      return false;
+    }
+    const task: Task = { id: this.#nextId++, op: 'compare', password: bcryptInput(password, parts.version), hash: parts.bcrypt };
     const matches = (await this.#run(task, options)) === true;
-    return matches && (prehashed || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES);
+    return matches && (parts.version !== PLAIN_BCRYPT_VERSION || Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_INPUT_BYTES);
+  }
+
+  /**
+   * Whether `hash` should be replaced at the next successful sign-in: an
+   * older format version, a plain bcrypt hash, or a cost below `cost`
+   * (default: the pool's cost). A malformed hash is not: it never matches.
+   */
+  needsRehash(hash: string, cost: number = this.cost): boolean {
+    return needsRehash(hash, cost);
   }
 
   /** Stops the threads; pending work is rejected. The pool can not be used afterwards. */
@@ -481,8 +462,8 @@ export class PasswordHasher {
 
   #spawn(): PoolWorker | undefined {
     if (this.#workers.length >= this.#size) return undefined;
-    // No inherited flags: `--input-type=module` would make the source ESM.
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { bcryptPath: resolveBcrypt() } });
+    // No inherited flags: the thread needs none, and a parent's `--require` or `--import` would run in every thread.
+    const worker = new Worker(workerLocation(), { execArgv: [] });
     const entry: PoolWorker = { worker, current: undefined, startedAt: 0 };
     worker.unref();
     worker.on('message', (reply: Reply) => {

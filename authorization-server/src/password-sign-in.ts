@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { checkInteger, invalidOption, isProductionEnvironment, readOptions, warnOnce } from 'express-api-conventions/extend';
-import { BCRYPT_COST_RANGE, DEFAULT_BCRYPT_COST, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
+import { needsRehash } from './password-hash-format.js';
+import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
   DEFAULT_SIGN_IN_DEADLINE_MS,
   deadlineReached,
@@ -19,7 +20,8 @@ import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, us
  * looked up by the normalized username, and the password is verified off
  * the event loop. An unknown username is checked against a dummy hash of the
  * same bcrypt cost, so it takes as long as a wrong password and cannot be
- * told apart from one.
+ * told apart from one. A successful sign-in whose stored hash is of an older
+ * format or a lower cost has it upgraded in the store (docs/password-hashes.md).
  */
 
 export interface PasswordSignInOptions {
@@ -32,7 +34,12 @@ export interface PasswordSignInOptions {
   signInGuard?: SignInGuard | SignInGuardOptions | false;
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;
-  /** bcrypt cost of the dummy hash an unknown username is checked against: use your users' cost. Default: 12. */
+  /**
+   * Your users' bcrypt cost: the dummy hash an unknown username is checked
+   * against is made at it, and a stored hash of a lower cost is upgraded to
+   * it at the user's next successful sign-in. Default: the `passwordHasher`'s
+   * cost (12 for the shared pool).
+   */
   passwordCost?: number;
   /**
    * The sign-in's deadline in ms (100 to 60000), counted from the request's
@@ -124,7 +131,7 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
   const hasher = given.passwordHasher;
   const cost =
     given.passwordCost === undefined
-      ? DEFAULT_BCRYPT_COST
+      ? (hasher ?? defaultPasswordHasher()).cost
       : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE);
   const guard = readSignInGuard(given.signInGuard);
   const deadlineMs =
@@ -178,6 +185,45 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       return undefined;
     }
     await attempt?.succeeded();
+    if (users.updatePasswordHash && needsRehash(user.passwordHash, cost)) {
+      void upgradeHash(users, pool(), { username: canonical, user, password, cost, key: signInAddressKey(req) });
+    }
     return user;
   };
+}
+
+/**
+ * Stores a hash of today's format and cost for a user who just signed in
+ * with an older one. The sign-in does not wait for it; the hash is the
+ * address's own work in the pool. A failure changes nothing: the old hash
+ * still verifies, and the next sign-in tries again. A busy pool's refusal is
+ * the common case and says nothing; a store that fails is said once outside
+ * production.
+ */
+async function upgradeHash(
+  users: UserStore,
+  pool: PasswordHasher,
+  sign: Readonly<{ username: string; user: UserRecord; password: string; cost: number; key: string }>,
+): Promise<void> {
+  let passwordHash: string;
+  try {
+    passwordHash = await pool.hash(sign.password, sign.cost, { key: sign.key });
+  } catch {
+    return;
+  }
+  try {
+    await users.updatePasswordHash?.({
+      username: sign.username,
+      subject: sign.user.subject,
+      previousHash: sign.user.passwordHash,
+      passwordHash,
+    });
+  } catch (error) {
+    warnOnce(
+      users,
+      'EAC_PASSWORD_UPGRADE_FAILED',
+      `UserStore.updatePasswordHash() failed (${error instanceof Error ? error.message : String(error)}): ` +
+        'outdated password hashes stay as stored until it works (docs/password-hashes.md#upgrades-at-sign-in).',
+    );
+  }
 }

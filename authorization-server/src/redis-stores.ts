@@ -16,6 +16,7 @@ import {
   checkUsername,
   type FoundFamily,
   normalizeUsername,
+  type PasswordHashUpdate,
   REMEMBERED_REFRESH_TOKENS,
   REMEMBERED_REFRESH_TOKENS_RANGE,
   type RefreshFamily,
@@ -56,6 +57,13 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 `);
 
+// KEYS: the user's key. ARGV: the hash the password was verified against, the new hash.
+const UPDATE_PASSWORD_HASH = new RedisScript(`
+if redis.call('HGET', KEYS[1], 'passwordHash') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'passwordHash', ARGV[2])
+return 1
+`);
+
 const words = (value: string | undefined): string[] => (value ? value.split(' ') : []);
 
 /** Users in Redis hashes: `<prefix>user:<normalized username>` → subject, passwordHash, scopes. */
@@ -80,6 +88,11 @@ export class RedisUserStore implements UserStore {
     const [subject, passwordHash, scopes] = reply.map(replyText);
     if (subject === undefined || passwordHash === undefined) return undefined;
     return scopes === undefined ? { subject, passwordHash } : { subject, passwordHash, scopes: words(scopes) };
+  }
+
+  /** Replaces the hash only while it is still `previousHash` (one script: a password changed meanwhile is kept). */
+  async updatePasswordHash(update: Readonly<PasswordHashUpdate>): Promise<void> {
+    await UPDATE_PASSWORD_HASH.run(this.#redis, [this.#key(update.username)], [update.previousHash, update.passwordHash]);
   }
 
   #key(username: string): string {

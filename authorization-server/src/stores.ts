@@ -53,9 +53,30 @@ export interface UserRecord {
   readonly scopes?: readonly string[];
 }
 
+/** A user's stored hash replaced by a new one of the same password (an upgrade at sign-in). */
+export interface PasswordHashUpdate {
+  /** The normalized username the user was found by. */
+  readonly username: string;
+  /** The user's `subject`. */
+  readonly subject: string;
+  /** The hash the password was verified against: replace only while it is still the stored one. */
+  readonly previousHash: string;
+  /** The new hash (hashPassword()'s format and cost of today). */
+  readonly passwordHash: string;
+}
+
 export interface UserStore {
   /** The user whose normalized username is `username`, or undefined. */
   findByUsername(username: string): Promise<UserRecord | undefined>;
+  /**
+   * Optional: stores the upgrade of a user's hash, made after a successful
+   * sign-in whose hash was of an older format or a lower cost
+   * (docs/password-hashes.md). Replace the hash only while it is still
+   * `previousHash`, in one operation, so that a password changed meanwhile
+   * is kept. Without this method, hashes stay as stored. A rejection never
+   * fails the sign-in.
+   */
+  updatePasswordHash?(update: Readonly<PasswordHashUpdate>): Promise<void>;
 }
 
 /** What a refresh-token family grants: fixed at the password grant, kept through every rotation. */
@@ -159,6 +180,12 @@ export class MemoryUserStore implements UserStore {
 
   async findByUsername(username: string): Promise<UserRecord | undefined> {
     return this.#users.get(normalizeUsername(username));
+  }
+
+  async updatePasswordHash(update: Readonly<PasswordHashUpdate>): Promise<void> {
+    const key = normalizeUsername(update.username);
+    const user = this.#users.get(key);
+    if (user?.passwordHash === update.previousHash) this.#users.set(key, { ...user, passwordHash: update.passwordHash });
   }
 }
 

@@ -74,8 +74,10 @@ export interface TokenRouterOptions {
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;
   /**
-   * bcrypt cost of the dummy hash an unknown username is checked against, so
-   * that it costs as much as a wrong password: use your users' cost. Default: 12.
+   * Your users' bcrypt cost: the dummy hash an unknown username is checked
+   * against is made at it (so that it costs as much as a wrong password), and
+   * a stored hash of a lower cost is upgraded to it at the user's next
+   * successful sign-in. Default: the `passwordHasher`'s cost (12 for the shared pool).
    */
   passwordCost?: number;
   /**

@@ -1,9 +1,25 @@
 import bcrypt from 'bcryptjs';
+import express from 'express';
+import supertest from 'supertest';
 import { ConfigurationError } from '../../src/config/index.js';
 import { ALICE, postToken, tokenApp } from '../../test/support/oauth2.js';
 import { FIRST_72_BYTES, passwordPair } from '../../test/support/passwords.js';
-import { hashPassword, MemoryUserStore, PasswordHasher, verifyPassword } from '../src/index.js';
-import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST, PREHASHED_BCRYPT_PREFIX } from '../src/password-hasher.js';
+import {
+  hashPassword,
+  MemoryUserStore,
+  PasswordHasher,
+  type PasswordHashUpdate,
+  passwordSignIn,
+  verifyPassword,
+} from '../src/index.js';
+import {
+  needsRehash,
+  PASSWORD_HASH_VERSION,
+  PLAIN_BCRYPT_VERSION,
+  PREHASHED_BCRYPT_PREFIX,
+  parsePasswordHash,
+} from '../src/password-hash-format.js';
+import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST } from '../src/password-hasher.js';
 
 // Cost 4 (bcrypt's minimum) keeps the suite fast; the pool is the same at cost 12.
 const COST = 4;
@@ -156,6 +172,219 @@ describe('no password truncation: two different passwords are never one', () => 
       const plain = bcrypt.hashSync(password, COST);
       await expect(hasher.verify(password, plain)).resolves.toBe(false);
       await expect(hasher.verify(twin, plain)).resolves.toBe(false);
+    });
+  });
+});
+
+describe('the stored hash format (docs/password-hashes.md)', () => {
+  let hasher: PasswordHasher;
+  beforeAll(() => {
+    hasher = new PasswordHasher({ threads: 2, cost: COST });
+  });
+  afterAll(() => hasher.close());
+
+  describe('every version this package wrote stays readable', () => {
+    // Made by hashPassword() on 2026-11-28, with version 1 and the default cost 12. Never change this
+    // literal: a release that cannot verify it breaks every user who signed up before it.
+    const MADE_2026_11_28 = '$eac-bcrypt-sha384$v=1$2b$12$5bpegZWV7iFWUY24irrH0.B0oUwGoFVzMivaprDf6hC7B0hYZ2uPm';
+    const PASSWORD = 'correct horse battery staple 🐎';
+
+    it('verifies a version 1 hash of the default cost made on 2026-11-28, and refuses another password', async () => {
+      await expect(hasher.verify(PASSWORD, MADE_2026_11_28)).resolves.toBe(true);
+      await expect(hasher.verify(`${PASSWORD} `, MADE_2026_11_28)).resolves.toBe(false);
+    });
+
+    it('reads it as version 1 of cost 12, which is what the package writes today', () => {
+      expect(parsePasswordHash(MADE_2026_11_28)).toEqual({
+        version: 1,
+        bcrypt: MADE_2026_11_28.slice('$eac-bcrypt-sha384$v=1'.length),
+        cost: 12,
+      });
+      expect(PASSWORD_HASH_VERSION).toBe(1);
+      expect(new PasswordHasher().needsRehash(MADE_2026_11_28)).toBe(false);
+    });
+  });
+
+  describe('plain bcrypt hashes of other systems', () => {
+    it.each([
+      ['$2a$ (the Openwall crypt_blowfish test vector)', 'U*U', '$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW'],
+      ['$2b$ (bcryptjs, OpenBSD)', 'U*U*U', '$2b$05$DvSLNfEoA5FcgVAn4BWTxupNBDe3GLaNhsAVDuNkl6JofLWfqj3E6'],
+      [
+        '$2y$ (PHP password_hash(), from its manual)',
+        'rasmuslerdorf',
+        '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a',
+      ],
+    ])('verify a %s hash with its password, and not with another', async (_kind, password, hash) => {
+      await expect(hasher.verify(password, hash)).resolves.toBe(true);
+      await expect(hasher.verify(`${password}!`, hash)).resolves.toBe(false);
+      expect(parsePasswordHash(hash)?.version).toBe(PLAIN_BCRYPT_VERSION);
+    });
+
+    it.each([4, 10, 31])('are read at cost %i (bcrypt’s 4 to 31)', (cost) => {
+      const hash = `$2b$${String(cost).padStart(2, '0')}$${'C'.repeat(53)}`;
+      expect(parsePasswordHash(hash)).toEqual({ version: PLAIN_BCRYPT_VERSION, bcrypt: hash, cost });
+    });
+
+    it.each([
+      ['a cost below 4', `$2b$03$${'C'.repeat(53)}`],
+      ['a cost above 31', `$2b$32$${'C'.repeat(53)}`],
+      ['a minor version bcryptjs does not compute ($2x$)', `$2x$05$${'C'.repeat(53)}`],
+      ['a short digest', `$2b$05$${'C'.repeat(52)}`],
+      ['a version this package never wrote', `$eac-bcrypt-sha384$v=2$2b$05$${'C'.repeat(53)}`],
+      ['version 1 around no bcrypt hash', '$eac-bcrypt-sha384$v=1$x'],
+    ])('are unreadable with %s, and never match', async (_case, hash) => {
+      expect(parsePasswordHash(hash)).toBeUndefined();
+      expect(hasher.needsRehash(hash)).toBe(false);
+      await expect(hasher.verify('U*U', hash)).resolves.toBe(false);
+    });
+  });
+
+  describe('needsRehash()', () => {
+    it('is true for a plain bcrypt hash, even of a higher cost', () => {
+      expect(hasher.needsRehash(bcrypt.hashSync('x', COST))).toBe(true);
+      expect(hasher.needsRehash(bcrypt.hashSync('x', COST + 1))).toBe(true);
+    });
+
+    it('is true for a hash of today’s version below the cost, false at or above it', async () => {
+      const atCost = await hasher.hash('x');
+      const above = await hasher.hash('x', COST + 1);
+      expect(hasher.needsRehash(atCost)).toBe(false);
+      expect(hasher.needsRehash(above)).toBe(false);
+      expect(hasher.needsRehash(atCost, COST + 1)).toBe(true);
+      expect(needsRehash(above, COST + 1)).toBe(false);
+    });
+  });
+});
+
+describe('an outdated hash is upgraded at the next successful sign-in', () => {
+  const PASSWORD = 'wonderland-rabbit-hole';
+
+  /** A user store that counts its upgrades and can be told to fail them. */
+  class CountingUserStore extends MemoryUserStore {
+    readonly updates: PasswordHashUpdate[] = [];
+    failing = false;
+    override async updatePasswordHash(update: Readonly<PasswordHashUpdate>): Promise<void> {
+      this.updates.push(update);
+      if (this.failing) throw new Error('the store is read-only');
+      await super.updatePasswordHash(update);
+    }
+  }
+
+  let hasher: PasswordHasher;
+  beforeEach(() => {
+    hasher = new PasswordHasher({ threads: 1, cost: COST });
+  });
+  afterEach(() => hasher.close());
+
+  /** Waits until the pool holds no work, the sign-in's own check and any upgrade included. */
+  async function settled(): Promise<void> {
+    while (hasher.stats.queued > 0 || hasher.stats.running > 0) await new Promise((done) => setTimeout(done, 5));
+    await new Promise((done) => setImmediate(done));
+  }
+
+  async function storeWith(passwordHash: string): Promise<CountingUserStore> {
+    const users = new CountingUserStore();
+    await users.add({ username: 'alice', subject: 'u-1', passwordHash });
+    return users;
+  }
+
+  const storedHash = async (users: MemoryUserStore) => (await users.findByUsername('alice'))?.passwordHash;
+
+  /** The two doors, each answering whether the user signed in: the token endpoint's password grant and a sign-in form on passwordSignIn(). */
+  const doors = {
+    'the token endpoint’s password grant': async (users: MemoryUserStore, passwordCost: number, password: string) => {
+      const app = await tokenApp({ users, passwordHasher: hasher, passwordCost, signInGuard: false });
+      return (await postToken(app, { ...ALICE, password })).status === 200;
+    },
+    'a sign-in form on passwordSignIn()': async (users: MemoryUserStore, passwordCost: number, password: string) => {
+      const checkPassword = passwordSignIn({ users, passwordHasher: hasher, passwordCost, signInGuard: false });
+      const app = express();
+      app.post('/v1/sessions', express.json(), async (req, res, next) => {
+        try {
+          res.status((await checkPassword(req, req.body.username, req.body.password)) ? 201 : 401).json({});
+        } catch (error) {
+          next(error);
+        }
+      });
+      return (await supertest(app).post('/v1/sessions').send({ username: 'alice', password })).status === 201;
+    },
+  };
+
+  describe.each(Object.entries(doors))('at %s', (_door, signIn) => {
+    it('replaces a plain bcrypt hash by one of today’s version and cost, which then verifies', async () => {
+      const plain = bcrypt.hashSync(PASSWORD, COST);
+      const users = await storeWith(plain);
+      expect(await signIn(users, COST, PASSWORD)).toBe(true);
+      await settled();
+      const upgraded = (await storedHash(users)) as string;
+      expect(users.updates).toEqual([{ username: 'alice', subject: 'u-1', previousHash: plain, passwordHash: upgraded }]);
+      expect(parsePasswordHash(upgraded)).toMatchObject({ version: PASSWORD_HASH_VERSION, cost: COST });
+      await expect(hasher.verify(PASSWORD, upgraded)).resolves.toBe(true);
+      expect(await signIn(users, COST, PASSWORD)).toBe(true);
+      await settled();
+      expect(users.updates).toHaveLength(1);
+    });
+
+    it('raises a hash of a lower cost to passwordCost', async () => {
+      const users = await storeWith(await hasher.hash(PASSWORD, COST));
+      expect(await signIn(users, COST + 1, PASSWORD)).toBe(true);
+      await settled();
+      expect(parsePasswordHash((await storedHash(users)) as string)).toMatchObject({
+        version: PASSWORD_HASH_VERSION,
+        cost: COST + 1,
+      });
+    });
+
+    it('leaves a current hash alone: no second bcrypt task, no store call', async () => {
+      const users = await storeWith(await hasher.hash(PASSWORD));
+      const completed = hasher.stats.completed;
+      expect(await signIn(users, COST, PASSWORD)).toBe(true);
+      await settled();
+      expect(hasher.stats.completed).toBe(completed + 2); // the dummy hash and the check
+      expect(users.updates).toEqual([]);
+    });
+
+    it('upgrades nothing on a wrong password', async () => {
+      const users = await storeWith(bcrypt.hashSync(PASSWORD, COST));
+      expect(await signIn(users, COST, 'wrong')).toBe(false);
+      await settled();
+      expect(users.updates).toEqual([]);
+    });
+
+    it('signs in even when the store fails the upgrade, and tries again at the next sign-in', async () => {
+      const plain = bcrypt.hashSync(PASSWORD, COST);
+      const users = await storeWith(plain);
+      users.failing = true;
+      const warned = jest.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      try {
+        expect(await signIn(users, COST, PASSWORD)).toBe(true);
+        await settled();
+        expect(await storedHash(users)).toBe(plain);
+        users.failing = false;
+        expect(await signIn(users, COST, PASSWORD)).toBe(true);
+        await settled();
+        expect(users.updates).toHaveLength(2);
+        expect(parsePasswordHash((await storedHash(users)) as string)?.version).toBe(PASSWORD_HASH_VERSION);
+      } finally {
+        warned.mockRestore();
+      }
+    });
+  });
+
+  it('a store without updatePasswordHash() keeps the hash as stored, and the sign-in succeeds', async () => {
+    const plain = bcrypt.hashSync(PASSWORD, COST);
+    const users = { findByUsername: async () => ({ subject: 'u-1', passwordHash: plain }) };
+    const app = await tokenApp({ users, passwordHasher: hasher, passwordCost: COST, signInGuard: false });
+    expect((await postToken(app, ALICE)).status).toBe(200);
+  });
+
+  describe('MemoryUserStore.updatePasswordHash()', () => {
+    it('replaces the hash only while it is still the one the password was verified against', async () => {
+      const users = await storeWith('$2b$04$old');
+      await users.updatePasswordHash({ username: 'alice', subject: 'u-1', previousHash: '$2b$04$changed', passwordHash: 'new' });
+      expect(await storedHash(users)).toBe('$2b$04$old');
+      await users.updatePasswordHash({ username: 'alice', subject: 'u-1', previousHash: '$2b$04$old', passwordHash: 'new' });
+      expect(await users.findByUsername('alice')).toEqual({ subject: 'u-1', passwordHash: 'new' });
     });
   });
 });

@@ -10,6 +10,7 @@ import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, 
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, waitUntil } from '../../test/support/timing.js';
 import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore, revokeRefreshToken, tokenRouter } from '../src/index.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hash-format.js';
 import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/stores.js';
 
 const makeClient = (url: string) => createClient({ url });
@@ -37,7 +38,11 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
   }
 
   /** Two app instances, each with its own Redis connection, sharing one key space. */
-  async function twoInstances(): Promise<{ apps: [Express, Express]; refreshStore: RedisRefreshTokenStore }> {
+  async function twoInstances(): Promise<{
+    apps: [Express, Express];
+    refreshStore: RedisRefreshTokenStore;
+    users: RedisUserStore;
+  }> {
     const keyPrefix = `test${++prefix}:`;
     const seedClient = await connect();
     const users = new RedisUserStore({ client: seedClient, prefix: keyPrefix });
@@ -73,7 +78,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
     };
     const [a, refreshStore] = await build();
     const [b] = await build();
-    return { apps: [a, b], refreshStore };
+    return { apps: [a, b], refreshStore, users };
   }
 
   const refresh = (app: Express, token: string) => postToken(app, { grant_type: 'refresh_token', refresh_token: token });
@@ -105,6 +110,43 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
       const users = new RedisUserStore({ client: await connect(), prefix: `test${++prefix}:` });
       await expect(users.add({ username: '\u200Balice', subject: 'x', passwordHash: 'h' })).rejects.toThrow(/U\+200B/);
       await expect(users.findByUsername('\u200Balice')).resolves.toBeUndefined();
+    });
+
+    it('replace a user’s password hash only while it is still the one the password was verified against', async () => {
+      const users = new RedisUserStore({ client: await connect(), prefix: `test${++prefix}:` });
+      await users.add({ username: 'alice', subject: 'u-1', passwordHash: 'old', scopes: ['users:read'] });
+      await users.updatePasswordHash({
+        username: 'alice',
+        subject: 'u-1',
+        previousHash: 'changed meanwhile',
+        passwordHash: 'new',
+      });
+      await expect(users.findByUsername('alice')).resolves.toEqual({
+        subject: 'u-1',
+        passwordHash: 'old',
+        scopes: ['users:read'],
+      });
+      await users.updatePasswordHash({ username: 'alice', subject: 'u-1', previousHash: 'old', passwordHash: 'new' });
+      await expect(users.findByUsername('alice')).resolves.toEqual({
+        subject: 'u-1',
+        passwordHash: 'new',
+        scopes: ['users:read'],
+      });
+      await users.updatePasswordHash({ username: 'nobody', subject: 'u-9', previousHash: 'old', passwordHash: 'new' });
+      await expect(users.findByUsername('nobody')).resolves.toBeUndefined();
+    });
+
+    it('store the upgrade of a plain bcrypt hash after a sign-in, which either instance then verifies', async () => {
+      const { apps, users } = await twoInstances();
+      const plain = (await users.findByUsername('alice'))?.passwordHash as string;
+      expect((await postToken(apps[0], ALICE)).status).toBe(200);
+      let upgraded = plain;
+      for (let tries = 0; upgraded === plain && tries < 400; tries++) {
+        await new Promise((done) => setTimeout(done, 5));
+        upgraded = (await users.findByUsername('alice'))?.passwordHash as string;
+      }
+      expect(upgraded.startsWith(PREHASHED_BCRYPT_PREFIX)).toBe(true);
+      expect((await postToken(apps[1], ALICE)).status).toBe(200);
     });
 
     it('round-trip every client field', async () => {
