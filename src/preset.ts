@@ -63,7 +63,7 @@ const configured =
 
 // The token service (jsonwebtoken, bcryptjs and 37 modules) is loaded when a
 // stage that needs it is built, never when the preset loads: an app that
-// configures none of its stages never loads it (DESIGN.md principle 9).
+// configures none of its stages never loads it (docs/design.md principle 9).
 const tokenRouterModule = () => require('./oauth2/token-router.js') as typeof import('./oauth2/token-router.js');
 const bearerAuthModule = () => require('./oauth2/bearer-auth.js') as typeof import('./oauth2/bearer-auth.js');
 const tokenEndpointErrorsModule = () =>

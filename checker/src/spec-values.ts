@@ -11,7 +11,7 @@ export const SECURITY_HEADERS = [
   { id: 'security.hsts', name: 'strict-transport-security', value: 'max-age=63072000; includeSubDomains' },
   { id: 'security.csp', name: 'content-security-policy', value: "script-src 'self'" },
   { id: 'security.nosniff', name: 'x-content-type-options', value: 'nosniff' },
-  // RFC 7034 §2.1: the value is case-insensitive, so helmet's `DENY` is SPEC.md's `deny`.
+  // RFC 7034 §2.1: the value is case-insensitive, so helmet's `DENY` is docs/conventions.md rule 11.4's `deny`.
   { id: 'security.frame-options', name: 'x-frame-options', value: 'deny', caseInsensitive: true },
   { id: 'security.referrer-policy', name: 'referrer-policy', value: 'no-referrer' },
   { id: 'security.cross-domain-policies', name: 'x-permitted-cross-domain-policies', value: 'none' },

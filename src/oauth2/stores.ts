@@ -3,7 +3,7 @@ import { checkInteger, readOptions } from '../config/options.js';
 import { sameText } from '../http/same-text.js';
 
 /**
- * The token endpoint's state behind small interfaces (DESIGN.md principle 5):
+ * The token endpoint's state behind small interfaces (docs/design.md principle 5):
  * users, registered clients and refresh-token families. The in-memory
  * implementations here serve one process; the Redis ones
  * (redis-stores.ts) let several instances share logins, rotation and

@@ -28,9 +28,9 @@ export const DEFAULT_ACCESS_TOKEN_TTL = 3600;
 export const MAX_ACCESS_TOKEN_TTL = 86_400;
 /** Default refresh-token lifetime, seconds: 14 days, renewed by every rotation. */
 export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
-/** The RFC 7009 revocation endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+/** The RFC 7009 revocation endpoint: a plural noun beside the token endpoint (docs/conventions.md rule 3.3). */
 export const REVOCATION_PATH = '/v1/oauth2/revocations';
-/** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (SPEC.md path rule 3). */
+/** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (docs/conventions.md rule 3.3). */
 export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
 
 export interface TokenRouterOptions {
@@ -95,7 +95,7 @@ export interface TokenRouterOptions {
   isSubjectActive?: SubjectActiveCheck;
   /**
    * The password grant (RFC 6749 §4.3), which RFC 9700 §2.4 says MUST NOT be
-   * used, and which SPEC.md requires: `true` answers it for every client; a
+   * used, and which docs/conventions.md rule 13.2 requires: `true` answers it for every client; a
    * list of client ids answers it only for those clients (your first-party
    * applications), others get `unauthorized_client`; `false` turns it off
    * (`unsupported_grant_type`) while refresh tokens already issued keep

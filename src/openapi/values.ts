@@ -3,7 +3,7 @@
  * the modules that send them; the ones living in a module that loads a
  * wrapped library (helmet, express-rate-limit, jsonwebtoken) are
  * repeated here so that describing a service never loads its middlewares
- * (DESIGN.md principle 9), and test/openapi-values.test.ts keeps each copy
+ * (docs/design.md principle 9), and test/openapi-values.test.ts keeps each copy
  * equal to its source.
  */
 

@@ -13,7 +13,7 @@ export interface PagingOptions {
   /** Largest `limit` a client may ask for; a larger one is refused with 400. Default: `100`. */
   maxLimit?: number;
   /**
-   * Query parameters of the route, besides SPEC.md's common ones (`limit`,
+   * Query parameters of the route, besides the conventions' common ones (`limit`,
    * `q`, `fields`; `offset` is moved on), that the next-page link carries
    * over, such as a filter (`['gender']`). Any other parameter is left out
    * of the link. Default: `[]`.
@@ -48,11 +48,11 @@ export const LIMIT_PARAMETER = 'limit' as const;
 /** The conventions' "Paging flag": "A list result includes a boolean `hasNext`". */
 export const HAS_NEXT_KEY = 'hasNext' as const;
 
-// SPEC.md leaves "Default and maximum value of `limit`" unshown; these are ours.
+// docs/conventions.md rule 5.1 leaves the default and maximum `limit` open; these are ours.
 const DEFAULT_LIMIT = 20;
 const DEFAULT_MAX_LIMIT = 100;
 
-/** SPEC.md's common query parameters a next-page link keeps (`offset` is moved on): the route knows them. */
+/** The conventions' common query parameters (section 5) a next-page link keeps (`offset` is moved on): the route knows them. */
 export const LINK_PARAMETERS = ['limit', 'q', 'fields'] as const;
 /**
  * paging()'s default `maxLinkLength`: a `Link` value of at most 2 KB keeps
