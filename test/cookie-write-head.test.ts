@@ -4,7 +4,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { type ConventionsOptions, conventions, PRESET_STAGES, type StageName } from '../src/preset.js';
 
-// Issue 29: SPEC.md "Cookies carry the attributes Secure and HttpOnly" holds
+// docs/conventions.md rule 11.14 (cookies are Secure and HttpOnly) holds
 // for a Set-Cookie a route hands to res.writeHead(status, headers), in both
 // forms Node takes (an object, and the raw [name, value, …] array), in an
 // app that turned X-Powered-By off itself, whichever other stage of the

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
- * Layers without loops (DESIGN.md "Layers and the preset"): the folders of
+ * Layers without loops (docs/architecture.md): the folders of
  * src/ import each other along a graph with no cycle, the leaf layer
  * (src/http/) and the option checks (src/config/) import no other folder,
  * and so every module can use them.

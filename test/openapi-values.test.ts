@@ -20,7 +20,7 @@ import { SECURITY_HEADERS } from '../src/security/security-headers.js';
 
 /**
  * express-api-conventions/openapi describes the middlewares without loading
- * them (DESIGN.md principle 9): its copies of their values stay equal to
+ * them (docs/design.md principle 9): its copies of their values stay equal to
  * the originals, and what it imports at run time is a few constant files.
  */
 
