@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
- * The checker is a product of its own (DESIGN.md principle 9): its sources
+ * The checker is a product of its own (docs/design.md principle 9): its sources
  * import nothing of the library, only each other, Node and the two
  * dependencies its package.json names.
  */
