@@ -37,8 +37,14 @@ const walkSource = (dir: string): string[] =>
 /** The pages the package ships: read on npm too, so they link the repository by its address. */
 const shipped: ReadonlySet<string> = new Set(['README.md', 'CHANGELOG.md']);
 const pages = [...shipped, 'CONTRIBUTING.md', ...walk('docs')];
-/** Source whose comments and TSDoc a reader follows: the library's and the checker's. */
-const sources = [...walkSource('src'), ...walkSource(join('checker', 'src'))];
+/** Source whose comments and TSDoc a reader follows: the library's, the checker's, the reference server's. */
+const sources = [...walkSource('src'), ...walkSource(join('checker', 'src')), ...walkSource(join('examples', 'server', 'src'))];
+/** What else a reader opens: the reference server's README and the API descriptions. */
+const described = [
+  join('examples', 'server', 'README.md'),
+  join('docs', 'openapi.yaml'),
+  join('examples', 'server', 'openapi.base.yaml'),
+];
 
 /** A document outside the repository: the conventions' source text, the starting design, the style notes. */
 const OUTSIDE = /\b(?:SPEC|DESIGN|STYLE)\.md\b|\.\.\/shared\//g;
@@ -138,12 +144,15 @@ describe('documents the repository does not hold', () => {
     expect('see SPEC.md, ../shared/x and DESIGN.md principle 8'.match(OUTSIDE)).toEqual(['SPEC.md', '../shared/', 'DESIGN.md']);
   });
 
-  it.each(['src', join('checker', 'src')])('are cited nowhere in the comments or TSDoc of %s/', (dir) => {
-    expect(sources.filter((file) => file.startsWith(`${dir}/`)).flatMap(mentions)).toEqual([]);
-  });
+  it.each(['src', join('checker', 'src'), join('examples', 'server', 'src')])(
+    'are cited nowhere in the comments or TSDoc of %s/',
+    (dir) => {
+      expect(sources.filter((file) => file.startsWith(`${dir}/`)).flatMap(mentions)).toEqual([]);
+    },
+  );
 
-  it('are named on no page: README.md, CHANGELOG.md, docs/', () => {
-    expect(pages.flatMap(mentions)).toEqual([]);
+  it('are named on no page: README.md, CHANGELOG.md, CONTRIBUTING.md, docs/, the API descriptions', () => {
+    expect([...pages, ...described].flatMap(mentions)).toEqual([]);
   });
 
   it('leaves no page of docs/ that the source cites missing', () => {
