@@ -76,6 +76,12 @@ describe('the links of README.md, CHANGELOG.md and docs/', () => {
     expect([...packed].filter((file) => file.startsWith('docs/'))).toEqual([]);
   });
 
+  it('ships CHANGELOG.md, not CONTRIBUTING.md (notes for those who work on the package)', () => {
+    expect(packed.has('CHANGELOG.md')).toBe(true);
+    expect(tracked.has('CONTRIBUTING.md')).toBe(true);
+    expect(packed.has('CONTRIBUTING.md')).toBe(false);
+  });
+
   it.each([...shipped])('gives %s no relative link: it is read on npm too, where those do not resolve', (page) => {
     const local = links(readFileSync(page, 'utf8')).filter(
       (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'),
