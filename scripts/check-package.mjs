@@ -1,4 +1,4 @@
-// Checks the packed packages as consumers get them (STYLE.md rule 14):
+// Checks the packed packages as consumers get them (CommonJS, ESM, TypeScript node16 and bundler):
 // publint and arethetypeswrong on each tarball (the library's and the
 // checker's), the library's tarball holding none of the checker, then real
 // consumer setups (CommonJS require, ESM import, TypeScript node16 and bundler

@@ -126,7 +126,7 @@ describe('caching()', () => {
       expect(res.headers['last-modified']).toMatch(HTTP_DATE);
     });
 
-    describe('conditional GET with If-Modified-Since (SPEC.md "Conditional request")', () => {
+    describe('conditional GET with If-Modified-Since (rule 7.6)', () => {
       it('answers 304 with an empty body when the resource is unchanged', async () => {
         const res = await request(app).get('/v1/users/1').set('If-Modified-Since', LAST_MODIFIED);
         expect(res.status).toBe(304);
@@ -232,7 +232,7 @@ describe('caching()', () => {
   });
 });
 
-describe('Cache-Control intents (SPEC.md "Cache-Control values by intent")', () => {
+describe('Cache-Control intents (rule 7.2)', () => {
   const app = cachedApp((a) => {
     a.get('/v1/no-cache', cacheControl('no-cache'), (_req, res) => res.json({}));
     a.get('/v1/period', cacheControl({ maxAgeSeconds: 300 }), (_req, res) => res.json({}));

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { type ConventionsOptions, conventions, PRESET_STAGES } from '../src/preset.js';
 import type { StageName } from '../src/stage-names.js';
 
-// Issue 29: SPEC.md "Cookies carry the attributes Secure and HttpOnly" holds
+// docs/conventions.md rule 11.14 (cookies are Secure and HttpOnly) holds
 // for a Set-Cookie a route hands to res.writeHead(status, headers), in both
 // forms Node takes (an object, and the raw [name, value, …] array), in an
 // app that turned X-Powered-By off itself, whichever other stage of the

@@ -28,7 +28,7 @@ const preflight = (app: express.Express, origin: string, method = 'PUT', headers
 describe('corsPolicy()', () => {
   const app = corsApp({ origins: [ALLOWED, /^https:\/\/[a-z]+\.example\.com$/] });
 
-  describe('a preflight from an allowed origin (SPEC.md "Preflight")', () => {
+  describe('a preflight from an allowed origin (rule 8.3)', () => {
     it('answers 200, Content-Length: 0, Content-Type: text/plain, with the origin, comma lists and an integer max-age', async () => {
       const res = await preflight(app, ALLOWED);
       expect(res.status).toBe(200);
@@ -131,7 +131,7 @@ describe('corsPolicy()', () => {
       allowedHeaders: ['X-Requested-With'],
     });
 
-    it('answers * without credentials, and a preflight as SPEC.md says', async () => {
+    it('answers * without credentials, and a preflight as rule 8.3 says', async () => {
       const res = await preflight(open, 'https://anyone.example', 'GET', 'X-Requested-With');
       expect(res.status).toBe(200);
       expectHeaders(res, {
@@ -172,7 +172,7 @@ describe('corsPolicy()', () => {
   });
 });
 
-describe('requireXhr() (SPEC.md "Browser-script-only endpoints")', () => {
+describe('requireXhr() (rule 8.4)', () => {
   const app = corsApp({ origins: [ALLOWED] });
 
   it('answers a request that sends X-Requested-With: XMLHttpRequest', async () => {

@@ -30,7 +30,7 @@ function sessionApp(tokens: CsrfTokens, sessionOf?: (req: express.Request) => st
   return app;
 }
 
-describe('csrfProtection() (SPEC.md "Cross-site request forgery")', () => {
+describe('csrfProtection() (rule 10.1)', () => {
   const tokens = csrfTokens({ secret: SECRET });
   const app = sessionApp(tokens);
   const token = tokens.issue('s1');

@@ -76,7 +76,7 @@ describe.each([
     });
   });
 
-  describe('a URI that no route answers (SPEC.md Errors rule 4)', () => {
+  describe('a URI that no route answers (rule 14.4)', () => {
     it('answers 404 JSON with code 40401, which differs from the missing-resource code', async () => {
       const res = await request(prod).get('/v1/nothing-here');
       expect(res.status).toBe(404);

@@ -89,7 +89,7 @@ describe.each([
   });
 
   describe('with id selected', () => {
-    it('also returns its id_str sibling (SPEC.md "Large integers")', async () => {
+    it('also returns its id_str sibling (rule 2.9)', async () => {
       const res = await request(app).get('/v1/users/1?fields=id');
       expect(res.text).toBe('{"id":9007199254740994,"id_str":"9007199254740994"}');
     });

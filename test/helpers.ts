@@ -3,7 +3,7 @@ import type { Response } from 'supertest';
 
 /**
  * A minimal app: the given middlewares, then the given routes. The test
- * helper of every module file (STYLE.md rule 12).
+ * helper of every module file (one helper, as helmet's tests have).
  */
 export function appWith(middlewares: RequestHandler | RequestHandler[], routes?: (app: Express) => void): Express {
   const app = express();

@@ -4,7 +4,7 @@ import { idPair, JsonInteger, jsonResponses, stringifyJson } from '../src/json/i
 import { appWith, expectHeaders } from './helpers.js';
 
 describe('stringifyJson', () => {
-  describe('escaping (SPEC.md "JSON output escaping")', () => {
+  describe('escaping (section 9)', () => {
     it('writes < and > as \\u003C and \\u003E in values and keys', () => {
       expect(stringifyJson({ '<k>': '<script>alert(1)</script>' })).toBe(
         '{"\\u003Ck\\u003E":"\\u003Cscript\\u003Ealert(1)\\u003C/script\\u003E"}',
@@ -32,7 +32,7 @@ describe('stringifyJson', () => {
     });
   });
 
-  describe('large integers (SPEC.md "Large integers")', () => {
+  describe('large integers (rule 2.9)', () => {
     it('writes a bigint as the exact integer, not a string and not rounded', () => {
       expect(stringifyJson({ id: 9007199254740993n })).toBe('{"id":9007199254740993}');
     });
@@ -139,7 +139,7 @@ describe('stringifyJson', () => {
     });
   });
 
-  describe('dates (SPEC.md "Date-time")', () => {
+  describe('dates (rule 2.7)', () => {
     it('writes RFC 3339 in UTC with the Z suffix', () => {
       expect(stringifyJson({ createdAt: new Date(Date.UTC(2026, 10, 23, 7, 3, 26, 5)) })).toBe(
         '{"createdAt":"2026-11-23T07:03:26.005Z"}',

@@ -73,7 +73,7 @@ const sign = (claims: Record<string, unknown>, options: jwt.SignOptions = {}, ke
     ...options,
   });
 
-/** SPEC.md "Token failure": 401, JSON, no-store, Pragma, `error: invalid_token`; RFC 6750 §3 challenge. */
+/** docs/conventions.md rule 13.7: 401, JSON, no-store, Pragma, `error: invalid_token`; RFC 6750 §3 challenge. */
 function expectInvalidToken(res: request.Response, description: string): void {
   expect(res.status).toBe(401);
   expectHeaders(res, {
@@ -85,7 +85,7 @@ function expectInvalidToken(res: request.Response, description: string): void {
   expect(res.body).toEqual({ error: 'invalid_token', error_description: description });
 }
 
-describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', () => {
+describe('bearerAuth() (rules 13.6 and 13.7; RFC 6750)', () => {
   let app: Express;
   beforeAll(async () => {
     app = await protectedApp();
@@ -161,7 +161,7 @@ describe('bearerAuth() (SPEC.md "Using the token", "Token failure"; RFC 6750)', 
     });
   });
 
-  describe('with a token that fails (SPEC.md "Token failure")', () => {
+  describe('with a token that fails (rule 13.7)', () => {
     it.each([
       ['an empty token', 'Bearer ', 'The Authorization header is not a valid bearer token.'],
       ['a token with characters outside b64token', 'Bearer abc def', 'The Authorization header is not a valid bearer token.'],
@@ -582,7 +582,7 @@ describe('revoked refresh-token families: their access tokens die with them (rev
   });
 });
 
-describe('requireScope() (RFC 6750 §3.1; SPEC.md: 403 is an authorization failure)', () => {
+describe('requireScope() (RFC 6750 §3.1; rule 13.8: 403 is a refused authorization)', () => {
   let app: Express;
   beforeAll(async () => {
     app = await protectedApp();

@@ -125,7 +125,7 @@ describe('DPoP (RFC 9449)', () => {
       expect(decodeJwt(tokens.access_token).payload.cnf).toEqual({ jkt });
     });
 
-    it('gives a bearer token, as SPEC.md describes, to a request without a proof', async () => {
+    it('gives a bearer token, as rule 13.4 describes, to a request without a proof', async () => {
       const res = await tokenRequest(url, ALICE);
       expect(res.status).toBe(200);
       expect(res.body.token_type).toBe('bearer');

@@ -260,7 +260,7 @@ describe('the token path in the preset', () => {
     return app;
   };
 
-  it('keeps RFC 6749’s shape for a 413 of the body parsers on the token path, and SPEC.md’s elsewhere', async () => {
+  it('keeps RFC 6749’s shape for a 413 of the body parsers on the token path, and the conventions’ elsewhere', async () => {
     const app = await tokenPreset({ limit: 100 });
     const big = { ...ALICE, padding: 'x'.repeat(2048) };
     const res = await postToken(app, big);

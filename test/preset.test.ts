@@ -158,7 +158,7 @@ describe('conventions()', () => {
   });
 });
 
-describe('conventions() with bearerAuth (SPEC.md "Limits" rule 4: per user and per application)', () => {
+describe('conventions() with bearerAuth (rule 12.6: per user and per application)', () => {
   const secret = 'a-preset-test-secret-of-32-bytes-or-more';
   const keys = [{ kid: 'p1', algorithm: 'HS256' as const, secret }];
   const issuer = 'https://api.example.test';

@@ -64,7 +64,7 @@ afterEach(() => {
 });
 
 describe('rateLimit()', () => {
-  describe('the RateLimit-Policy and RateLimit headers (SPEC.md Limits, Signalling)', () => {
+  describe('the RateLimit-Policy and RateLimit headers (rules 12.2 and 12.3)', () => {
     it('writes one item per policy: quoted name, q, w and pk; r, t and pk', async () => {
       const app = limitedApp({ ...byAddress, user: { limit: 3 }, application: { limit: 5, windowSeconds: 30 } });
       const res = await request(app).get('/v1/things');
@@ -174,7 +174,7 @@ describe('rateLimit()', () => {
     });
   });
 
-  describe('counting per user and per application (SPEC.md Limits rule 4)', () => {
+  describe('counting per user and per application (rule 12.6)', () => {
     const options = { ...byAddress, user: { limit: 2 }, application: { limit: 3 } };
 
     it('counts users apart and their shared application together', async () => {
@@ -642,7 +642,7 @@ describe('tooManyRequests()', () => {
   });
 });
 
-describe("a 429 or 503 whose Retry-After is not the rate limiter's (SPEC.md Limits rule 2)", () => {
+describe("a 429 or 503 whose Retry-After is not the rate limiter's (rule 12.4)", () => {
   function appRefusing(error: () => ApiError): Express {
     const app = express();
     app.use(rateLimit({ limit: 2, windowSeconds: 60 }));

@@ -50,7 +50,7 @@ describe('the next-page Link (paging(), sendList())', () => {
     expect(bounded.body.hasNext).toBe(true);
   });
 
-  it("keeps only the parameters the route knows: SPEC.md's common ones and linkParameters", async () => {
+  it("keeps only the parameters the route knows: the conventions' common ones and linkParameters", async () => {
     const res = await request(app).get('/v1/users?limit=2&junk=%3Cscript%3E&fields=id&gender=female&offset=4&q=ada');
     expect(res.headers.link).toBe('</v1/users?limit=2&fields=id&q=ada&offset=6>; rel="next"');
     const filtered = await request(build({ linkParameters: ['gender'] })).get('/v1/users?limit=2&gender=female&junk=1');

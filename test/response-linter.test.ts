@@ -52,7 +52,7 @@ describe('responseLinter()', () => {
       expect(log).not.toHaveBeenCalled();
     });
 
-    it('accepts the token endpoint fields SPEC.md names in snake_case', async () => {
+    it('accepts the token endpoint fields rule 13.4 names in snake_case', async () => {
       const token = { access_token: 'a', token_type: 'bearer', expires_in: 3600, refresh_token: 'r' };
       expect(await findingsOf(token, '/v1/oauth2/token')).toEqual([]);
       expect(await findingsOf({ error: 'invalid_token', error_description: 'expired' }, '/v1/oauth2/token')).toEqual([]);

@@ -52,7 +52,7 @@ describe('per-response state', () => {
     withArrayRoute(ours, '/list');
     const other = express();
     withArrayRoute(other, '/list');
-    // Ours refuses a top-level array (SPEC.md); the other app's Express sends it.
+    // Ours refuses a top-level array (rule 2.1); the other app's Express sends it.
     expect((await request(ours).get('/list')).status).toBe(500);
     const answer = await request(other).get('/list');
     expect(answer.status).toBe(200);

@@ -22,11 +22,11 @@ const NEVER = {
   'Permissions-Policy': null,
 };
 
-describe('securityHeaders() (SPEC.md "Security response headers")', () => {
+describe('securityHeaders() (section 11)', () => {
   const app = appWith(
     [
       (_req, res, next) => {
-        // A header SPEC.md says is not used, set by something mounted earlier.
+        // A header rule 11.13 says is not sent, set by something mounted earlier.
         res.setHeader('Expect-CT', 'max-age=0');
         res.setHeader('X-XSS-Protection', '1; mode=block');
         next();
@@ -47,7 +47,7 @@ describe('securityHeaders() (SPEC.md "Security response headers")', () => {
     expectHeaders(res, SPEC_HEADERS);
   });
 
-  it('sends none of the headers SPEC.md says are not used', async () => {
+  it('sends none of the headers rule 11.13 says are not sent', async () => {
     const res = await request(app).get('/v1/users');
     expectHeaders(res, NEVER);
   });
@@ -168,7 +168,7 @@ describe('clearSiteData()', () => {
   });
 });
 
-describe('secureCookies() (SPEC.md: "Cookies carry the attributes Secure and HttpOnly")', () => {
+describe('secureCookies() (rule 11.14: cookies are Secure and HttpOnly)', () => {
   const app = appWith(secureCookies(), (a) => {
     a.post('/v1/sessions', (_req, res) => {
       res.cookie('sid', 'abc', { maxAge: 60_000 });

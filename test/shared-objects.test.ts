@@ -9,7 +9,7 @@ import { type ConventionsOptions, conventions } from '../src/preset.js';
 import { cookieValue } from '../src/security/cookies.js';
 import { csrfTokens } from '../src/security/csrf.js';
 
-// DESIGN.md principle 8 (issue 29): the preset replaces nothing shared. No
+// docs/design.md principle 8: the preset replaces nothing shared. No
 // property of Express's `express.response`/`express.request`, an app's
 // `app.response`/`app.request`, Node's http prototypes or the app's settings
 // is added, replaced or removed, when the preset is mounted or while it

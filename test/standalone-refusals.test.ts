@@ -13,8 +13,8 @@ import { expectHeaders } from './helpers.js';
 import { AUDIENCE, ISSUER, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
 
 /**
- * Every middleware answers its own refusals in SPEC.md's JSON shape when no
- * error-handling middleware follows it (DESIGN.md "Layers and the preset"),
+ * Every middleware answers its own refusals in the conventions' JSON shape (rule 14.7) when no
+ * error-handling middleware follows it (docs/architecture.md),
  * where Express's final handler would write an HTML page; with errorHandler()
  * mounted, errorHandler() renders them, with its options.
  */
@@ -229,7 +229,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
     status: 401,
     headers: {
       'Content-Type': JSON_HEADERS['Content-Type'],
-      // SPEC.md "Token failure": `Cache-Control: no-store`, `Pragma: no-cache`.
+      // docs/conventions.md rule 13.7: `Cache-Control: no-store`, `Pragma: no-cache`.
       'Cache-Control': 'no-store',
       Pragma: 'no-cache',
       'WWW-Authenticate': expect.stringMatching(

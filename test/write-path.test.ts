@@ -137,15 +137,18 @@ describe.each([
     ['compression', () => [compression() as RequestHandler]],
   ];
 
-  it.each(wrappers)('sends every SPEC.md header with %s in front, first request and later ones', async (_name, neighbours) => {
-    for (const app of [inApp(neighbours()), inSubApp(neighbours())]) {
-      for (const answer of await answers(app, '/api/thing')) {
-        expect(answer.status).toBe(200);
-        expectSpecHeaders(answer);
-        expect(answer.body).toBe('{"id":1}');
+  it.each(wrappers)(
+    'sends every header of the conventions with %s in front, first request and later ones',
+    async (_name, neighbours) => {
+      for (const app of [inApp(neighbours()), inSubApp(neighbours())]) {
+        for (const answer of await answers(app, '/api/thing')) {
+          expect(answer.status).toBe(200);
+          expectSpecHeaders(answer);
+          expect(answer.body).toBe('{"id":1}');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('keeps the process up with pino-http and express-session in front, and logs what was sent', async () => {
     const lines: Record<string, unknown>[] = [];
@@ -207,7 +210,7 @@ describe('header reads after the answer went out', () => {
 });
 
 describe('wrappers after the preset, and writers that go around it', () => {
-  it('sends the headers a wrapper mounted after the preset sets in its hook, with every SPEC.md header', async () => {
+  it('sends the headers a wrapper mounted after the preset sets in its hook, with every header of the conventions', async () => {
     const app = express();
     app.use(conventions());
     app.use((_req, res, next) => {

@@ -5,7 +5,7 @@ import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorSh
 
 /**
  * One OAuth endpoint (token, revocation, introspection): every answer is
- * `Cache-Control: no-store, max-age=0` (SPEC.md "Prevent cache exposure";
+ * `Cache-Control: no-store, max-age=0` (docs/conventions.md rule 11.8;
  * RFC 6749 §5.1, RFC 7662 §2.2), and every error, whatever raised it (the
  * sign-in guard's 429, a store's 503), has RFC 6749 §5.2's shape. refuse()
  * hands the error to errorHandler() when one is mounted, else writes it

@@ -14,9 +14,9 @@ export interface OAuthRequest {
 export type OAuthRequestReader = (req: Request, res: Response) => Promise<OAuthRequest>;
 
 /**
- * Reads the form (SPEC.md "Token endpoint": urlencoded, UTF-8, each
+ * Reads the form (docs/conventions.md rule 13.1: urlencoded, UTF-8, each
  * parameter once) and authenticates the client as the token endpoint does
- * (SPEC.md "Client authentication"): the revocation and introspection
+ * (docs/conventions.md rule 13.5): the revocation and introspection
  * endpoints accept exactly what the token endpoint accepts.
  */
 export function oauthRequestReader(config: TokenRouterConfiguration): OAuthRequestReader {

@@ -14,7 +14,7 @@ import {
 import { deadlineReached } from './request-deadline.js';
 
 /**
- * bcrypt off the event loop (DESIGN.md principle 6). bcryptjs is pure
+ * bcrypt off the event loop (docs/design.md principle 6). bcryptjs is pure
  * JavaScript: measured here, 8 concurrent cost-12 compares through its async
  * API stall the event loop 670–810 ms, in a two-thread worker pool under
  * 10 ms. So every hash and compare runs in a small pool of worker threads.

@@ -28,7 +28,7 @@ import {
 
 /**
  * Redis implementations of the token endpoint's stores, so several instances
- * share users, clients, rotation and revocation (DESIGN.md principle 5). They
+ * share users, clients, rotation and revocation (docs/design.md principle 5). They
  * talk to Redis through the library's one Redis layer (src/stores/redis/): a
  * connected node-redis v6 client, `createClient()` or `createCluster()`,
  * passed in; every command bounded by `commandTimeoutMs`; every script

@@ -3,7 +3,7 @@ import { checkInteger, hashClientSecret, readOptions } from 'express-api-convent
 import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
 
 /**
- * The token endpoint's state behind small interfaces (DESIGN.md principle 5):
+ * The token endpoint's state behind small interfaces (docs/design.md principle 5):
  * users, registered clients and refresh-token families. The in-memory
  * implementations here serve one process; the Redis ones
  * (redis-stores.ts) let several instances share logins, rotation and

@@ -106,7 +106,7 @@ export interface TokenRouterOptions {
   isSubjectActive?: SubjectActiveCheck;
   /**
    * The password grant (RFC 6749 §4.3), which RFC 9700 §2.4 says MUST NOT be
-   * used, and which SPEC.md requires: `true` answers it for every client; a
+   * used, and which docs/conventions.md rule 13.2 requires: `true` answers it for every client; a
    * list of client ids answers it only for those clients (your first-party
    * applications), others get `unauthorized_client`; `false` turns it off
    * (`unsupported_grant_type`) while refresh tokens already issued keep

@@ -34,15 +34,15 @@ import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hash-format.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-/** SPEC.md "Token response" headers: no-store always; Pragma never on success. */
+/** docs/conventions.md rule 13.4 headers: no-store always; Pragma never on success. */
 const SUCCESS_HEADERS = { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store, max-age=0', Pragma: null };
-/** SPEC.md: Pragma "appears only in the token error response". */
+/** docs/conventions.md rule 11.13: Pragma only in the token failure. */
 const ERROR_HEADERS = { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store, max-age=0', Pragma: 'no-cache' };
 
 const tokenErrorBody = (error: string, error_description: string) => ({ error, error_description });
 
 describe('tokenRouter(): POST /v1/oauth2/token', () => {
-  describe('password grant (SPEC.md "Password grant", RFC 6749 §4.3)', () => {
+  describe('password grant (rule 13.2, RFC 6749 §4.3)', () => {
     describe('with the right username and password', () => {
       it('answers 200 with the token response and no-store, without Pragma', async () => {
         const app = await tokenApp();
@@ -201,7 +201,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       });
     });
 
-    describe('with a body that is not a UTF-8 form (SPEC.md: x-www-form-urlencoded, UTF-8)', () => {
+    describe('with a body that is not a UTF-8 form (rule 13.1: x-www-form-urlencoded, UTF-8)', () => {
       it('refuses a JSON body with 400 invalid_request', async () => {
         const app = await tokenApp();
         const res = await request(app).post('/v1/oauth2/token').send(ALICE);
@@ -274,7 +274,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
   });
 
-  describe('client authentication (SPEC.md "Client authentication", RFC 6749 §2.3.1)', () => {
+  describe('client authentication (rule 13.5, RFC 6749 §2.3.1)', () => {
     it('accepts Authorization: Basic and puts client_id in the token', async () => {
       const app = await tokenApp();
       const res = await postToken(app, ALICE, { Authorization: basic('demo-client', 'demo-secret') });
@@ -373,7 +373,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
       expect(res.body).toEqual(tokenErrorBody('invalid_client', 'Client authentication failed.'));
     });
 
-    describe('client restrictions (SPEC.md: "limit access per application and block applications")', () => {
+    describe('client restrictions (rule 13.5: allow or block an application)', () => {
       it('answers a blocked client with 400 unauthorized_client', async () => {
         const app = await tokenApp();
         const res = await postToken(app, ALICE, { Authorization: basic('blocked-app', 'blocked-secret') });
@@ -409,7 +409,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
     });
   });
 
-  describe('refresh grant (SPEC.md "Refresh grant", RFC 6749 §6, RFC 9700 §4.14)', () => {
+  describe('refresh grant (rule 13.3, RFC 6749 §6, RFC 9700 §4.14)', () => {
     const refresh = (
       app: express.Express,
       token: string,

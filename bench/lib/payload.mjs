@@ -1,6 +1,6 @@
 // The one payload every server answers with: a ~400-byte user, as the
-// reference server's `GET /v1/users/{id}` shapes it (SPEC.md "Large
-// integers": `id` and `id_str`). The id stays below 2^53 so that bare
+// reference server's `GET /v1/users/{id}` shapes it (docs/conventions.md
+// rule 2.9: `id` and `id_str`). The id stays below 2^53 so that bare
 // servers writing it with plain JSON.stringify send the very same bytes.
 
 export const USER = Object.freeze({
@@ -48,5 +48,5 @@ export const JWT_AUDIENCE = 'bench-api';
  */
 export const BENCH_RATE_LIMIT = 1_000_000_000;
 
-/** The login storm's user: bcrypt cost 12, as SPEC.md's token endpoint stores it. */
+/** The login storm's user: bcrypt cost 12, as the token endpoint stores it. */
 export const STORM_USER = Object.freeze({ username: 'alice', password: 'wonderland-rabbit-hole', cost: 12 });

@@ -1,5 +1,5 @@
-// Micro-benchmark: stringifyJson() (SPEC.md JSON output rules: `<`/`>`
-// escaped, bigints exact) against plain JSON.stringify on the same data.
+// Micro-benchmark: stringifyJson() (docs/conventions.md rules
+// 9.2 and 2.9: `<`/`>` escaped, bigints exact) against plain JSON.stringify on the same data.
 import { idPair, stringifyJson } from '../../dist/esm/json/index.js';
 import { compare } from '../lib/micro.mjs';
 import { USER } from '../lib/payload.mjs';

@@ -143,7 +143,7 @@ function ownCostMarkdown(own) {
 Each target's CPU µs/request minus bare Express's in the same round: what the middlewares add.
 Target: ours at most ${fixed(own.target, 1)}x the peer stack's. The control
 (\`bench/apps/control.mjs\`) sends ours' headers as fixed strings and the same body, with no
-middleware logic: its own cost is the price of the headers SPEC.md requires on Express, the floor
+middleware logic: its own cost is the price of the headers the conventions require on Express, the floor
 this target is measured against.
 
 ${table(

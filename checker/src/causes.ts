@@ -2,7 +2,7 @@ import type { CheckId } from './catalogue.js';
 
 /**
  * How bad a failing check is, read from the wording of the rule it tests:
- * `must` for what SPEC.md states as a requirement ("is", "never", "always",
+ * `must` for what docs/conventions.md states as a requirement ("is", "never", "always",
  * a value in its tables), `should` for what it prefers or gives as an
  * example, and for rules a black-box check can only approximate (English
  * plurals and verbs by word lists), `advice` for what it calls a default.
@@ -225,7 +225,7 @@ export const CHECK_TRIAGE: Readonly<Record<CheckId, { readonly severity: Severit
 
   'query.limit': must('list-shape'),
   'query.has-next-while-more': must('list-shape'),
-  // SPEC.md names the parameters, not what a malformed one gets: 400 is its status for "any client error".
+  // docs/conventions.md section 5 names the parameters, not what a malformed one gets: rule 14.3 makes it a 400.
   'query.invalid-paging': should('list-shape'),
   'query.fields': must('field-selection'),
   'query.fields-unknown': should('field-selection'),

@@ -168,7 +168,7 @@ function checkCachingHeaders(ctx: RunContext, all: readonly Exchange[]): void {
     firstOffender(all, 'no Pragma (only a token error response carries it)', (exchange) => {
       const value = exchange.headers.pragma;
       if (value === undefined) return undefined;
-      // SPEC.md: "it appears only in the token error response": the invalid_token 401 and the
+      // docs/conventions.md rule 11.13: `Pragma` only in the token failure (13.7): the invalid_token 401 and the
       // token endpoint's errors; the endpoint's 200 is judged by auth.token.no-pragma.
       if (TOKEN_PURPOSES.has(exchange.purpose) || (exchange.purpose === 'invalid token' && exchange.status >= 400))
         return undefined;

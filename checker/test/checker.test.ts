@@ -32,7 +32,7 @@ const fails = (expected: string, seen: string, request?: string) => ({
 });
 
 describe('checkConventions()', () => {
-  describe('on an app that follows SPEC.md in everything the checker probes', () => {
+  describe('on an app that follows the conventions in everything the checker probes', () => {
     let report: ConformanceReport;
     beforeAll(async () => {
       report = await checkConventions(compliantApp(), FIXTURE_OPTIONS);
@@ -209,7 +209,7 @@ describe('checkConventions()', () => {
       report = await checkConventions(peerStackDefaultsApp(), { origin: ALLOWED_ORIGIN, resource: '/v1/users/1' });
     });
 
-    it("fails on helmet's defaults where they differ from SPEC.md", () => {
+    it("fails on helmet's defaults where they differ from the conventions", () => {
       // Past its default limit of 5 a minute, the answers are 429s, with helmet's headers too.
       const request = 'GET /v1/express-api-conventions-no-such-route -> 404 (and 8 more of 9 responses)';
       expect(verdict(report, 'security.hsts')).toEqual(
@@ -238,7 +238,7 @@ describe('checkConventions()', () => {
       );
     });
 
-    it("passes helmet's defaults that are SPEC.md's values", () => {
+    it("passes helmet's defaults that are the conventions' values", () => {
       for (const id of [
         'security.nosniff',
         'security.referrer-policy',

@@ -122,7 +122,7 @@ afterAll(() => {
 });
 
 describe('express-api-conventions-checker check <base-url>', () => {
-  describe('against an API that follows SPEC.md', () => {
+  describe('against an API that follows the conventions', () => {
     let server: Server;
     let url: string;
     let result: Run;

@@ -50,7 +50,7 @@ function linkingApp(shape: Shape): Express {
       res.json({ users: [], hasNext: true });
       return;
     }
-    // A 64-bit id written as a JSON number (JSON.parse() would round it), with its id_str as SPEC.md asks.
+    // A 64-bit id written as a JSON number (JSON.parse() would round it), with its id_str as rule 2.9 asks.
     res
       .type('application/json; charset=utf-8')
       .send('{"users":[{"id":4611686018427387911,"id_str":"4611686018427387911","name":"Ada"}],"hasNext":false}');

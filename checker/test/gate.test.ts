@@ -196,7 +196,7 @@ function faultyApp(faults: Set<string>) {
       if (faults.has('referrer') && header === 'referrer-policy') return this;
       return setHeader.call(this, name, value);
     } as typeof res.setHeader;
-    // The superseded three-header set, beside SPEC.md's RateLimit (a SHOULD-level finding).
+    // The superseded three-header set, beside the conventions' RateLimit (a SHOULD-level finding).
     if (faults.has('x-ratelimit')) res.setHeader('X-RateLimit-Limit', '100');
     next();
   });

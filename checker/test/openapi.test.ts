@@ -246,7 +246,7 @@ describe('express-api-conventions-checker check <url> --openapi docs/openapi.yam
   });
 });
 
-describe('the OAuth 2.0 metadata and endpoints beside SPEC.md token endpoint', () => {
+describe('the OAuth 2.0 metadata and endpoints beside the token endpoint of the conventions', () => {
   /** The compliant fixture, with RFC 8414 metadata that links the RFC 7009 and RFC 7662 endpoints. */
   function withMetadata() {
     const app = compliantApp();

@@ -5,7 +5,7 @@ import { type CheckId, checkConventions } from '../src/index.js';
 import { consistencyFindings, PATH_CHECK_IDS, pathFindings } from '../src/path-checks.js';
 
 /**
- * SPEC.md's path rules are written once (src/lint/path-rules.ts) and the
+ * The conventions' path rules are written once (src/lint/path-rules.ts) and the
  * checker runs a byte-for-byte copy of them (rules-agree.test.ts): the
  * library's route linter and the checker give every path the same
  * verdict, rule by rule. Each row is a concrete path (the checker sees
@@ -46,7 +46,7 @@ const TABLE: readonly [string, readonly PathRule[]][] = [
   ['/v1/me/exports/7/items', ['shape']],
   ['/v1/users/me', []],
   ['/v1/self', ['plural']],
-  // RFC 8615 well-known URIs are outside the versioned path space; SPEC.md's token endpoint and
+  // RFC 8615 well-known URIs are outside the versioned path space; the conventions' token endpoint and
   // its RFC 7009 / RFC 7662 siblings follow the rules.
   ['/.well-known/oauth-authorization-server', []],
   ['/.well-known/openid-configuration', []],
@@ -89,7 +89,7 @@ function checkerVerdicts(): Map<string, CheckId[]> {
 
 const sorted = <T>(values: readonly T[]): T[] => [...new Set(values)].sort();
 
-describe('one implementation of SPEC.md "Path rules"', () => {
+describe('one implementation of the path rules (docs/conventions.md section 3)', () => {
   const linter = linterVerdicts();
   const checker = checkerVerdicts();
 

@@ -16,7 +16,7 @@ const REPOSITORY = join(__dirname, '..', '..');
 const ids = (path: string) => pathFindings(path).map((finding) => finding.id);
 
 // The rules themselves are src/lint/path-rules.ts, shared with the route linter (checker/test/path-rules-agree.test.ts).
-describe('path rules (SPEC.md "Path rules")', () => {
+describe('path rules (docs/conventions.md section 3)', () => {
   describe('paths that follow every rule', () => {
     it.each([
       '/v1/users',
@@ -61,7 +61,7 @@ describe('path rules (SPEC.md "Path rules")', () => {
   });
 });
 
-describe('Cache-Control values (SPEC.md "Caching" and "Security response headers")', () => {
+describe('Cache-Control values (docs/conventions.md sections 7 and 11)', () => {
   it.each(['no-store, max-age=0', 'max-age=0, no-store', 'no-store', 'no-cache', 'public, max-age=60', 'max-age=3600,public'])(
     'accepts %j',
     (value) => {
@@ -289,7 +289,7 @@ describe('checks on every error and every 304 the run sees', () => {
   });
 });
 
-describe('docs/conformance.md, coverage of SPEC.md', () => {
+describe('docs/conformance.md, coverage of the conventions', () => {
   // The rows of spec-coverage.md by section heading (the "Not testable" list aside), and the coverage table.
   const sections = new Map<string, string[]>();
   let heading = '';

@@ -6,20 +6,19 @@ import { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE
 import { conditionalGetStep } from './conditional-get.js';
 import { httpDate } from './entity-tag.js';
 
-// SPEC.md's Cache-Control values live in the leaf layer (src/http/spec.ts);
+// The conventions' Cache-Control values live in the leaf layer (src/http/spec.ts);
 // exported here too, where they always were.
 export { CACHE_CONTROL_NO_CACHE, CACHE_CONTROL_NO_STORE, CACHE_CONTROL_SENSITIVE };
 
 /**
- * One of SPEC.md's Cache-Control intents:
+ * One of the Cache-Control intents of docs/conventions.md rule 7.2:
  * - `'no-cache'`: "Client must not reuse without checking";
  * - `'no-store'`: "Confidential data, no storage by clients or proxies";
  * - `{ maxAgeSeconds }`: "Cache for a period": `public, max-age=<seconds>`;
  * - `{ nextUpdate }`: data updated at fixed times: `public, max-age=` the
- *   seconds until the next update, plus `Expires` at that instant (SPEC.md:
- *   "`Expires` — Only for data updated at fixed times"; "When both
- *   `Cache-Control` and `Expires` are sent, `Cache-Control` wins", so both
- *   name the same instant).
+ *   seconds until the next update, plus `Expires` at that instant (rule 7.3:
+ *   `Expires` only for data updated at fixed times; rule 7.1: `Cache-Control`
+ *   wins over `Expires`, so both name the same instant).
  */
 export type CacheIntent =
   | typeof CACHE_CONTROL_NO_CACHE
@@ -85,8 +84,8 @@ export function setCacheControl(res: Response, intent: CacheIntent): void {
 const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * Route middleware that appends request header names to `Vary` (SPEC.md
- * "Caching": "Sent when the content differs by request header"). Appended,
+ * Route middleware that appends request header names to `Vary` (docs/conventions.md
+ * rule 7.5: sent when the representation depends on request headers). Appended,
  * never overwritten, through Express's `res.vary()` (the `vary` package), so
  * it composes with CORS's `Vary: Origin`.
  */
@@ -113,13 +112,13 @@ export interface CachingOptions {
   /**
    * `Cache-Control` of every response that states no caching of its own; a
    * route's cacheControl() replaces it. `false` sets none.
-   * Default: `'no-store, max-age=0'` (SPEC.md "Prevent cache exposure").
+   * Default: `'no-store, max-age=0'` (docs/conventions.md rule 11.8).
    */
   defaultCacheControl?: string | false;
 }
 
 /**
- * Conditional GET and safe caching defaults (SPEC.md "Caching"):
+ * Conditional GET and safe caching defaults (docs/conventions.md section 7):
  * - every response gets `Cache-Control: no-store, max-age=0` by default, so
  *   nothing is stored unless a route (or serve-static, or `res.sendFile`'s
  *   `maxAge`) says otherwise by the time the head is written;

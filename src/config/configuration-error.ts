@@ -1,6 +1,6 @@
 /**
  * Thrown by a middleware factory when its options are wrong. It is raised at
- * start-up, when the factory is called, never at request time (DESIGN.md
+ * start-up, when the factory is called, never at request time (docs/design.md
  * principle 3). Each code has an anchor in docs/configuration-errors.md; the
  * message links it by its address in the repository (the package ships no
  * docs/, issue 29). The checker's build compiles this file and options.ts

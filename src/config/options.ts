@@ -3,7 +3,7 @@ import { ConfigurationError } from './configuration-error.js';
 /**
  * Shared option checking for every middleware factory: one place that turns a
  * user's options into a checked object, so each module refuses a wrong option
- * at start-up with the same kind of message (STYLE.md rules 2, 3 and 5).
+ * at start-up with the same kind of message (docs/design.md principle 3).
  */
 
 const show = (value: unknown): string => {

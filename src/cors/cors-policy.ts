@@ -15,9 +15,9 @@ export const PREFLIGHT_CONTENT_TYPE = 'text/plain' as const;
 
 /**
  * What a preflight from an allowed origin carries besides the origin itself:
- * fixed for the policy, so the comma lists are joined here, once (SPEC.md:
- * "Access-Control-Allow-Methods (comma list), Access-Control-Allow-Headers
- * (comma list), Access-Control-Max-Age (integer seconds)"). The same headers,
+ * fixed for the policy, so the comma lists are joined here, once (docs/conventions.md
+ * rule 8.3: allowed methods and headers as comma lists, the max age in
+ * integer seconds). The same headers,
  * in the same order, as the `cors` package writes for these options.
  */
 function preflightHeaders(config: CorsPolicyConfiguration): string[] {

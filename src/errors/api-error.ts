@@ -29,7 +29,7 @@ export interface ApiErrorInit {
 
 /**
  * The library's one error type: everything that goes wrong becomes an
- * ApiError and is rendered once, by errorHandler() (DESIGN.md principle 4).
+ * ApiError and is rendered once, by errorHandler() (docs/design.md principle 4).
  */
 export class ApiError extends Error {
   override readonly name = 'ApiError';

@@ -21,7 +21,7 @@ export interface CatalogueEntry {
 }
 
 export const ERROR_CATALOGUE = {
-  // 400: SPEC.md "Bad Request; any client error not covered by another 4xx".
+  // 400: any client error no other 4xx covers (docs/conventions.md rule 14.3).
   badRequest: { status: 400, code: 40000, message: 'The request is not valid.' },
   malformedBody: { status: 400, code: 40001, message: 'The request body could not be parsed.' },
   methodOverrideRefused: { status: 400, code: 40002, message: 'The method override is not allowed.' },
@@ -35,7 +35,7 @@ export const ERROR_CATALOGUE = {
   oauthUnauthorizedClient: { status: 400, code: 40009, message: 'The client may not use this grant.' },
   oauthUnsupportedGrantType: { status: 400, code: 40010, message: 'The grant type is not supported.' },
   oauthInvalidScope: { status: 400, code: 40011, message: 'The requested scope is not valid.' },
-  // RFC 8259 §8.1: JSON text exchanged between systems is UTF-8; so is a form (SPEC.md "UTF-8").
+  // RFC 8259 §8.1: JSON text exchanged between systems is UTF-8; so is a form (docs/conventions.md rules 6.3 and 13.1).
   invalidUtf8Body: {
     status: 400,
     code: 40012,
@@ -52,7 +52,7 @@ export const ERROR_CATALOGUE = {
   oauthInvalidDpopProof: { status: 400, code: 40016, message: 'The DPoP proof is not valid.' },
   // RFC 9449 §8: the token endpoint asks for a proof with its nonce.
   oauthUseDpopNonce: { status: 400, code: 40017, message: 'The DPoP proof must carry the server nonce.' },
-  // 401 and 403: SPEC.md "401 is an authentication failure; 403 is an authorization failure".
+  // 401 and 403: a failed authentication, a refused authorization (docs/conventions.md rule 13.8).
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
   oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
   invalidToken: { status: 401, code: 40102, message: 'The access token is not valid.' },
@@ -75,7 +75,7 @@ export const ERROR_CATALOGUE = {
     code: 40305,
     message: 'A state-changing request from another site is not allowed.',
   },
-  // 404: SPEC.md Errors rule 4, a missing resource is told apart from a wrong URI.
+  // 404: docs/conventions.md rule 14.4, a missing resource is told apart from a wrong URI.
   routeNotFound: { status: 404, code: 40401, message: 'No endpoint answers this URI.' },
   resourceNotFound: { status: 404, code: 40402, message: 'The resource does not exist.' },
   methodNotAllowed: { status: 405, code: 40500, message: 'The method is not allowed on this URI.' },
@@ -93,7 +93,7 @@ export const ERROR_CATALOGUE = {
     code: 42800,
     message: 'This request must be conditional (If-Match or If-Unmodified-Since).',
   },
-  // 429: SPEC.md "Too Many Requests; rate limit exceeded. Carries Retry-After".
+  // 429: too many requests, with Retry-After (docs/conventions.md rule 12.1).
   tooManyRequests: { status: 429, code: 42900, message: 'Too many requests; retry after the time in Retry-After.' },
   tooManyLoginFailures: {
     status: 429,

@@ -74,7 +74,7 @@ export function errorBody(error: ApiError, production: boolean): Record<string, 
   if (error.body) return { ...error.body };
   if (production && error.status === 500) {
     // A 500 is a fault of the service; in production its cause stays in the
-    // log and the client reads only the generic message (SPEC.md Errors rule 5).
+    // log and the client reads only the generic message (docs/conventions.md rule 14.5).
     return { errors: [{ message: ERROR_CATALOGUE.internal.message, code: error.code }] };
   }
   const max = REFLECTED_INPUT_LIMITS.items;
@@ -100,11 +100,11 @@ export function markLimiterRefusal(error: ApiError): ApiError {
 export function renderError(res: Response, raised: ApiError, production: boolean, challenge = DEFAULT_CHALLENGE): void {
   const error = shapeError(res, raised);
   for (const name of REPRESENTATION_HEADERS) removeResponseHeader(res, name);
-  // SPEC.md Limits rule 2: Retry-After and RateLimit point to the same
+  // docs/conventions.md rule 12.4: Retry-After and RateLimit point to the same
   // instant. Another wait (a sign-in lock-out, a full queue, maintenance)
   // leaves the limiter's state out; RateLimit-Policy names no instant and stays.
   if (error.headers['Retry-After'] !== undefined && !LIMITER_REFUSALS.has(raised)) removeResponseHeader(res, 'RateLimit');
-  // An error is never stored (SPEC.md "Prevent cache exposure"), unless the
+  // An error is never stored (docs/conventions.md rule 11.8), unless the
   // error itself brings a Cache-Control value.
   setResponseHeader(res, 'Cache-Control', CACHE_CONTROL_SENSITIVE);
   for (const [name, value] of Object.entries(error.headers)) setResponseHeader(res, name, value);

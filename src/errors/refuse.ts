@@ -50,7 +50,7 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
 }
 
 /**
- * How a middleware of the library refuses a request (DESIGN.md: every
+ * How a middleware of the library refuses a request (docs/design.md principle 4: every
  * middleware answers its own refusals, so it works alone): the error goes to
  * `next()` when an error-handling middleware will render it (errorHandler(),
  * with its options: one look for every error), else it is rendered here, in

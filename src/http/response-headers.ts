@@ -14,7 +14,7 @@ import {
  * the same response (morgan, express-session, compression and everything
  * else built on `on-headers`). Every header the library writes goes through
  * this module; nothing of Express's or Node's shared objects is touched
- * (DESIGN.md principle 8, test/shared-objects.test.ts).
+ * (docs/design.md principle 8, test/shared-objects.test.ts).
  *
  * - **Facts** of one answer (Content-Type, Content-Length, ETag, Vary, CORS,
  *   RateLimit) and **fixed defaults** (the security headers, nosniff) go to

@@ -61,7 +61,7 @@ export interface ResponseFinding {
 const CAMEL_CASE = /^[a-z][a-zA-Z0-9]*$/;
 const STRING_SIBLING = /^([a-z][a-zA-Z0-9]*)_str$/;
 const LOOKS_LIKE_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}/;
-// RFC 3339 §5.6 date-time, with SPEC.md's upper-case `T` and `Z`.
+// RFC 3339 §5.6 date-time, with upper-case `T` and `Z` (docs/conventions.md rule 2.7).
 const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 const VERSION = /^v[0-9]+$/;
 const GENDERS = new Set(['male', 'female']);

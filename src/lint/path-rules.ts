@@ -55,7 +55,7 @@ export const CALLER_ALIASES: readonly string[] = ['me'];
 
 /**
  * RFC 8615 well-known URIs (`/.well-known/oauth-authorization-server`) are
- * named by their registry, not by the service: outside SPEC.md's versioned
+ * named by their registry, not by the service: outside the conventions' versioned
  * path space, so no path rule applies to them.
  */
 export const WELL_KNOWN_PREFIX = '/.well-known/';

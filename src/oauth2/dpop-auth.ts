@@ -19,7 +19,7 @@ const DPOP_SCHEME = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * tokens, as bearerAuth() does, which refuses a bound token presented as a
  * bearer one. Failures are 401 with `WWW-Authenticate: DPoP` and
  * `error="invalid_token"` or `error="invalid_dpop_proof"`, and the JSON body
- * of SPEC.md's "Token failure".
+ * of docs/conventions.md rule 13.7.
  */
 export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
   const config = readDpopAuthOptions(options);

@@ -101,7 +101,7 @@ export function checkAccessToken(check: AccessTokenCheck, token: string, bound: 
 }
 
 /**
- * A refused token (SPEC.md "Token failure"; RFC 6750 §3, RFC 9449 §7.1):
+ * A refused token (docs/conventions.md rule 13.7; RFC 6750 §3, RFC 9449 §7.1):
  * 401 with the RFC body `{ error, error_description }`, `Cache-Control:
  * no-store`, `Pragma: no-cache`, and the scheme's challenge (`challenge`,
  * its scheme and parameters) followed by the error and its description.

@@ -11,7 +11,7 @@ export interface ErrorAnswer {
   readonly headers: readonly string[];
 }
 
-/** The conventions' status codes the preset answers by itself (SPEC.md "Status codes"). */
+/** The conventions' status codes the preset answers by itself (docs/conventions.md rules 6.1 and 14.3). */
 export const ERROR_ANSWERS: readonly ErrorAnswer[] = [
   { status: '400', name: 'BadRequest', description: 'The request is not valid (syntax, parameters, body).', headers: [] },
   {

@@ -3,7 +3,7 @@ import type { Plan, TokenServicePlan } from './plan.js';
 
 /**
  * The token service's operations, as tokenRouter() answers them: the token
- * endpoint (SPEC.md "Authentication"), RFC 7009 revocation, RFC 7662
+ * endpoint (docs/conventions.md section 13), RFC 7009 revocation, RFC 7662
  * introspection and RFC 8414 metadata; and its security schemes. Each is
  * added only where the document has nothing at that path or name.
  */

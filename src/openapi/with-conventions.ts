@@ -16,7 +16,7 @@ const UNSAFE = new Set(['post', 'put', 'patch', 'delete']);
 const CONDITIONAL_WRITES = new Set(['put', 'patch', 'delete']);
 const ANSWERS_BY_STATUS = new Map(ERROR_ANSWERS.map((answer) => [answer.status, answer]));
 
-/** The error statuses an operation may answer under the preset (SPEC.md "Status codes"). */
+/** The error statuses an operation may answer under the preset (docs/conventions.md rules 6.1 and 14.3). */
 function errorStatuses(doc: Json, plan: Plan, method: string, operation: Json): string[] {
   const secured = isProtected(doc, operation);
   const hasBody = operation.requestBody !== undefined;
@@ -46,7 +46,7 @@ function isList(doc: Json, operation: Json): boolean {
   return Object.entries(content).some(([type, media]) => /json/i.test(type) && hasPagingFlag(doc, resolve(doc, media)?.schema));
 }
 
-/** SPEC.md "Common query parameters" `offset`, `limit` and `fields`, as paging() and selectFields() read them. */
+/** The common query parameters `offset`, `limit` and `fields` (docs/conventions.md section 5), as paging() and selectFields() read them. */
 function addListParameters(doc: Json, plan: Plan, operation: Json): void {
   const parameters = Array.isArray(operation.parameters) ? operation.parameters : [];
   const named = (name: string) => parameters.some((p) => resolve(doc, p)?.in === 'query' && resolve(doc, p)?.name === name);

@@ -4,7 +4,7 @@ import { appendResponseHeader } from '../http/response-headers.js';
 /**
  * The one file that writes the RateLimit headers. The IETF draft
  * (draft-ietf-httpapi-ratelimit-headers) is still moving: a change of item
- * or parameter names is made here and nowhere else (STYLE.md rule 9).
+ * or parameter names is made here and nowhere else.
  *
  * Both headers are Structured Field Lists (RFC 9651): each policy is an Item
  * whose value is its quoted name, with parameters after `;`, and several
@@ -66,7 +66,7 @@ export const stateItem = (quoted: string, remaining: number, resetSeconds: numbe
 /**
  * Appends one or more items (already comma-joined) to both headers. Appended,
  * never overwritten, so that several limiters on one route compose into one
- * list per header (STYLE.md rule 10). Nothing is written once the headers
+ * list per header (docs/conventions.md rules 12.2 and 12.3). Nothing is written once the headers
  * are sent.
  */
 export function appendRateLimitHeaders(res: Response, policyItems: string, stateItems: string): void {

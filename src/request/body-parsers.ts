@@ -167,8 +167,8 @@ export const INVALID_UTF8_TYPE = 'entity.utf8.invalid' as const;
 const invalidUtf8 = (detail: string): Error => Object.assign(new Error(detail), { type: INVALID_UTF8_TYPE, status: 400 });
 
 /**
- * RFC 8259 §8.1: JSON exchanged between systems MUST be UTF-8; SPEC.md's
- * forms are UTF-8 too. body-parser would decode UTF-16, UTF-32 (JSON) or
+ * RFC 8259 §8.1: JSON exchanged between systems MUST be UTF-8; forms are
+ * UTF-8 too (docs/conventions.md rule 13.1). body-parser would decode UTF-16, UTF-32 (JSON) or
  * ISO-8859-1 (forms) itself, out of reach of the checks below: refused
  * with 415, so every accepted body has passed the same validation.
  */

@@ -14,7 +14,7 @@ export interface PagingOptions {
   /** Largest `limit` a client may ask for; a larger one is refused with 400. Default: `100`. */
   maxLimit?: number;
   /**
-   * Query parameters of the route, besides SPEC.md's common ones (`limit`,
+   * Query parameters of the route, besides the conventions' common ones (`limit`,
    * `q`, `fields`; `offset` is moved on), that the next-page link carries
    * over, such as a filter (`['gender']`). Any other parameter is left out
    * of the link. Default: `[]`.
@@ -49,7 +49,7 @@ export const LIMIT_PARAMETER = 'limit' as const;
 /** The conventions' "Paging flag": "A list result includes a boolean `hasNext`". */
 export const HAS_NEXT_KEY = 'hasNext' as const;
 
-/** SPEC.md's common query parameters a next-page link keeps (`offset` is moved on): the route knows them. */
+/** The conventions' common query parameters (docs/conventions.md section 5) a next-page link keeps (`offset` is moved on): the route knows them. */
 export const LINK_PARAMETERS = ['limit', 'q', 'fields'] as const;
 /**
  * paging()'s default `maxLinkLength`: a `Link` value of at most 2 KB keeps

@@ -5,7 +5,7 @@ import { ERROR_CATALOGUE } from '../errors/catalogue.js';
 /**
  * The parsed query of a request, parsed at most once. Express 5's
  * `req.query` is a getter that parses the query string again on every read
- * (DESIGN.md, toolchain facts); the first reader here pins the result on the
+ * (Express 5's router, unlike 4's); the first reader here pins the result on the
  * request as an own property, so paging(), selectFields(), validate() and the
  * route handler all share one parse. On Express 4 `req.query` is already a
  * plain property and is returned as it is.

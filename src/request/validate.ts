@@ -53,7 +53,7 @@ let schemaCompiler: SchemaCompiler | undefined;
 
 /**
  * ajv and ajv-formats, loaded when validate() is first called, not when the
- * package loads: an app without validate() never loads them (DESIGN.md
+ * package loads: an app without validate() never loads them (docs/design.md
  * principle 9). They are optional peer dependencies; a missing one is a
  * configuration error at start-up that says what to install.
  */

@@ -13,7 +13,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** SPEC.md "Security response headers": "Cookies carry the attributes `Secure` and `HttpOnly`." */
+/** docs/conventions.md rule 11.14: cookies are `Secure` and `HttpOnly`. */
 export const COOKIE_DEFAULTS = { secure: true, httpOnly: true } as const;
 
 /** Options of secureCookies(). */
@@ -57,7 +57,7 @@ function secureCookie(
   const weakened = given.secure === false || given.httpOnly === false || given.sameSite === false || given.sameSite === 'none';
   if (weakened && (typeof optOutReason !== 'string' || optOutReason.trim() === '')) {
     throw new InsecureCookieError(
-      `Cookie ${JSON.stringify(name)} opts out of Secure, HttpOnly or SameSite without a reason: pass { optOutReason: 'why' } (SPEC.md: "Cookies carry the attributes Secure and HttpOnly").`,
+      `Cookie ${JSON.stringify(name)} opts out of Secure, HttpOnly or SameSite without a reason: pass { optOutReason: 'why' } (docs/conventions.md rule 11.14: cookies are Secure and HttpOnly).`,
     );
   }
   // A stated reason holds for this cookie on this response, through every

@@ -67,7 +67,7 @@ function isOwnOrigin(req: Request, origin: string): boolean {
  * - Neither header: not a browser (curl, a server, a mobile app), nothing
  *   to forge; it passes. Such clients need to do nothing.
  *
- * It is a first layer, not a replacement: SPEC.md's CSRF token stays.
+ * It is a first layer, not a replacement: the CSRF token of docs/conventions.md rule 10.1 stays.
  */
 export function crossSiteProtection(options?: Readonly<CrossSiteProtectionOptions>): RequestHandler {
   const given = readOptions<CrossSiteProtectionOptions>(FACTORY, options, ['trustedOrigins', 'allowSameSite', 'followCors']);

@@ -8,7 +8,7 @@ import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from './defaults.js';
 import { sayReplacedSince, securityHeadersBefore, writeOverEarlierHeaders } from './header-precedence.js';
 
 /**
- * SPEC.md: "Headers that are not used: `X-XSS-Protection` (if sent at all,
+ * docs/conventions.md rule 11.13: "Headers that are not used: `X-XSS-Protection` (if sent at all,
  * value `0`), `Public-Key-Pins`, `Expect-CT`, `Feature-Policy` (replaced by
  * `Permissions-Policy`), `Pragma`". Removed from every response that passes
  * securityHeaders() (the token error response sets its `Pragma` later).
@@ -38,13 +38,13 @@ export interface SecurityHeadersOptions {
   xPermittedCrossDomainPolicies?: Option<'xPermittedCrossDomainPolicies'>;
   /** Default: `{ allow: false }`, written `off`. */
   xDnsPrefetchControl?: Option<'xDnsPrefetchControl'>;
-  /** `X-Frame-Options`, written in SPEC.md's lower case. Default: `'deny'`. */
+  /** `X-Frame-Options`, written in lower case (docs/conventions.md rule 11.4). Default: `'deny'`. */
   xFrameOptions?: 'deny' | 'sameorigin' | false;
   /** `X-Content-Type-Options: nosniff`. Default: `true`. */
   xContentTypeOptions?: boolean;
   /** `Permissions-Policy`, written as given (for example `'camera=(), geolocation=()'`). Default: `false` (not sent). */
   permissionsPolicy?: string | false;
-  /** helmet's `Origin-Agent-Cluster: ?1`; not in SPEC.md's table. Default: `false`. */
+  /** helmet's `Origin-Agent-Cluster: ?1`; not in docs/conventions.md section 11. Default: `false`. */
   originAgentCluster?: boolean;
 }
 
@@ -69,8 +69,9 @@ SECURITY_HEADER_OPTIONS satisfies Readonly<Record<string, (typeof OPTION_NAMES)[
 
 const ALWAYS_REMOVED = "securityHeaders() always removes `X-Powered-By` (helmet's `xPoweredBy`/`hidePoweredBy`).";
 const NO_XSS_PROTECTION =
-  'There is no such option: `X-XSS-Protection` is never sent (SPEC.md "Security response headers" lists it as unused).';
-const NO_DOWNLOAD_OPTIONS = "There is no such option: `X-Download-Options` is never sent (SPEC.md's table does not list it).";
+  'There is no such option: `X-XSS-Protection` is never sent (docs/conventions.md rule 11.13 lists it as unused).';
+const NO_DOWNLOAD_OPTIONS =
+  'There is no such option: `X-Download-Options` is never sent (docs/conventions.md section 11 does not list it).';
 
 /**
  * helmet's own names that differ from this factory's: its older aliases,
@@ -93,7 +94,7 @@ export const SECURITY_HEADERS_HINTS: OptionHints = {
 
 // helmet's options that reproduce SECURITY_HEADERS exactly.
 const DEFAULTS = {
-  // helmet insists on a default-src unless told explicitly that SPEC.md's
+  // helmet insists on a default-src unless told explicitly that the conventions'
   // policy has none.
   contentSecurityPolicy: {
     useDefaults: false,
@@ -126,10 +127,10 @@ export const WATCHED_HEADERS: readonly string[] = [
 const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * SPEC.md's security response headers, on every response. helmet writes
+ * The security response headers of docs/conventions.md section 11, on every response. helmet writes
  * them (its values computed once, when this is called); this adds the
- * settings SPEC.md needs, `X-Frame-Options` in SPEC.md's lower case,
- * `Permissions-Policy`, and removes the headers SPEC.md lists as unused.
+ * settings the conventions need, `X-Frame-Options` in lower case (rule 11.4),
+ * `Permissions-Policy`, and removes the headers rule 11.13 lists as unused.
  * Its values replace what a middleware in front set (order means
  * precedence); a route after it sets its own over them.
  */

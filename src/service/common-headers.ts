@@ -8,9 +8,9 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
 
 /**
  * The headers every response carries, whatever else is mounted:
- * - `X-Content-Type-Options: nosniff` (SPEC.md "Common response behaviour" rule 4);
+ * - `X-Content-Type-Options: nosniff` (docs/conventions.md rule 6.4);
  * - no `X-Powered-By`: the URI and headers never reveal the implementation
- *   technology (SPEC.md "Path rules" rule 8 states it for URIs; the same
+ *   technology (docs/conventions.md rule 3.8 states it for URIs; the same
  *   reasoning applies to headers);
  * - `Date` (rule 2): Node writes it unless `res.sendDate` was turned off, so
  *   this makes sure it stays on.
@@ -19,7 +19,7 @@ export type CommonHeadersOptions = Readonly<Record<string, never>>;
 const DEFAULTS: readonly string[] = [NOSNIFF_HEADER, NOSNIFF_VALUE];
 // Removed when the head is written: Express's own (the app's, or a sub-app's
 // mounted after the preset) and anyone else's. The app's `x-powered-by`
-// setting is left as the app set it (DESIGN.md principle 8).
+// setting is left as the app set it (docs/design.md principle 8).
 const REMOVED: readonly string[] = ['X-Powered-By'];
 
 export function commonHeaders(options?: CommonHeadersOptions): RequestHandler {

@@ -2,7 +2,7 @@
  * The shared-state contract for counting in fixed windows: request counts of
  * the rate limiter and failure counts of the token endpoint's brute-force
  * guard. An in-memory implementation is the default; a Redis one lets several
- * instances count as one service (DESIGN.md principle 5).
+ * instances count as one service (docs/design.md principle 5).
  */
 export interface CounterState {
   /** Hits counted in the current window, this one included. */

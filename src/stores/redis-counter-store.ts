@@ -50,7 +50,7 @@ return 0`);
 
 /**
  * The Redis CounterStore: several instances sharing one Redis (or one Redis
- * Cluster) count as one service (DESIGN.md principle 5). Each window is one
+ * Cluster) count as one service (docs/design.md principle 5). Each window is one
  * Redis key holding the count, `<prefix><key>`, with a TTL equal to what is
  * left of the window, so Redis frees it. Every script touches that one key,
  * so it runs on a cluster as it does on a single Redis.

@@ -6,11 +6,12 @@ import { ensureBuilt } from '../reference-server/harness.js';
 import { docSourceFiles } from '../support/docs.js';
 
 /**
- * Docs a user can reach (issue 14, then issue 29): the package ships README.md
- * and no docs/, so the README links the pages by their address in the
- * repository (package.json `homepage`), and every link of README.md and
- * docs/**.md points at a file of the repository; the code blocks are the
- * ones scripts/check-docs.mjs compiles.
+ * Docs a user can reach: the package ships README.md and CHANGELOG.md and no
+ * docs/, so those two link the pages by their address in the repository
+ * (package.json `homepage`), and every link of them and of docs/**.md points
+ * at a file of the repository; the code blocks are the ones
+ * scripts/check-docs.mjs compiles. Nothing, in the docs or in the source,
+ * cites a document the repository does not hold (docs/design.md principle 10).
  */
 
 const REPOSITORY = 'https://github.com/express-api-conventions/express-api-conventions/';
@@ -31,7 +32,24 @@ const walk = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
   );
-const pages = ['README.md', ...walk('docs')];
+const walkSource = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walkSource(join(dir, entry.name)) : /\.[cm]?ts$/.test(entry.name) ? [join(dir, entry.name)] : [],
+  );
+/** The pages the package ships: read on npm too, so they link the repository by its address. */
+const shipped: ReadonlySet<string> = new Set(['README.md', 'CHANGELOG.md']);
+const pages = [...shipped, 'CONTRIBUTING.md', ...walk('docs')];
+/** Source whose comments and TSDoc a reader follows: the library's, the checker's, the reference server's. */
+const sources = [...walkSource('src'), ...walkSource(join('checker', 'src')), ...walkSource(join('examples', 'server', 'src'))];
+/** What else a reader opens: the reference server's README and the API descriptions. */
+const described = [
+  join('examples', 'server', 'README.md'),
+  join('docs', 'openapi.yaml'),
+  join('examples', 'server', 'openapi.base.yaml'),
+];
+
+/** A document outside the repository: the conventions' source text, the starting design, the style notes. */
+const OUTSIDE = /\b(?:SPEC|DESIGN|STYLE)\.md\b|\.\.\/shared\//g;
 
 /** Link targets of a page, outside code blocks and code spans. */
 function links(markdown: string): string[] {
@@ -45,12 +63,12 @@ const inRepository = (target: string): string | undefined =>
 
 const relative = pages.flatMap((page) =>
   links(readFileSync(page, 'utf8'))
-    .map((target) => (page === 'README.md' ? (inRepository(target) ?? target) : target))
+    .map((target) => (shipped.has(page) ? (inRepository(target) ?? target) : target))
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'))
     .map((target) => [page, target, normalize(join(dirname(page), decodeURI(target.split('#')[0] as string)))] as const),
 );
 
-describe('the links of README.md and docs/', () => {
+describe('the links of README.md, CHANGELOG.md and docs/', () => {
   it('reads some links (the scan works)', () => {
     expect(relative.length).toBeGreaterThan(20);
   });
@@ -60,8 +78,14 @@ describe('the links of README.md and docs/', () => {
     expect([...packed].filter((file) => file.startsWith('docs/'))).toEqual([]);
   });
 
-  it('gives the README no relative link: it is read on npm too, where those do not resolve', () => {
-    const local = links(readFileSync('README.md', 'utf8')).filter(
+  it('ships CHANGELOG.md, not CONTRIBUTING.md (notes for those who work on the package)', () => {
+    expect(packed.has('CHANGELOG.md')).toBe(true);
+    expect(tracked.has('CONTRIBUTING.md')).toBe(true);
+    expect(packed.has('CONTRIBUTING.md')).toBe(false);
+  });
+
+  it.each([...shipped])('gives %s no relative link: it is read on npm too, where those do not resolve', (page) => {
+    const local = links(readFileSync(page, 'utf8')).filter(
       (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#'),
     );
     expect(local).toEqual([]);
@@ -91,7 +115,7 @@ describe('the links of README.md and docs/', () => {
       );
     const anchored = pages.flatMap((page) =>
       links(readFileSync(page, 'utf8'))
-        .map((target) => (page === 'README.md' ? (inRepository(target) ?? target) : target))
+        .map((target) => (shipped.has(page) ? (inRepository(target) ?? target) : target))
         .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && target.includes('#'))
         .map((target) => {
           const [file, anchor] = target.split('#') as [string, string];
@@ -113,6 +137,39 @@ describe('the links of README.md and docs/', () => {
         .map((target) => `${page}: ${target}`),
     );
     expect(outside).toEqual([]);
+  });
+});
+
+describe('documents the repository does not hold', () => {
+  /** Each mention of an outside document in a file, as `file:line: text`. */
+  const mentions = (file: string): string[] =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line, index) => (line.match(OUTSIDE) ?? []).map((name) => `${file}:${index + 1}: ${name}`));
+
+  it('reads the source of both packages and every page (the scan works)', () => {
+    expect(sources.length).toBeGreaterThan(100);
+    expect(sources).toContain(join('checker', 'src', 'causes.ts'));
+    expect('see SPEC.md, ../shared/x and DESIGN.md principle 8'.match(OUTSIDE)).toEqual(['SPEC.md', '../shared/', 'DESIGN.md']);
+  });
+
+  it.each(['src', join('checker', 'src'), join('examples', 'server', 'src')])(
+    'are cited nowhere in the comments or TSDoc of %s/',
+    (dir) => {
+      expect(sources.filter((file) => file.startsWith(`${dir}/`)).flatMap(mentions)).toEqual([]);
+    },
+  );
+
+  it('are named on no page: README.md, CHANGELOG.md, CONTRIBUTING.md, docs/, the API descriptions', () => {
+    expect([...pages, ...described].flatMap(mentions)).toEqual([]);
+  });
+
+  it('leaves no page of docs/ that the source cites missing', () => {
+    const cited = sources.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bdocs\/[\w./-]*\w\.(?:md|yaml)\b/g)].map((match) => [file, match[0]] as const),
+    );
+    expect(cited.length).toBeGreaterThan(50);
+    expect(cited.filter(([, page]) => !tracked.has(page)).map(([file, page]) => `${file}: ${page}`)).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { expectSpecHeaders } from '../support/spec-headers.js';
 
 // compression replaces res.write/end and sets Content-Encoding and Vary from
 // a per-response writeHead hook. With it, JSON still comes with every
-// SPEC.md header, and the gzip and identity bodies of one resource never
+// header of the conventions, and the gzip and identity bodies of one resource never
 // share one strong ETag (RFC 9110 §8.8.3: a strong validator names one
 // exact sequence of bytes); a conditional GET with either answers 304.
 
@@ -34,7 +34,7 @@ describe.each(VERSIONS)('on %s', (version) => {
     });
     afterEach(() => served.close());
 
-    it('compresses the JSON, with every SPEC.md header, on the first request and later ones', async () => {
+    it('compresses the JSON, with every header of the conventions, on the first request and later ones', async () => {
       for (let i = 0; i < 2; i++) {
         const gzip = await rawGet(`${served.url}${base}/v1/users`, { 'accept-encoding': 'gzip' });
         expect(gzip.status).toBe(200);
@@ -59,7 +59,7 @@ describe.each(VERSIONS)('on %s', (version) => {
       expect({ tags, sharedStrong }).toEqual({ tags, sharedStrong: false });
     });
 
-    it('answers 304 to a conditional GET with either ETag, with every SPEC.md header and an empty body', async () => {
+    it('answers 304 to a conditional GET with either ETag, with every header of the conventions and an empty body', async () => {
       const gzipTag = etagOf((await rawGet(`${served.url}${base}/v1/users`, { 'accept-encoding': 'gzip' })).headers);
       const identityTag = etagOf((await rawGet(`${served.url}${base}/v1/users`, { 'accept-encoding': 'identity' })).headers);
       for (const [encoding, tag] of [

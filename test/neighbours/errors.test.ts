@@ -7,7 +7,7 @@ import { freshStack, layoutApp, serve, VERSIONS } from '../support/neighbours.js
 import { expectSpecHeaders } from '../support/spec-headers.js';
 
 // The errors of the common middlewares keep their meaning in the one error
-// shape (SPEC.md Errors: the fitting status, `{ "errors": [{ message, code }] }`).
+// shape (docs/conventions.md section 14: the fitting status, `{ "errors": [{ message, code }] }`).
 
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 1024, files: 1 } });
 

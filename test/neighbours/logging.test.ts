@@ -12,7 +12,7 @@ import { waitUntil } from '../support/timing.js';
 // Loggers and timers wrap the response (on-headers replaces res.writeHead on
 // each response before the preset runs) and read its headers late (morgan's
 // :res[...] tokens; pino-http's res.getHeaders() in a `finish` listener).
-// Whatever they do, every answer carries SPEC.md's headers, on the first
+// Whatever they do, every answer carries the conventions' headers, on the first
 // request of a fresh app and on the later ones, and what they log is what
 // was sent.
 
@@ -51,7 +51,7 @@ async function linesOf(lines: string[], count: number): Promise<string[]> {
   return lines;
 }
 
-/** Three requests to a fresh app; each answer must carry every SPEC.md header. */
+/** Three requests to a fresh app; each answer must carry every header of the conventions. */
 async function threeAnswers(neighbours: RequestHandler[], version: (typeof VERSIONS)[number], layout: (typeof LAYOUTS)[number]) {
   const { app, base } = layoutApp(freshStack(version), layout, neighbours, routes);
   const served = await serve(app);
@@ -67,7 +67,7 @@ async function threeAnswers(neighbours: RequestHandler[], version: (typeof VERSI
 describe.each(VERSIONS)('on %s', (version) => {
   describe.each(LAYOUTS)('with the %s', (layout) => {
     describe('morgan', () => {
-      it('answers with every SPEC.md header, and logs the headers that were sent', async () => {
+      it('answers with every header of the conventions, and logs the headers that were sent', async () => {
         const sink = lineSink();
         const logger = morgan(':status :res[content-type] | :res[x-content-type-options] | :res[content-length]', {
           stream: sink.stream,
@@ -88,7 +88,7 @@ describe.each(VERSIONS)('on %s', (version) => {
     });
 
     describe('pino-http', () => {
-      it('answers with every SPEC.md header, and logs res.getHeaders() as sent, without throwing', async () => {
+      it('answers with every header of the conventions, and logs res.getHeaders() as sent, without throwing', async () => {
         const sink = lineSink();
         const logger = pinoHttp({ logger: pino(sink.stream) });
         const answers = await threeAnswers([logger as unknown as RequestHandler], version, layout);
@@ -110,8 +110,8 @@ describe.each(VERSIONS)('on %s', (version) => {
     });
 
     describe('response-time', () => {
-      it('adds its timing header next to every SPEC.md header', async () => {
-        // SPEC.md Path rules rule 10: a new custom header carries no X- prefix.
+      it('adds its timing header next to every header of the conventions', async () => {
+        // docs/conventions.md rule 3.10: a new custom header carries no X- prefix.
         const answers = await threeAnswers([responseTime({ header: 'Response-Time' })], version, layout);
         for (const answer of answers) {
           expect(answer.headers['response-time']).toMatch(/^\d+\.\d{3}ms$/);
@@ -121,7 +121,7 @@ describe.each(VERSIONS)('on %s', (version) => {
     });
 
     describe('on-headers (a hand-written per-response writeHead hook)', () => {
-      it('lets a hook that only reads see the headers that go out, and every SPEC.md header goes out', async () => {
+      it('lets a hook that only reads see the headers that go out, and every header of the conventions goes out', async () => {
         const seenByHook: unknown[] = [];
         const reader: RequestHandler = (_req, res, next) => {
           onHeaders(res, function readContentType(this: typeof res) {
@@ -134,7 +134,7 @@ describe.each(VERSIONS)('on %s', (version) => {
         expect(seenByHook).toEqual(answers.map((answer) => answer.headers['content-type']));
       });
 
-      it('lets a hook set its own header, and every SPEC.md header still goes out', async () => {
+      it('lets a hook set its own header, and every header of the conventions still goes out', async () => {
         const timing: RequestHandler = (_req, res, next) => {
           const started = process.hrtime.bigint();
           onHeaders(res, function setTiming(this: typeof res) {

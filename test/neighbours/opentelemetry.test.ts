@@ -52,7 +52,7 @@ describe.each([
     await exited;
   });
 
-  it('answers with every SPEC.md header, and its spans carry the status and the route', async () => {
+  it('answers with every header of the conventions, and its spans carry the status and the route', async () => {
     const ok = await rawGet(`${url}/v1/users/7`);
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.text)).toEqual({ id: 7 });

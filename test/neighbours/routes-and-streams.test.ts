@@ -44,7 +44,7 @@ describe.each(VERSIONS)('on %s', (version) => {
   });
 
   describe('swagger-ui-express', () => {
-    it("serves its page and scripts from 'self', with every SPEC.md header", async () => {
+    it("serves its page and scripts from 'self', with every header of the conventions", async () => {
       const spec = { openapi: '3.0.3', info: { title: 'Neighbours', version: '1' }, paths: {} };
       const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [], (target: Express) => {
         target.use('/docs', swaggerUi.serve, swaggerUi.setup(spec));
@@ -69,7 +69,7 @@ describe.each(VERSIONS)('on %s', (version) => {
   });
 
   describe('server-sent events with flushHeaders()', () => {
-    it('streams the events, and the head flushed first carries every SPEC.md header', async () => {
+    it('streams the events, and the head flushed first carries every header of the conventions', async () => {
       const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [], (target: Express) => {
         target.get('/v1/events', (_req, res) => {
           res.setHeader('Content-Type', 'text/event-stream');
@@ -112,7 +112,7 @@ describe.each(VERSIONS)('on %s', (version) => {
   });
 
   describe('a large streamed response', () => {
-    it('arrives whole (8 MiB in 64 KiB chunks), with every SPEC.md header', async () => {
+    it('arrives whole (8 MiB in 64 KiB chunks), with every header of the conventions', async () => {
       const chunk = Buffer.alloc(64 * 1024, 'a');
       const count = 128;
       const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [], (target: Express) => {
@@ -139,7 +139,7 @@ describe.each(VERSIONS)('on %s', (version) => {
   });
 
   describe('express-prom-bundle (prom-client)', () => {
-    it('counts answers by status and route, and its answers carry every SPEC.md header', async () => {
+    it('counts answers by status and route, and its answers carry every header of the conventions', async () => {
       promClient.register.clear();
       const metrics = promBundle({ includeMethod: true, includePath: true });
       const { app } = layoutApp(freshStack(version), 'neighbour before the preset', [metrics], (target: Express) => {

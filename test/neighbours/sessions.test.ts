@@ -10,7 +10,7 @@ import { waitUntil } from '../support/timing.js';
 // express-session writes its cookie from a per-response writeHead hook
 // (on-headers); cookie-parser reads what the client sends back. Under the
 // preset, sessions persist, and every Set-Cookie that leaves carries Secure
-// and HttpOnly (SPEC.md "Cookies carry the attributes Secure and HttpOnly"),
+// and HttpOnly (docs/conventions.md rule 11.14),
 // whoever wrote it.
 
 /** express-session's session, seen past the library's own `req.session` type (`{ id, data }`). */
@@ -36,7 +36,7 @@ const routes = (app: Express) => {
 describe.each(VERSIONS)('on %s', (version) => {
   describe.each(LAYOUTS)('with the %s', (layout) => {
     describe('express-session', () => {
-      it('keeps the session across requests; its cookie is Secure and HttpOnly; every SPEC.md header is sent', async () => {
+      it('keeps the session across requests; its cookie is Secure and HttpOnly; every header of the conventions is sent', async () => {
         const { app, base } = layoutApp(freshStack(version), layout, [sessions()], routes);
         const served = await serve(app);
         try {

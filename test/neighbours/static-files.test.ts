@@ -10,7 +10,7 @@ import { expectSpecHeaders, PRESENT } from '../support/spec-headers.js';
 // Static files through the preset come with their bytes, their validators,
 // 304 and ranges, and the Cache-Control their server was told to send: the
 // preset's `no-store, max-age=0` is a default, and yields to it. Every other
-// SPEC.md header is on them.
+// header of the conventions is on them.
 
 const dir = mkdtempSync(join(tmpdir(), 'eac-static-'));
 const BYTES = randomBytes(20_000);
@@ -47,7 +47,7 @@ describe.each(VERSIONS)('on %s', (version) => {
       });
       afterEach(() => served.close());
 
-      it('serves the bytes with its own Cache-Control and every SPEC.md header', async () => {
+      it('serves the bytes with its own Cache-Control and every header of the conventions', async () => {
         for (let i = 0; i < 2; i++) {
           const got = await rawGet(`${served.url}${path}`);
           expect(got.status).toBe(200);
@@ -102,7 +102,7 @@ describe.each(VERSIONS)('on %s', (version) => {
       expect(range.body.equals(BYTES.subarray(0, 10))).toBe(true);
     });
 
-    it('download sends the bytes as an attachment with every SPEC.md header', async () => {
+    it('download sends the bytes as an attachment with every header of the conventions', async () => {
       const got = await rawGet(`${served.url}/v1/reports/latest/download`);
       expect(got.status).toBe(200);
       // content-disposition quotes the name only where it must (a token needs no quotes).

@@ -7,7 +7,7 @@ import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
 /**
- * HTTP behaviour of the reference server: SPEC.md's security response
+ * HTTP behaviour of the reference server: the conventions' security response
  * headers, caching and conditional requests, preconditions on writes, and
  * CORS, black box, over real HTTP.
  */
@@ -32,14 +32,14 @@ const pick = (res: request.Response, names: readonly string[]) =>
   Object.fromEntries(names.map((name) => [name, res.headers[name] as string | undefined]));
 
 describe('security response headers', () => {
-  it('every answer carries the SPEC.md security table: a list, an error, a 404', async () => {
+  it('every answer carries the security headers of the conventions: a list, an error, a 404', async () => {
     const answers = [await api().get('/v1/users'), await api().get('/v1/users?limit=x'), await api().get('/v1/nowhere')];
     expect(answers.map((res) => res.status)).toEqual([200, 400, 404]);
     for (const res of answers)
       expect(pick(res, Object.keys(SPEC_SECURITY_HEADERS_LOWER_CASE))).toEqual(SPEC_SECURITY_HEADERS_LOWER_CASE);
   });
 
-  it('sends none of the headers SPEC.md says are not used', async () => {
+  it('sends none of the headers rule 11.13 says are not sent', async () => {
     for (const res of [await api().get('/v1/users'), await api().post('/v1/oauth2/token').type('form').send({})]) {
       expect(pick(res, ['x-xss-protection', 'public-key-pins', 'expect-ct', 'feature-policy', 'x-powered-by'])).toEqual({
         'x-xss-protection': undefined,
@@ -60,7 +60,7 @@ describe('security response headers', () => {
   });
 });
 
-describe('caching of one user (SPEC.md "Caching")', () => {
+describe('caching of one user (section 7)', () => {
   let location: string;
   beforeAll(async () => {
     location = (await asBrowser(api().post('/v1/users')).send({ name: 'Cary Cache', email: freshEmail(), gender: 'male' }))
@@ -127,7 +127,7 @@ describe('caching of one user (SPEC.md "Caching")', () => {
   });
 });
 
-describe('preconditions on writes (beyond SPEC.md: no lost updates)', () => {
+describe('preconditions on writes (beyond the conventions: no lost updates)', () => {
   it('answers a PATCH with a stale If-Match with 412 and changes nothing', async () => {
     const created = await asBrowser(api().post('/v1/users')).send({ name: 'Pat Pre', email: freshEmail(), gender: 'female' });
     const location = created.headers.location as string;
@@ -156,7 +156,7 @@ describe('preconditions on writes (beyond SPEC.md: no lost updates)', () => {
   });
 });
 
-describe('CORS (SPEC.md "Cross-origin")', () => {
+describe('CORS (section 8)', () => {
   it('answers a preflight from an allowed origin with 200, Content-Length: 0, text/plain, comma lists and max-age', async () => {
     const res = await api()
       .options('/v1/users')

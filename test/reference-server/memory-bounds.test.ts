@@ -48,7 +48,7 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * Once the cap is reached, POST /v1/exports is 503 with Retry-After: the
- * service is out of room, which is not the caller's rate (SPEC.md keeps 429
+ * service is out of room, which is not the caller's rate (the conventions keep 429
  * for the rate limit, whose RateLimit headers still show quota left here).
  */
 async function expectCapped(urls: string[], limit: number, keptSeconds: number): Promise<void> {
@@ -74,7 +74,7 @@ async function expectCapped(urls: string[], limit: number, keptSeconds: number):
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(keptSeconds);
   // The rate limit was not what refused it (503 50300, not 429), and no RateLimit state names an
-  // instant other than Retry-After's (SPEC.md Limits rule 2); the policy is still described.
+  // instant other than Retry-After's (rule 12.4); the policy is still described.
   expect(refused.headers.ratelimit).toBeUndefined();
   expect(refused.headers['ratelimit-policy']).toMatch(/^"user";q=\d+;w=\d+/);
   // The exports asked for before the cap are still handed out.

@@ -244,7 +244,7 @@ describe('MAINTENANCE=1', () => {
   });
 });
 
-describe('NODE_ENV (SPEC.md Errors rule 5: production detail may be less precise)', () => {
+describe('NODE_ENV (rule 14.5: production detail may be less precise)', () => {
   it('development: the error carries its detail', async () => {
     const server = await startServer({ NODE_ENV: 'development' });
     try {

@@ -5,7 +5,7 @@ import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
 /**
- * Rate limits on the reference server (SPEC.md "Limits"): RATE_LIMIT
+ * Rate limits on the reference server (section 12): RATE_LIMIT
  * requests per RATE_WINDOW seconds, counted per user and per application,
  * signalled on every answer in RateLimit-Policy and RateLimit.
  */
@@ -35,7 +35,7 @@ function items(value: string | undefined): Record<string, unknown>[] {
 
 const PK = expect.stringMatching(/^[A-Za-z0-9+/]{16}$/);
 
-describe('RateLimit-Policy and RateLimit (SPEC.md Limits, Signalling)', () => {
+describe('RateLimit-Policy and RateLimit (rules 12.2 and 12.3)', () => {
   it('sends RateLimit-Policy and RateLimit for the user and the application on every answer', async () => {
     const answers = [await api().get('/v1/users/search?q=ali'), await api().get('/v1/users/1'), await api().get('/v1/nothing')];
     expect(answers.map((res) => res.status)).toEqual([200, 404, 404]);
@@ -67,7 +67,7 @@ describe('RateLimit-Policy and RateLimit (SPEC.md Limits, Signalling)', () => {
   });
 });
 
-describe('counting per user and per application (SPEC.md Limits rule 4)', () => {
+describe('counting per user and per application (rule 12.6)', () => {
   let fresh: RunningProcess;
   beforeAll(async () => {
     fresh = await startServer({ RATE_LIMIT: String(LIMIT), RATE_WINDOW: '60' });

@@ -5,7 +5,7 @@ import { expectDocumented } from './openapi.js';
 
 /**
  * The token endpoint and bearer authentication of the reference server
- * (SPEC.md "Token endpoint", "Authentication"), black box, state in memory.
+ * (docs/conventions.md section 13), black box, state in memory.
  */
 
 let server: RunningProcess;

@@ -6,7 +6,7 @@ import { expectDocumented } from './openapi.js';
 
 /**
  * The users resource of the reference server, black box, over real HTTP,
- * state in memory: every row of the contract about users, and the SPEC.md
+ * state in memory: every row of the contract about users, and the
  * conventions it shows.
  */
 
@@ -186,7 +186,7 @@ describe('GET /v1/users/{id}', () => {
     expectDocumented(res);
   });
 
-  describe('SPEC.md Errors rule 4: a missing resource is told apart from a wrong URI', () => {
+  describe('rule 14.4: a missing resource is told apart from a wrong URI', () => {
     it('answers 404 with code 40402 for an id no user has', async () => {
       const res = await api().get('/v1/users/9007199254740993');
       expect(res.status).toBe(404);
@@ -331,7 +331,7 @@ describe('PUT, PATCH and DELETE /v1/users/{id}', () => {
     expect((await api().get(location)).status).toBe(404);
   });
 
-  describe('method override (SPEC.md "Methods")', () => {
+  describe('method override (rules 4.7 and 4.8)', () => {
     it('routes a POST with X-HTTP-Method-Override: PATCH as a PATCH', async () => {
       const res = await asBrowser(api().post(location)).set('X-HTTP-Method-Override', 'PATCH').send({ name: 'Via Header' });
       expect(res.status).toBe(200);

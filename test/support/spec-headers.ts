@@ -6,13 +6,13 @@ import { HTTP_DATE } from '../helpers.js';
 
 /**
  * The one assertion of the neighbours suite (test/neighbours/): "every
- * SPEC.md header is on this response, with SPEC.md's value". A response that
+ * header of the conventions is on this response, with the conventions' value". A response that
  * went out through the preset must carry all of them whatever else the app
  * runs; the expectations below say where a neighbour or a route set a value
  * on purpose (a default yields to it: docs/guides/existing-app.md).
  */
 
-/** SPEC.md "Security response headers", every row with a fixed value, and "Common response behaviour" rule 4. */
+/** docs/conventions.md section 11, every row with a fixed value, and rule 6.4. */
 export const SPEC_SECURITY_HEADERS = {
   'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
   'Content-Security-Policy': "script-src 'self'",
@@ -33,10 +33,10 @@ export const SPEC_SECURITY_HEADERS_LOWER_CASE: Readonly<Record<string, string>> 
   Object.entries(SPEC_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value]),
 );
 
-/** SPEC.md "Security response headers", "Prevent cache exposure": the default where nothing else is set. */
+/** docs/conventions.md rule 11.8: the default where nothing else is set. */
 export const SPEC_DEFAULT_CACHE_CONTROL = 'no-store, max-age=0';
 
-/** SPEC.md "Common response behaviour" rule 3. */
+/** docs/conventions.md rule 6.3. */
 export const SPEC_JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** Stands for "present, any value": a neighbour's own value wins over the preset's default. */
@@ -51,14 +51,14 @@ export interface SpecHeaderExpectations {
   readonly json?: boolean;
   /**
    * The exact `Cache-Control`; `PRESENT` where the value is the app's own
-   * choice. Default: SPEC.md's `no-store, max-age=0`.
+   * choice. Default: the conventions' `no-store, max-age=0`.
    */
   readonly cacheControl?: string | typeof PRESENT;
   /** `RateLimit-Policy` and `RateLimit` of the preset's default policies. Default: `true`. */
   readonly rateLimit?: boolean;
   /** Security headers whose value a team set on purpose: their value, or `PRESENT`. */
   readonly security?: Partial<Record<SpecSecurityHeader, string | typeof PRESENT>>;
-  /** `Date` in HTTP-date format (SPEC.md rule 2: on every response except 5xx). Default: `true`. */
+  /** `Date` in HTTP-date format (docs/conventions.md rule 6.2: on every response except 5xx). Default: `true`. */
   readonly date?: boolean;
 }
 
@@ -103,7 +103,7 @@ function rateLimitShape(value: string | null, kind: 'policy' | 'state'): string 
 }
 
 /**
- * Asserts every SPEC.md header of a response at once, so that a failure
+ * Asserts every header of the conventions of a response at once, so that a failure
  * names every header that is missing or wrong, not only the first.
  */
 export function expectSpecHeaders(bag: HeaderBag, expectations: SpecHeaderExpectations = {}): void {
@@ -141,7 +141,7 @@ export function expectSpecHeaders(bag: HeaderBag, expectations: SpecHeaderExpect
     seen.Date = date !== null && HTTP_DATE.test(date) ? 'an HTTP-date' : date;
     want.Date = 'an HTTP-date';
   }
-  // Headers SPEC.md lists as not used, and what reveals the implementation.
+  // Headers the conventions list as not used, and what reveals the implementation.
   for (const name of ['X-Powered-By', 'Public-Key-Pins', 'Expect-CT', 'Feature-Policy', 'Pragma']) {
     seen[name] = single(bag, name);
     want[name] = null;
@@ -164,7 +164,7 @@ export function cookieLines(bag: HeaderBag): string[] {
 
 const cookieName = (line: string): string => line.slice(0, line.indexOf('=')).trim();
 
-/** SPEC.md "Cookies carry the attributes `Secure` and `HttpOnly`." */
+/** docs/conventions.md rule 11.14: cookies are `Secure` and `HttpOnly`. */
 function cookieVerdict(line: string): string {
   const attributes = line
     .split(';')

@@ -64,7 +64,7 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued)
       ...(jkt === undefined ? {} : { jkt }),
       ...(identity === undefined ? {} : { identity }),
     }),
-    // SPEC.md's `bearer`, unless the client proved a key (RFC 9449 §5).
+    // rule 13.4's `bearer` (docs/conventions.md), unless the client proved a key (RFC 9449 §5).
     token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
     // A retry answers the rotation's token: what is left of its lifetime.
     expires_in: identity === undefined ? ttl : Math.max(1, identity.iat + ttl - Math.floor(Date.now() / 1000)),

@@ -36,7 +36,7 @@ export interface Services {
 }
 
 /**
- * The reference server: every rule of SPEC.md on one small users service,
+ * The reference server: every rule of docs/conventions.md on one small users service,
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
@@ -52,8 +52,8 @@ export function createApp(settings: Settings, services: Services): Express {
   // no-store by default and strong ETags, CORS with credentials for the
   // listed origins, secure cookies, JSON output (checked by the
   // response-shape linter outside production), the maintenance stop, bearer
-  // callers identified (a bad token is a 401), the rate limit (SPEC.md Limits
-  // rule 4: per user and per application, RateLimit headers on every answer),
+  // callers identified (a bad token is a 401), the rate limit (docs/conventions.md
+  // rule 12.6: per user and per application, RateLimit headers on every answer),
   // state-changing requests from pages of other sites refused on every door,
   // sign-in included (Fetch Metadata; CORS_ORIGINS are trusted), bounded
   // bodies, method override, CSRF for whatever the session cookie
@@ -75,7 +75,7 @@ export function createApp(settings: Settings, services: Services): Express {
       },
       maintenance: settings.maintenance ? { retryAfter: 300 } : false,
       // Bearer callers, and applications whose Basic credentials verify, are
-      // known before the rate limiter counts them (SPEC.md Limits rule 4).
+      // known before the rate limiter counts them (docs/conventions.md rule 12.6).
       bearerAuth: { ...tokens, realm: REALM, clients },
       // A request without a bearer token may come from a signed-in browser:
       // its session is looked up before the rate limiter counts its user.
@@ -138,7 +138,7 @@ export function createApp(settings: Settings, services: Services): Express {
   // A 401 without a challenge of its own (a failed browser sign-in) names the bearer scheme of this API.
   app.use(notFound(), errorHandler({ production: settings.production, challenge: `Bearer realm="${REALM}"` }));
 
-  // The server's own routes follow SPEC.md's path rules, or it does not start.
+  // The server's own routes follow the path rules (docs/conventions.md section 3), or it does not start.
   // `me` names the caller, not a collection. Well-known URIs (RFC 8615) are
   // names fixed by their RFCs, outside the API's versioned paths.
   checkRoutes(app, { exceptions: { plural: ['me'] }, ignore: [/^\/\.well-known\//] });

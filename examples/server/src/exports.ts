@@ -50,9 +50,9 @@ const EXPORT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 const retryAfter = (readyAt: number): string => String(Math.max(1, Math.ceil((readyAt - Date.now()) / 1000)));
 
 /**
- * A download of all users, prepared asynchronously. SPEC.md "Common response
- * behaviour" rule 6: a 202 is used where "a file download being prepared; the
- * latter carries Retry-After".
+ * A download of all users, prepared asynchronously. docs/conventions.md
+ * rule 6.6: a 202 means accepted, not finished, and a download being
+ * prepared also carries Retry-After.
  */
 export function exportsRouter(options: ExportsRouterOptions): Router {
   const {
@@ -95,7 +95,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     if (refusal?.refusedBy === 0) {
       // The caller's own excess: 429 with Retry-After. Its instant is not the
       // rate limiter's: errorHandler() leaves the RateLimit state off this
-      // answer (SPEC.md Limits rule 2), and the policy goes with it here.
+      // answer (docs/conventions.md rule 12.4), and the policy goes with it here.
       res.removeHeader('RateLimit-Policy');
       throw apiError('tooManyRequests', {
         message: 'You have too many exports being prepared or kept; retry after the time in Retry-After.',

@@ -167,7 +167,7 @@ async function start(settings: Settings): Promise<void> {
   if (services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${services.issuer}`);
   if (!settings.production) {
     console.log(
-      'reference server: the password grant is on because SPEC.md requires it; RFC 9700 §2.4 says it MUST NOT be used. ' +
+      'reference server: the password grant is on because the conventions require it (docs/conventions.md rule 13.2); RFC 9700 §2.4 says it MUST NOT be used. ' +
         'Keep it to first-party clients (tokenRouter passwordGrant: [client ids]) or turn it off (passwordGrant: false); see docs/oauth2-choices.md',
     );
   }

@@ -1,7 +1,7 @@
 /**
  * The server's settings, read once from the environment at start-up.
  * Names and defaults are the reference server's contract
- * (shared/reference-server.md, "Settings"); a wrong value stops the start
+ * (examples/server/README.md, "Settings"); a wrong value stops the start
  * with a message naming the variable, the value and what is expected.
  */
 

@@ -28,7 +28,7 @@ const CREDENTIALS = {
   },
 } as const;
 
-// SPEC.md: "Cookies carry the attributes Secure and HttpOnly" (secureCookies()
+// docs/conventions.md rule 11.14: cookies are Secure and HttpOnly (secureCookies()
 // adds both to every cookie); Strict keeps the cookie off every cross-site request.
 const COOKIE = { path: '/', maxAge: SESSION_TTL_SECONDS * 1000, sameSite: 'strict' } as const;
 

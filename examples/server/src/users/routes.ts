@@ -19,7 +19,7 @@ import {
 import { requireScope } from 'express-api-conventions/oauth2';
 import type { Precondition, User, UserInput, UserRepository, WriteResult } from './repository.js';
 
-/** A user as clients see it: SPEC.md's `id` / `id_str` pair, `gender`, `*At` timestamps. */
+/** A user as clients see it: the `id` / `id_str` pair (docs/conventions.md rule 2.9), `gender`, `*At` timestamps. */
 export const representUser = (user: User) => ({
   ...idPair(user.id),
   name: user.name,
@@ -29,7 +29,7 @@ export const representUser = (user: User) => ({
   updatedAt: user.updatedAt,
 });
 
-/** What `fields` may select, and a named set for compact lists (SPEC.md "Field selection"). */
+/** What `fields` may select, and a named set for compact lists (docs/conventions.md rule 2.11). */
 const USER_FIELDS = {
   fields: 'id,id_str,name,email,gender,createdAt,updatedAt',
   sets: { summary: 'id,name' },
@@ -75,7 +75,7 @@ const validatorsOf = (user: User): Validators => ({ etag: entityTag(user.updated
 
 const ID = /^[1-9][0-9]{0,19}$/;
 
-// SPEC.md Errors rule 4: a missing record (40402) differs from a wrong URI (40401).
+// docs/conventions.md rule 14.4: a missing record (40402) differs from a wrong URI (40401).
 const userNotFound = (req: Request) =>
   apiError('resourceNotFound', { message: 'No user has this id.', detail: { id: req.params.id } });
 
@@ -93,7 +93,7 @@ async function findUser(users: UserRepository, req: Request): Promise<User> {
 }
 
 const written = (result: WriteResult, req: Request): User => {
-  // SPEC.md status 409: "a create with a unique key that already exists".
+  // 409 for a create whose unique key already exists (docs/errors.md, `uniqueKeyTaken`).
   if ('emailTaken' in result) throw apiError('uniqueKeyTaken', { message: 'A user with this email already exists.' });
   if ('missing' in result) throw userNotFound(req);
   return result.user;
@@ -123,7 +123,7 @@ export function usersRouter(users: UserRepository): Router {
     sendList(res, 'users', pageOf((await users.all()).map(representUser), req.page));
   });
 
-  // SPEC.md path rule 6: search lives under a `search` segment, not the listing.
+  // docs/conventions.md rule 3.6: search lives under a `search` segment, not the listing.
   router.get('/v1/users/search', validate({ query: SEARCH }), paging(), fields, async (req, res) => {
     const term = String(req.query.q).trim().toLowerCase();
     const found = (await users.all()).filter((user) => `${user.name} ${user.email}`.toLowerCase().includes(term));
