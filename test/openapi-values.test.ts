@@ -89,6 +89,7 @@ describe('express-api-conventions/openapi', () => {
       'config/options.ts',
       'errors/reflected-input.ts',
       'http/spec.ts',
+      'oauth2/paths.ts',
       'oauth2/token-service.ts',
       'request/paging-defaults.ts',
       'security/defaults.ts',

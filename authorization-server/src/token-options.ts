@@ -8,11 +8,14 @@ import {
   checkSubjectActive,
   DpopVerifier,
   GRANT_TYPES,
+  INTROSPECTION_PATH,
   invalidOption,
+  REVOCATION_PATH,
   type ReadyKey,
   readDpopOptions,
   readKeys,
   readOptions,
+  TOKEN_PATH,
 } from 'express-api-conventions/extend';
 import type {
   AccessTokenKey,
@@ -26,7 +29,6 @@ import { type IntrospectionRight, type Introspectors, readIntrospectors } from '
 import { issuerUrl, metadataPath } from './metadata.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
-import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from './paths.js';
 import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
 import type { SignInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';

@@ -1,7 +1,9 @@
 /**
  * The token service's paths (its endpoints' defaults, the metadata's
- * well-known path), in one leaf that the token router, its options and the
- * metadata read.
+ * well-known path): a leaf that loads nothing, so that
+ * express-api-conventions/openapi states them without loading anything, and
+ * the authorization server's router reads the same values (through
+ * express-api-conventions/extend).
  */
 
 /** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
