@@ -15,21 +15,19 @@ export {
   readOptions,
 } from '../config/options.js';
 export { warnOnce } from '../config/warnings.js';
-export { type ErrorShape, setErrorShape } from '../errors/error-shape.js';
+export { setErrorShape } from '../errors/error-shape.js';
 export { refuse } from '../errors/refuse.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';
 export { writeJsonAnswer } from '../http/json-output/writer.js';
 export { setResponseHeader } from '../http/response-headers.js';
-export { sameText } from '../http/same-text.js';
 export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
-export { AccessTokenSigner, AccessTokenVerifier, type IssueInput, TokenRejected } from '../oauth2/access-tokens.js';
-export { type BasicCredentials, parseBasicCredentials } from '../oauth2/basic-credentials.js';
+export { AccessTokenSigner, AccessTokenVerifier, TokenRejected } from '../oauth2/access-tokens.js';
+export { parseBasicCredentials } from '../oauth2/basic-credentials.js';
 export { checkAudience, checkRealm, checkSubjectActive } from '../oauth2/checks.js';
 export { clientSecretMatches, GRANT_TYPES, hashClientSecret } from '../oauth2/clients.js';
 export {
   type CheckedProof,
   DPOP_TOKEN_TYPE,
-  type DpopConfiguration,
   DpopNonceRequired,
   DpopProofRejected,
   DpopVerifier,

@@ -40,7 +40,12 @@ const walkSource = (dir: string): string[] =>
 const shipped: ReadonlySet<string> = new Set(['README.md', 'CHANGELOG.md']);
 const pages = [...shipped, 'CONTRIBUTING.md', ...walk('docs')];
 /** Source whose comments and TSDoc a reader follows: the library's, the checker's, the reference server's. */
-const sources = [...walkSource('src'), ...walkSource(join('checker', 'src')), ...walkSource(join('examples', 'server', 'src'))];
+const sources = [
+  ...walkSource('src'),
+  ...walkSource(join('authorization-server', 'src')),
+  ...walkSource(join('checker', 'src')),
+  ...walkSource(join('examples', 'server', 'src')),
+];
 /** What else a reader opens: the reference server's README and the API descriptions. */
 const described = [
   join('examples', 'server', 'README.md'),
@@ -153,7 +158,7 @@ describe('documents the repository does not hold', () => {
     expect('see SPEC.md, ../shared/x and DESIGN.md principle 8'.match(OUTSIDE)).toEqual(['SPEC.md', '../shared/', 'DESIGN.md']);
   });
 
-  it.each(['src', join('checker', 'src'), join('examples', 'server', 'src')])(
+  it.each(['src', join('authorization-server', 'src'), join('checker', 'src'), join('examples', 'server', 'src')])(
     'are cited nowhere in the comments or TSDoc of %s/',
     (dir) => {
       expect(sources.filter((file) => file.startsWith(`${dir}/`)).flatMap(mentions)).toEqual([]);
