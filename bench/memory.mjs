@@ -7,7 +7,7 @@
 // with 100,000 sign-ins. Run by bench/sections/memory-section.mjs.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryStore } from 'express-rate-limit';
-import { loadLibrary } from './lib/library.mjs';
+import { loadAuthorizationServer, loadLibrary } from './lib/library.mjs';
 import { BENCH_RATE_LIMIT } from './lib/payload.mjs';
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
@@ -103,7 +103,7 @@ const library = await loadLibrary();
 const result = {
   rateLimit: await rateLimitStore(library),
   expressRateLimit: await peerStore(),
-  refreshTokens: await refreshTokenStore(library),
+  refreshTokens: await refreshTokenStore(await loadAuthorizationServer()),
 };
 process.stdout.write(`${JSON.stringify(result)}\n`);
 process.exit(0);

@@ -25,7 +25,7 @@ import {
   everywhereWithPagesKeptOut,
   reportOnlyRefusesNothing,
 } from './docs-smoke/existing-app-cjs.mjs';
-import { CHECKER, packInto } from './pack.mjs';
+import { AUTHORIZATION_SERVER, CHECKER, packInto } from './pack.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
@@ -196,7 +196,7 @@ async function main() {
   const scratch = mkdtempSync(join(tmpdir(), 'eac-docs-'));
   let server;
   try {
-    // The project a user has: the packed package and the packed checker in
+    // The project a user has: the packed package, the packed checker and authorization server in
     // node_modules, beside express, its types and TypeScript (linked from this
     // repository's install).
     const project = join(scratch, 'project');
@@ -211,8 +211,11 @@ async function main() {
     run('tar', ['-xzf', packInto(scratch, CHECKER), '-C', checkerInstalled, '--strip-components=1']);
     const checkerManifest = JSON.parse(readFileSync(join(checkerInstalled, 'package.json'), 'utf8'));
     const checker = join(checkerInstalled, checkerManifest.bin[CHECKER]);
+    const serverInstalled = join(modules, AUTHORIZATION_SERVER);
+    mkdirSync(serverInstalled);
+    run('tar', ['-xzf', packInto(scratch, AUTHORIZATION_SERVER), '-C', serverInstalled, '--strip-components=1']);
     for (const entry of readdirSync(join(root, 'node_modules'))) {
-      if (entry === pkg.name || entry === CHECKER || entry === '.bin' || entry.startsWith('.')) continue;
+      if ([pkg.name, CHECKER, AUTHORIZATION_SERVER, '.bin'].includes(entry) || entry.startsWith('.')) continue;
       symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
     }
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'docs-reader', private: true, type: 'module' }));

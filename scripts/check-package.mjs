@@ -1,14 +1,17 @@
 // Checks the packed packages as consumers get them (CommonJS, ESM, TypeScript node16 and bundler):
-// publint and arethetypeswrong on each tarball (the library's and the
-// checker's), the library's tarball holding none of the checker, then real
+// publint and arethetypeswrong on each tarball (the library's, the checker's
+// and the authorization server's), the library's tarball holding none of the
+// checker and none of the authorization server, then real
 // consumer setups (CommonJS require, ESM import, TypeScript node16 and bundler
 // resolution) that install both tarballs into a scratch folder and use every
-// subpath, and the checker's command from its installed tarball.
-import { execFileSync } from 'node:child_process';
+// subpath, the checker's command from its installed tarball, and the
+// authorization server's README example run as written beside the library.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHECKER, packInto } from './pack.mjs';
+import { AUTHORIZATION_SERVER, CHECKER, packInto } from './pack.mjs';
 
 const run = (command, args, options = {}) => execFileSync(command, args, { stdio: 'inherit', ...options });
 const root = process.cwd();
@@ -20,9 +23,11 @@ const scratch = mkdtempSync(join(tmpdir(), 'eac-package-'));
 try {
   const tarball = packInto(scratch);
   const checkerTarball = packInto(scratch, CHECKER);
+  const serverTarball = packInto(scratch, AUTHORIZATION_SERVER);
   holdsNoChecker(tarball);
+  holdsNoAuthorizationServer(tarball);
 
-  for (const packed of [tarball, checkerTarball]) {
+  for (const packed of [tarball, checkerTarball, serverTarball]) {
     run('npx', ['publint', '--strict', packed]);
     // node10 resolution ignores `exports`, so subpaths cannot work there; every
     // resolution that reads `exports` (node16 CJS and ESM, bundler) must.
@@ -33,7 +38,9 @@ try {
   run('mkdir', ['-p', consumer]);
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   const typesVersions = ['express@^5', '@types/express@^5', '@types/node@^20', `typescript@${pkg.devDependencies.typescript}`];
-  run('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, checkerTarball, ...typesVersions], { cwd: consumer });
+  run('npm', ['install', '--no-audit', '--no-fund', '--silent', tarball, checkerTarball, serverTarball, ...typesVersions], {
+    cwd: consumer,
+  });
 
   // CommonJS and ESM at run time: every subpath loads and the root exports conventions().
   const cjs = specifiers.map((s) => `require(${JSON.stringify(s)});`).join('');
@@ -42,12 +49,16 @@ try {
   writeFileSync(join(consumer, 'check.mjs'), `${esm}\nif (typeof m0.conventions !== 'function') process.exit(1);\n`);
   run('node', ['check.mjs'], { cwd: consumer });
 
-  // The bcrypt worker pool from the installed package, as CommonJS and as ESM:
-  // the worker must find bcryptjs from either build.
+  // The bcrypt worker pool from the installed authorization server, as CommonJS and as ESM:
+  // the worker (a file beside its module) must find bcryptjs from either build.
   const pool = `hashPassword('pw', { cost: 4 }).then((h) => verifyPassword('pw', h)).then((ok) => { if (!ok) process.exit(1); })`;
-  run('node', ['-e', `const { hashPassword, verifyPassword } = require('${pkg.name}/oauth2'); ${pool};`], { cwd: consumer });
-  writeFileSync(join(consumer, 'pool.mjs'), `import { hashPassword, verifyPassword } from '${pkg.name}/oauth2';\n${pool};\n`);
+  run('node', ['-e', `const { hashPassword, verifyPassword } = require('${AUTHORIZATION_SERVER}'); ${pool};`], { cwd: consumer });
+  writeFileSync(
+    join(consumer, 'pool.mjs'),
+    `import { hashPassword, verifyPassword } from '${AUTHORIZATION_SERVER}';\n${pool};\n`,
+  );
   run('node', ['pool.mjs'], { cwd: consumer });
+  await runsTheTokenExample(consumer);
 
   // The checker from its installed tarball: its command (package.json `bin`), as
   // `npx express-api-conventions-checker` finds it, and checkConventions() through require and import.
@@ -132,4 +143,81 @@ function holdsNoChecker(packed) {
     .filter((file) => /['"](yaml|structured-headers)['"]/.test(readFileSync(join(unpacked, file), 'utf8')));
   if (loading.length > 0) throw new Error(`the library's tarball loads the checker's dependencies in: ${loading.join(', ')}`);
   console.log(`package: the library's tarball (${files.length} files) holds none of the checker`);
+}
+
+/**
+ * The library's tarball carries none of the authorization server: no bcryptjs
+ * dependency, no file of the token router, its grants, the sign-in guard or
+ * the password hasher, and no module that loads bcryptjs.
+ */
+function holdsNoAuthorizationServer(packed) {
+  const files = execFileSync('tar', ['-tzf', packed], { encoding: 'utf8' }).trim().split('\n');
+  const serverFiles = files.filter((file) =>
+    /token-router|[/]grants[/]|sign-in-guard|password-(hasher|sign-in|worker|hash-format)|token-endpoint-errors/.test(file),
+  );
+  if (serverFiles.length > 0)
+    throw new Error(`the library's tarball holds the authorization server's files: ${serverFiles.join(', ')}`);
+  const unpacked = join(scratch, 'library-unpacked');
+  const manifest = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8'));
+  if (manifest.dependencies?.bcryptjs !== undefined) throw new Error("the library's package.json still depends on bcryptjs");
+  const loading = files
+    .filter((file) => file.endsWith('.js'))
+    .map((file) => file.replace(/^package\//, ''))
+    .filter((file) => /['"]bcryptjs['"]/.test(readFileSync(join(unpacked, file), 'utf8')));
+  if (loading.length > 0) throw new Error(`the library's tarball loads bcryptjs in: ${loading.join(', ')}`);
+  console.log(`package: the library's tarball holds none of the authorization server and no bcryptjs`);
+}
+
+/** A free port of 127.0.0.1. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * authorization-server/README.md's token example, as written (its one `js`
+ * block, an ES module), in the app where both tarballs are installed: it
+ * starts, and a password grant gets the token response.
+ */
+async function runsTheTokenExample(consumer) {
+  const readme = readFileSync(join(root, 'authorization-server/README.md'), 'utf8');
+  const block = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  if (!block) throw new Error('authorization-server/README.md has no js block');
+  writeFileSync(join(consumer, 'token-example.mjs'), block);
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    TOKEN_SECRET: 'a-secret-of-at-least-32-bytes-for-hs256!',
+    NODE_ENV: 'production',
+  };
+  const app = spawn(process.execPath, ['token-example.mjs'], { cwd: consumer, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  try {
+    let answer;
+    for (let attempt = 0; attempt < 100 && answer === undefined; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await fetch(`http://127.0.0.1:${port}/v1/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${btoa('demo-client:demo-secret')}`,
+        },
+        body: 'grant_type=password&username=alice&password=wonderland-rabbit-hole',
+      }).catch(() => undefined);
+    }
+    if (!answer) throw new Error('the README token example did not answer');
+    const body = await answer.json();
+    const shape = ['access_token', 'token_type', 'expires_in', 'refresh_token'].every((key) => key in body);
+    if (answer.status !== 200 || !shape || body.token_type !== 'bearer') {
+      throw new Error(`the README token example answered ${answer.status} ${JSON.stringify(body)}`);
+    }
+    console.log("package: authorization-server/README.md's token example runs beside the library and grants a token");
+  } finally {
+    app.kill();
+  }
 }

@@ -1,8 +1,9 @@
 // The library under test, as a service imports it: the build in dist/ (or
 // BENCH_LIBRARY, which the smoke test points at a fresh transpile of src/).
 // loadLibrary() gives one object with the names of the root and of every
-// subpath (the bench apps use the preset, the token service and the stores
-// alike), plus the two internals the micro benchmarks measure directly.
+// subpath (the bench apps use the preset and the stores alike), plus the
+// internal the micro benchmarks measure directly; loadAuthorizationServer()
+// gives the token service's package.
 import { pathToFileURL } from 'node:url';
 
 const given = process.env.BENCH_LIBRARY;
@@ -34,6 +35,16 @@ export async function loadLibrary() {
   const root = await import(LIBRARY_URL);
   const internal = (path) => import(new URL(path, MODULES_URL).href);
   const { bodyEntityTag } = await internal('./caching/entity-tag.js');
-  const { hashRefreshToken } = await internal('./oauth2/stores.js');
-  return Object.assign({}, ...entries, root, { bodyEntityTag, hashRefreshToken });
+  return Object.assign({}, ...entries, root, { bodyEntityTag });
+}
+
+/**
+ * The authorization server, a package of its own (built in
+ * authorization-server/dist, on the library's build), with the internal the
+ * store-memory benchmark measures: its names plus `hashRefreshToken`.
+ */
+export async function loadAuthorizationServer() {
+  const server = await import('express-api-conventions-authorization-server');
+  const { hashRefreshToken } = await import(new URL('../../authorization-server/dist/cjs/stores.js', import.meta.url).href);
+  return { ...server, hashRefreshToken };
 }
