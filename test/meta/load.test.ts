@@ -65,7 +65,11 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
     // The one oauth2 module is the token router's contract (a brand check the preset reads, src/oauth2/token-service.ts).
     const services = ours().filter((path) => /[/\\](oauth2|conformance)[/\\]/.test(path));
     expect(services).toEqual([join('dist', 'cjs', 'oauth2', 'token-service.js')]);
-    expect(loaded.filter((path) => /express-api-conventions-(authorization-server|checker)|[/\\](authorization-server|checker)[/\\]/.test(path))).toEqual([]);
+    expect(
+      loaded.filter((path) =>
+        /express-api-conventions-(authorization-server|checker)|[/\\](authorization-server|checker)[/\\]/.test(path),
+      ),
+    ).toEqual([]);
   });
 
   it('loads none of jsonwebtoken, bcryptjs, yaml, ajv, ajv-formats or structured-headers', () => {
