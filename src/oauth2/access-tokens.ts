@@ -1,4 +1,4 @@
-import { type KeyObject, randomUUID, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
+import { sign as cryptoSign, verify as cryptoVerify, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { ReadyKey } from './keys.js';
 

@@ -9,7 +9,7 @@ import { parseBasicCredentials } from './basic-credentials.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
 import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
-import { checkAccessToken, unavailable, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
+import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 
 declare module 'express-serve-static-core' {

@@ -6,7 +6,7 @@ import { isStoreFailure } from '../errors/store-unavailable.js';
 import { bearerAuthWith } from './bearer-auth.js';
 import { type CheckedProof, DpopNonceRequired, DpopProofRejected } from './dpop.js';
 import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions } from './dpop-auth-options.js';
-import { checkAccessToken, unavailable, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
+import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
 
 // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68.
 const DPOP_SCHEME = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -1,5 +1,5 @@
 import { checkBoolean, checkInteger, invalidOption, readOptions } from '../config/options.js';
-import { type KeySource, issuerKeys } from './access-tokens.js';
+import { issuerKeys, type KeySource } from './access-tokens.js';
 import { isFetchableUrl } from './bounded-fetch.js';
 import { DEFAULT_REMOTE_ALGORITHMS, isRemoteAlgorithmList, REMOTE_ALGORITHMS, type RemoteAlgorithm } from './jwk.js';
 import { RemoteKeySet } from './remote-key-set.js';
