@@ -1,0 +1,329 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import express, { type Express } from 'express';
+import jwt from 'jsonwebtoken';
+import request from 'supertest';
+import { type BearerAuthOptions, bearerAuth, requireScope } from '../src/oauth2/index.js';
+import { expectHeaders } from './helpers.js';
+
+/**
+ * bearerAuth({ issuer, audience }) with no keys: the issuer's metadata
+ * (RFC 8414, then OpenID Connect Discovery) names its key set, which is
+ * fetched, cached and refetched as the issuer rotates; foreign tokens are
+ * checked as RFC 9068 §4 says, and every refusal is the conventions'
+ * "Token failure" 401. The issuer is a real one: oidc-provider.
+ */
+
+const FIXTURE = join(__dirname, 'fixtures', 'oidc-issuer.mjs');
+const API = 'https://api.example.test';
+const CLIENT = { id: 'api-client', secret: 'api-client-secret-0123456789abcdef' };
+
+interface Issuer {
+  readonly url: string;
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: AsyncIterator<string>;
+}
+
+/** Starts oidc-provider in its own process (it is ESM only) and waits for its issuer URL. */
+async function startIssuer(): Promise<Issuer> {
+  const child = spawn(process.execPath, [FIXTURE], { cwd: join(__dirname, '..'), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stderr.resume();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const issuer = { url: '', child, lines };
+  return { ...issuer, url: (await nextMessage(issuer)).issuer as string };
+}
+
+/** The fixture's next JSON line (oidc-provider prints its own warnings on the same output). */
+async function nextMessage(issuer: Pick<Issuer, 'lines'>): Promise<Record<string, unknown>> {
+  for (;;) {
+    const line = await issuer.lines.next();
+    if (line.done === true) throw new Error('the issuer fixture stopped');
+    if ((line.value as string).startsWith('{')) return JSON.parse(line.value as string);
+  }
+}
+
+async function stopIssuer(issuer: Issuer | undefined): Promise<void> {
+  if (issuer === undefined) return;
+  issuer.child.stdin.end();
+  if (issuer.child.exitCode === null) await once(issuer.child, 'exit');
+}
+
+/** A client_credentials token from `issuer` for the resource indicator `resource` (RFC 8707). */
+async function tokenFrom(issuer: Issuer, resource = API, scope = 'read'): Promise<string> {
+  const res = await fetch(`${issuer.url}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  expect(res.status).toBe(200);
+  return body.access_token as string;
+}
+
+const headerOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString());
+
+function protectedApp(options: BearerAuthOptions): Express {
+  const app = express();
+  app.get('/v1/me', bearerAuth(options), (req, res) => {
+    res.json({ auth: req.auth });
+  });
+  app.post('/v1/things', bearerAuth(options), requireScope('write'), (_req, res) => {
+    res.status(201).json({ created: true });
+  });
+  return app;
+}
+
+/** The conventions' "Token failure": 401, JSON, no-store, Pragma no-cache, `error: invalid_token`, RFC 6750 §3 challenge. */
+function expectInvalidToken(res: request.Response, description: string): void {
+  expect(res.status).toBe(401);
+  expectHeaders(res, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"`,
+  });
+  expect(res.body).toEqual({ error: 'invalid_token', error_description: description });
+}
+
+const get = (app: Express, token: string) => request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+
+describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', () => {
+  let issuer: Issuer;
+  let foreign: Issuer;
+  let app: Express;
+
+  beforeAll(async () => {
+    [issuer, foreign] = await Promise.all([startIssuer(), startIssuer()]);
+    app = protectedApp({ issuer: issuer.url, audience: API, jwks: { cooldownSeconds: 1 } });
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all([stopIssuer(issuer), stopIssuer(foreign)]);
+  });
+
+  it('discovers the key set and accepts the issuer’s JWT access tokens for this resource', async () => {
+    const token = await tokenFrom(issuer);
+    expect(headerOf(token)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
+    const res = await get(app, token);
+    expect(res.status).toBe(200);
+    expect(res.body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+  });
+
+  it('reads the scope into the auth context (requireScope)', async () => {
+    const token = await tokenFrom(issuer, API, 'read write');
+    expect((await request(app).post('/v1/things').set('Authorization', `Bearer ${token}`)).status).toBe(201);
+    const readOnly = await tokenFrom(issuer, API, 'read');
+    expect((await request(app).post('/v1/things').set('Authorization', `Bearer ${readOnly}`)).status).toBe(403);
+  });
+
+  it('answers a token for another audience with the 401', async () => {
+    expectInvalidToken(
+      await get(app, await tokenFrom(issuer, 'https://other.example.test')),
+      'The access token is meant for another audience.',
+    );
+  });
+
+  it('answers an expired token with the 401', async () => {
+    const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0 });
+    const token = await tokenFrom(issuer, API, 'read short');
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expectInvalidToken(await get(strict, token), 'The access token expired.');
+  });
+
+  it('answers a token of another issuer with the 401', async () => {
+    expectInvalidToken(await get(app, await tokenFrom(foreign)), 'The access token was not signed by a known key.');
+  });
+
+  it('answers a tampered signature with the 401', async () => {
+    const token = await tokenFrom(issuer);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const flipped = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
+    expectInvalidToken(await get(app, `${header}.${payload}.${flipped}`), 'The access token is not valid.');
+    // The payload of another token under this token's signature.
+    const other = (await tokenFrom(issuer, API, 'read write')).split('.')[1];
+    expectInvalidToken(await get(app, `${header}.${other}.${signature}`), 'The access token is not valid.');
+  });
+
+  it('follows the issuer’s key rotation without a restart: new tokens pass, and tokens of the old key still do', async () => {
+    const before = await tokenFrom(issuer);
+    expect((await get(app, before)).status).toBe(200);
+    issuer.child.stdin.write('rotate\n');
+    const { rotated } = await nextMessage(issuer);
+    const after = await tokenFrom(issuer);
+    expect(headerOf(after).kid).toBe(rotated);
+    expect(headerOf(after).kid).not.toBe(headerOf(before).kid);
+    // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await get(app, after)).status).toBe(200);
+    expect((await get(app, before)).status).toBe(200);
+  });
+
+  it('finds the key set from an explicit jwksUri too (the one its metadata names)', async () => {
+    const metadata = await (await fetch(`${issuer.url}/.well-known/oauth-authorization-server`)).json();
+    const direct = protectedApp({ issuer: issuer.url, audience: API, jwksUri: (metadata as { jwks_uri: string }).jwks_uri });
+    expect((await get(direct, await tokenFrom(issuer))).status).toBe(200);
+  });
+});
+
+/** A key set served on 127.0.0.1 that a test can take down and count. */
+interface KeyServer {
+  readonly url: string;
+  hits: number;
+  down: boolean;
+  close(): Promise<void>;
+}
+
+async function keyServer(keys: () => unknown[], headers: Record<string, string> = {}): Promise<KeyServer> {
+  const state = { hits: 0, down: false };
+  const app = express();
+  app.get('/jwks', (_req, res) => {
+    state.hits += 1;
+    if (state.down) res.status(503).end();
+    else res.set(headers).json({ keys: keys() });
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+  return Object.assign(state, {
+    url,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+const ISSUER = 'https://issuer.example.test';
+
+function esKey(): { kid: string; privateKey: KeyObject; jwk: Record<string, unknown> } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = randomUUID();
+  return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' } };
+}
+
+const signed = (key: { kid: string; privateKey: KeyObject }, claims: Record<string, unknown> = {}, kid = key.kid) =>
+  jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1', scope: 'read', ...claims }, key.privateKey, {
+    algorithm: 'ES256',
+    expiresIn: 86_400,
+    header: { alg: 'ES256', typ: 'JWT', kid },
+  });
+
+/** Fakes only Date: HTTP, time-outs and promises run for real, while the key set's clock (and the token's) moves on command. */
+function fakeDateOnly(): void {
+  jest.useFakeTimers({
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'requestAnimationFrame',
+      'cancelAnimationFrame',
+      'requestIdleCallback',
+      'cancelIdleCallback',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+}
+const advance = (ms: number) => jest.setSystemTime(Date.now() + ms);
+
+describe('an attacker’s flood of made-up kids', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('costs the issuer at most one fetch per cooldown, and each token its 401 at once', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
+      const flood = async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 1000 }, () => get(app, signed(key, {}, randomUUID())).then((res) => res.status)),
+        );
+        expect(new Set(answers)).toEqual(new Set([401]));
+      };
+      await flood();
+      expect(server.hits).toBe(1);
+      advance(10_000);
+      await flood();
+      expect(server.hits).toBe(1);
+      advance(21_000);
+      await flood();
+      expect(server.hits).toBe(2);
+      // The real key still passes all along.
+      expect((await get(app, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
+describe('the key set’s endpoint down', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('keeps the last good set for its cache age and the grace, then answers 503 with Retry-After, never 500', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const app = protectedApp({
+        issuer: ISSUER,
+        jwksUri: server.url,
+        audience: API,
+        jwks: { cacheMaxAgeSeconds: 60, staleGraceSeconds: 120, cooldownSeconds: 5 },
+      });
+      const token = signed(key);
+      const fresh = signed(key, { jti: 'another' });
+      expect((await get(app, token)).status).toBe(200);
+      server.down = true;
+      advance(61_000);
+      expect((await get(app, token)).status).toBe(200);
+      advance(100_000);
+      // Within the grace a token never seen before verifies too: the set itself serves, not a cache of answers.
+      expect((await get(app, fresh)).status).toBe(200);
+      advance(20_000);
+      const refused = await get(app, signed(key, { jti: 'third' }));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+      expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(refused.body).toEqual({ errors: [{ message: "The token issuer's keys cannot be fetched.", code: 50302 }] });
+      server.down = false;
+      advance(6_000);
+      expect((await get(app, signed(key, { jti: 'fourth' }))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('answers 503, not 500, when the set was never fetched', async () => {
+    const app = protectedApp({ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/jwks', audience: API, jwks: { timeoutMs: 500 } });
+    const res = await get(app, signed(esKey()));
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+  });
+
+  it('takes a shorter Cache-Control max-age from the answer', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk], { 'Cache-Control': 'public, max-age=20' });
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      expect((await get(app, signed(key))).status).toBe(200);
+      advance(21_000);
+      expect((await get(app, signed(key, { jti: 'x' }))).status).toBe(200);
+      // The background refresh is under way once the set is older than 20 s.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
