@@ -7,7 +7,9 @@ import { createInterface } from 'node:readline';
 import express, { type Express } from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { type BearerAuthOptions, bearerAuth, requireScope } from '../src/oauth2/index.js';
+import { conventions } from '../src/index.js';
+import { type BearerAuthOptions, bearerAuth, dpopAuth, requireScope } from '../src/oauth2/index.js';
+import { keysFromJwk } from '../src/oauth2/jwk.js';
 import { expectHeaders } from './helpers.js';
 
 /**
@@ -162,6 +164,21 @@ describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', 
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await get(app, after)).status).toBe(200);
     expect((await get(app, before)).status).toBe(200);
+  });
+
+  it('works the same in dpopAuth() (its Bearer path) and in the preset’s bearerAuth stage', async () => {
+    const token = await tokenFrom(issuer);
+    const dpop = express().get('/v1/me', dpopAuth({ issuer: issuer.url, audience: API, origin: API }), (req, res) => {
+      res.json({ auth: req.auth });
+    });
+    expect((await get(dpop, token)).body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+    const preset = express();
+    preset.use(conventions({ bearerAuth: { issuer: issuer.url, audience: API } }));
+    preset.get('/v1/me', (req, res) => {
+      res.json({ auth: req.auth ?? null });
+    });
+    expect((await get(preset, token)).body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+    expect((await get(preset, `${token}x`)).status).toBe(401);
   });
 
   it('finds the key set from an explicit jwksUri too (the one its metadata names)', async () => {
@@ -325,5 +342,170 @@ describe('the key set’s endpoint down', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('discovery (RFC 8414 §3, then OpenID Connect Discovery §4)', () => {
+  /** A server whose metadata documents the test chooses, by path. */
+  async function metadataServer(documents: (base: string) => Record<string, unknown>) {
+    const app = express();
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const key = esKey();
+    app.get('/jwks', (_req, res) => {
+      res.json({ keys: [key.jwk] });
+    });
+    app.get(/.*/, (req, res) => {
+      const document = documents(base)[req.path];
+      if (document === undefined) res.status(404).end();
+      else res.json(document);
+    });
+    return { base, key, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  const tokenFor = (key: { kid: string; privateKey: KeyObject }, iss: string) => signed(key, { iss });
+
+  it('inserts the RFC 8414 suffix before the issuer’s path, and appends the OpenID one when that is missing', async () => {
+    const server = await metadataServer((base) => ({
+      '/tenant/.well-known/openid-configuration': { issuer: `${base}/tenant`, jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const issuer = `${server.base}/tenant`;
+      const app = protectedApp({ issuer, audience: API });
+      expect((await get(app, tokenFor(server.key, issuer))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('never uses a document that names another issuer (RFC 8414 §3.3): 503, not a pass', async () => {
+    const server = await metadataServer((base) => ({
+      '/.well-known/oauth-authorization-server': { issuer: 'https://attacker.example', jwks_uri: `${base}/jwks` },
+      '/.well-known/openid-configuration': { issuer: 'https://attacker.example', jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const app = protectedApp({ issuer: server.base, audience: API });
+      expect((await get(app, tokenFor(server.key, server.base))).status).toBe(503);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('JWK rules (RFC 7517, RFC 7518)', () => {
+  const ec = esKey().jwk;
+  const rsa = (bits: number, exponent?: number) => ({
+    ...generateKeyPairSync('rsa', {
+      modulusLength: bits,
+      ...(exponent === undefined ? {} : { publicExponent: exponent }),
+    }).publicKey.export({ format: 'jwk' }),
+    kid: 'r',
+  });
+
+  it('takes a key for its own alg only', () => {
+    expect(keysFromJwk(ec, ['RS256', 'ES256']).map((key) => key.algorithm)).toEqual(['ES256']);
+    expect(keysFromJwk(ec, ['RS256'])).toEqual([]);
+  });
+
+  it('takes a key without alg for each allowed algorithm its type and curve fit', () => {
+    const { alg: _alg, ...bare } = ec;
+    expect(keysFromJwk(bare, ['RS256', 'ES256', 'ES384']).map((key) => key.algorithm)).toEqual(['ES256']);
+    expect(keysFromJwk(rsa(2048), ['RS256', 'PS256', 'ES256']).map((key) => key.algorithm)).toEqual(['RS256', 'PS256']);
+  });
+
+  it('skips a kty or crv that does not match the alg', () => {
+    expect(keysFromJwk({ ...ec, alg: 'RS256' }, ['RS256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, alg: 'ES384' }, ['ES384'])).toEqual([]);
+  });
+
+  it('skips keys for another use, or whose key_ops do not verify', () => {
+    expect(keysFromJwk({ ...ec, use: 'enc' }, ['ES256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, key_ops: ['encrypt'] }, ['ES256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, key_ops: ['verify'] }, ['ES256'])).toHaveLength(1);
+  });
+
+  it('skips RSA keys below 2048 bits or with an exponent other than 65537', () => {
+    expect(keysFromJwk(rsa(1024), ['RS256'])).toEqual([]);
+    expect(keysFromJwk(rsa(2048, 3), ['RS256'])).toEqual([]);
+    expect(keysFromJwk(rsa(2048), ['RS256'])).toHaveLength(1);
+  });
+
+  it('builds a public key only, even from a JWK that carries private members', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const [key] = keysFromJwk({ ...privateKey.export({ format: 'jwk' }), alg: 'ES256' }, ['ES256']);
+    expect(key?.verifyingKey.type).toBe('public');
+    expect(key?.kid).toBe('');
+  });
+
+  it('verifies a token without kid with the one key that fits, and refuses it when several do (RFC 7517 §4.5)', async () => {
+    const key = esKey();
+    const { kid: _kid, ...withoutKid } = key.jwk;
+    const one = await keyServer(() => [withoutKid]);
+    const two = await keyServer(() => [withoutKid, esKey().jwk]);
+    try {
+      const noKid = jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1' }, key.privateKey, { algorithm: 'ES256', expiresIn: 60 });
+      expect((await get(protectedApp({ issuer: ISSUER, jwksUri: one.url, audience: API }), noKid)).status).toBe(200);
+      expect((await get(protectedApp({ issuer: ISSUER, jwksUri: two.url, audience: API }), noKid)).status).toBe(401);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('refuses a key set larger than its bounds (bytes, keys): 503, never a partial set', async () => {
+    const many = await keyServer(() => Array.from({ length: 40 }, () => ec));
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: many.url, audience: API });
+      expect((await get(app, signed(esKey()))).status).toBe(503);
+      const small = protectedApp({ issuer: ISSUER, jwksUri: many.url, audience: API, jwks: { maxKeys: 100, maxBytes: 1024 } });
+      expect((await get(small, signed(esKey()))).status).toBe(503);
+    } finally {
+      await many.close();
+    }
+  });
+});
+
+describe('RFC 9068 checks of foreign tokens', () => {
+  let server: KeyServer;
+  const key = esKey();
+  beforeAll(async () => {
+    server = await keyServer(() => [key.jwk]);
+  });
+  afterAll(() => server.close());
+  const app = (options: Partial<BearerAuthOptions> = {}) =>
+    protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, ...options });
+
+  it('accepts typ JWT by default, and asks for at+jwt when requireAccessTokenType is on', async () => {
+    expect((await get(app(), signed(key))).status).toBe(200);
+    expectInvalidToken(await get(app({ requireAccessTokenType: true }), signed(key)), 'The token is not an access token.');
+  });
+
+  it('accepts an aud list that holds the audience', async () => {
+    expect((await get(app(), signed(key, { aud: ['https://other.example', API] }))).status).toBe(200);
+  });
+
+  it('reads scp (a list or a string) as the scopes, and azp as the client', async () => {
+    const res = await get(app(), signed(key, { scope: undefined, scp: ['read', 'write'], azp: 'spa' }));
+    expect(res.body.auth).toEqual({ subject: 'u-1', clientId: 'spa', scopes: ['read', 'write'] });
+    expect((await get(app(), signed(key, { scope: undefined, scp: 'read write' }))).body.auth.scopes).toEqual(['read', 'write']);
+  });
+
+  it('refuses a token issued in the future, or living longer than the maximum lifetime', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expectInvalidToken(await get(app(), signed(key, { iat: now + 600 })), 'The access token is not valid yet.');
+    const long = jwt.sign({ iss: ISSUER, aud: API, sub: 'u', iat: now, exp: now + 7200 }, key.privateKey, {
+      algorithm: 'ES256',
+      header: { alg: 'ES256', kid: key.kid },
+    });
+    expectInvalidToken(
+      await get(app({ maxTokenLifetimeSeconds: 3600 }), long),
+      'The access token lives longer than this service accepts.',
+    );
+  });
+
+  it('runs checkClaims last, e.g. for a tenant', async () => {
+    const tenant = app({ checkClaims: (claims) => claims.tid === 'acme' });
+    expect((await get(tenant, signed(key, { tid: 'acme' }))).status).toBe(200);
+    expectInvalidToken(await get(tenant, signed(key, { tid: 'other' })), 'The access token claims are not accepted here.');
   });
 });
