@@ -13,8 +13,14 @@ export {
 } from './dpop.js';
 export { dpopAuth } from './dpop-auth.js';
 export type { DpopAuthOptions } from './dpop-auth-options.js';
-export type { RemoteAlgorithm } from './jwk.js';
-export type { AccessTokenAlgorithm, AccessTokenKey, AsymmetricAlgorithm, AsymmetricKey, HmacKey } from './keys.js';
+export type {
+  AccessTokenAlgorithm,
+  AccessTokenKey,
+  AsymmetricAlgorithm,
+  AsymmetricKey,
+  HmacKey,
+  RemoteAlgorithm,
+} from './keys.js';
 export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export { RedisRevokedFamilies, type RedisRevokedFamiliesOptions } from './redis-revoked-families.js';
 export type { JwksOptions } from './remote-key-options.js';

@@ -1,5 +1,5 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { MIN_RSA_MODULUS_BITS, type ReadyKey } from './keys.js';
+import { MIN_RSA_MODULUS_BITS, REMOTE_ALGORITHMS, type ReadyKey, type RemoteAlgorithm } from './keys.js';
 
 /**
  * Keys read from an issuer's JSON Web Key Set (RFC 7517). Node's crypto
@@ -8,21 +8,6 @@ import { MIN_RSA_MODULUS_BITS, type ReadyKey } from './keys.js';
  * a private key. A key that breaks a rule below is skipped, not fatal: a
  * provider's set often holds encryption keys or keys for other algorithms.
  */
-
-/** The JWS algorithms (RFC 7518 §3, RFC 8037 §3.1) a key of an issuer's set may verify, with the key type each needs. */
-export const REMOTE_ALGORITHMS = {
-  RS256: { kty: 'RSA' },
-  RS384: { kty: 'RSA' },
-  RS512: { kty: 'RSA' },
-  PS256: { kty: 'RSA' },
-  PS384: { kty: 'RSA' },
-  PS512: { kty: 'RSA' },
-  ES256: { kty: 'EC', crv: 'P-256' },
-  ES384: { kty: 'EC', crv: 'P-384' },
-  ES512: { kty: 'EC', crv: 'P-521' },
-  EdDSA: { kty: 'OKP', crv: 'Ed25519' },
-} as const satisfies Record<string, { kty: string; crv?: string }>;
-export type RemoteAlgorithm = keyof typeof REMOTE_ALGORITHMS;
 
 /** The algorithms accepted from an issuer's set by default: what the providers of docs/bearer-auth.md sign with. */
 export const DEFAULT_REMOTE_ALGORITHMS: readonly RemoteAlgorithm[] = ['RS256', 'ES256', 'EdDSA'];

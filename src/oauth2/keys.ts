@@ -1,6 +1,5 @@
 import { createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
 import { invalidOption } from '../config/options.js';
-import type { RemoteAlgorithm } from './jwk.js';
 
 /**
  * Access-token keys. Each key has a `kid`, written into the JWT header, so
@@ -17,6 +16,21 @@ export const ACCESS_TOKEN_ALGORITHMS = ['HS256', 'RS256', 'ES256', 'EdDSA'] as c
 export type AccessTokenAlgorithm = (typeof ACCESS_TOKEN_ALGORITHMS)[number];
 /** The algorithms whose public keys can be published (a JWKS); HS256's secret never is. */
 export type AsymmetricAlgorithm = Exclude<AccessTokenAlgorithm, 'HS256'>;
+
+/** The JWS algorithms (RFC 7518 §3, RFC 8037 §3.1) a key of an issuer's set (jwk.ts) may verify, with the key type each needs. */
+export const REMOTE_ALGORITHMS = {
+  RS256: { kty: 'RSA' },
+  RS384: { kty: 'RSA' },
+  RS512: { kty: 'RSA' },
+  PS256: { kty: 'RSA' },
+  PS384: { kty: 'RSA' },
+  PS512: { kty: 'RSA' },
+  ES256: { kty: 'EC', crv: 'P-256' },
+  ES384: { kty: 'EC', crv: 'P-384' },
+  ES512: { kty: 'EC', crv: 'P-521' },
+  EdDSA: { kty: 'OKP', crv: 'Ed25519' },
+} as const satisfies Record<string, { kty: string; crv?: string }>;
+export type RemoteAlgorithm = keyof typeof REMOTE_ALGORITHMS;
 
 /** RFC 7518 §3.2: an HS256 key is at least as long as the hash output, 256 bits. */
 export const MIN_HMAC_SECRET_BYTES = 32;

@@ -1,7 +1,8 @@
 import { checkBoolean, checkInteger, invalidOption, readOptions } from '../config/options.js';
 import { issuerKeys, type KeySource } from './access-tokens.js';
 import { isFetchableUrl } from './bounded-fetch.js';
-import { DEFAULT_REMOTE_ALGORITHMS, isRemoteAlgorithmList, REMOTE_ALGORITHMS, type RemoteAlgorithm } from './jwk.js';
+import { DEFAULT_REMOTE_ALGORITHMS, isRemoteAlgorithmList } from './jwk.js';
+import { REMOTE_ALGORITHMS, type RemoteAlgorithm } from './keys.js';
 import { RemoteKeySet } from './remote-key-set.js';
 
 /**

@@ -2,8 +2,8 @@ import { warnOnce } from '../config/warnings.js';
 import { StoreUnavailableError } from '../stores/store-error.js';
 import { type FetchLimits, fetchFailure, fetchJson } from './bounded-fetch.js';
 import { discoverJwksUri } from './discovery.js';
-import { keysFromJwk, type RemoteAlgorithm } from './jwk.js';
-import type { ReadyKey } from './keys.js';
+import { keysFromJwk } from './jwk.js';
+import type { ReadyKey, RemoteAlgorithm } from './keys.js';
 
 /**
  * An issuer's key set (RFC 7517), fetched from its `jwks_uri` (given, or
