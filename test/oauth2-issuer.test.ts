@@ -283,6 +283,30 @@ describe('an attacker’s flood of made-up kids', () => {
   }, 60_000);
 });
 
+describe('when the key set is fetched', () => {
+  it('on the first token by default, and when the middleware is built with fetchAtStart', async () => {
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const lazy = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(server.hits).toBe(0);
+      expect((await get(lazy, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(1);
+      const auth = bearerAuth({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { fetchAtStart: true } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const eager = express().get('/v1/me', auth, (_req, res) => {
+        res.json({});
+      });
+      expect(server.hits).toBe(2);
+      expect((await get(eager, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the key set’s endpoint down', () => {
   afterEach(() => jest.useRealTimers());
 
