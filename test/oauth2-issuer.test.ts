@@ -476,6 +476,22 @@ describe('JWK rules (RFC 7517, RFC 7518)', () => {
     }
   });
 
+  it('warns (EAC_JWKS_NO_USABLE_KEY) when the set holds no usable key, and refuses every token with the 401', async () => {
+    const key = esKey();
+    const server = await keyServer(() => [{ ...key.jwk, use: 'enc' }]);
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      expectInvalidToken(
+        await get(protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API }), signed(key)),
+        'The access token was not signed by a known key.',
+      );
+      expect(spy).toHaveBeenCalledWith(expect.stringContaining('holds no key'), { code: 'EAC_JWKS_NO_USABLE_KEY' });
+    } finally {
+      spy.mockRestore();
+      await server.close();
+    }
+  });
+
   it('refuses a key set larger than its bounds (bytes, keys): 503, never a partial set', async () => {
     const many = await keyServer(() => Array.from({ length: 40 }, () => ec));
     try {

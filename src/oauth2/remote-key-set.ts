@@ -136,6 +136,7 @@ export class RemoteKeySet {
         `jwks:${uri}`,
         'EAC_JWKS_NO_USABLE_KEY',
         `${uri} holds no key bearerAuth() can use (algorithms: ${settings.algorithms.join(', ')}): every token will be refused.`,
+        { evenInProduction: true },
       );
     }
     const maxAge = maxAgeSeconds === undefined ? settings.maxAgeMs : Math.min(settings.maxAgeMs, maxAgeSeconds * 1000);
