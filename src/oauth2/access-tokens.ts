@@ -37,8 +37,8 @@ export interface AccessTokenClaims {
   readonly exp: number;
   /** Issued at, seconds since the epoch. */
   readonly iat: number;
-  /** Unique token id. */
-  readonly jti: string;
+  /** Unique token id: always in tokenRouter()'s tokens; an issuer may leave it out (Entra ID writes `uti`). */
+  readonly jti?: string;
   /** Granted scopes, space-separated; absent when none were granted. */
   readonly scope?: string;
   /** Granted scopes as some issuers write them (Okta, Entra ID): a list, or a space-separated string. */
