@@ -520,6 +520,13 @@ describe('RFC 9068 checks of foreign tokens', () => {
     expectInvalidToken(await get(app({ requireAccessTokenType: true }), signed(key)), 'The token is not an access token.');
   });
 
+  it('refuses a token naming another issuer, even signed by a key of this one', async () => {
+    expectInvalidToken(
+      await get(app(), signed(key, { iss: 'https://evil.example' })),
+      'The access token was issued by another issuer.',
+    );
+  });
+
   it('accepts an aud list that holds the audience', async () => {
     expect((await get(app(), signed(key, { aud: ['https://other.example', API] }))).status).toBe(200);
   });
