@@ -52,14 +52,12 @@ class KeySetUnavailable extends StoreUnavailableError {
 export class RemoteKeySet {
   readonly #settings: RemoteKeySetSettings;
   #byKid: Map<string, ReadyKey[]> | undefined;
-  /** Until when the set is fresh, and until when it still serves (fresh + grace). */
+  /** Until when the set is fresh; it still serves for the grace after, while it cannot be refreshed. */
   #freshUntil = Number.NEGATIVE_INFINITY;
   #attemptAt = Number.NEGATIVE_INFINITY;
   #inFlight: Promise<void> | undefined;
   #jwksUri: string | undefined;
   #lastError: unknown;
-  /** How many fetches of the key set were started (tests, diagnostics). */
-  fetches = 0;
 
   constructor(settings: RemoteKeySetSettings) {
     this.#settings = settings;
@@ -101,7 +99,6 @@ export class RemoteKeySet {
   #refresh(now: number): Promise<void> {
     if (this.#inFlight !== undefined) return this.#inFlight;
     this.#attemptAt = now;
-    this.fetches += 1;
     this.#inFlight = this.#load().then(
       () => {
         this.#inFlight = undefined;
