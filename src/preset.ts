@@ -208,7 +208,7 @@ export const PRESET_STAGES = [
     configured((o: Omit<BearerAuthOptions, 'optional'>) => bearerAuthModule().bearerAuth({ ...o, optional: true })),
     'off',
     ['corsPolicy'],
-    'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `keys`, `issuer`, `audience`.',
+    'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `issuer` and `audience`; `keys`, or the issuer’s key set (`jwksUri`, or discovery).',
     { refusalsCountedFirst: true },
   ),
   stage(

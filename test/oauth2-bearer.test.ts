@@ -455,7 +455,14 @@ describe('bearerAuth() (rules 13.6 and 13.7; RFC 6750)', () => {
 
   describe('options, checked at construction', () => {
     it.each([
-      [{ keys: undefined }, '`keys` must be a non-empty array'],
+      [{ keys: [] }, '`keys` must be a non-empty array'],
+      [{ keys: KEYS, jwksUri: 'https://issuer.example/jwks' }, '`jwksUri` must be left out with `keys`'],
+      [{ keys: undefined, issuer: 'http://issuer.example' }, '`issuer` must be an https URL to discover its keys from'],
+      [{ keys: undefined, jwksUri: 'ftp://issuer.example/jwks' }, '`jwksUri` must be an https URL'],
+      [{ keys: undefined, jwks: { cooldownSeconds: 0 } }, '`jwks.cooldownSeconds` must be an integer from 1 to 3600'],
+      [{ keys: undefined, jwks: { algorithms: ['HS256'] } }, '`jwks.algorithms` must be a non-empty list of'],
+      [{ keys: undefined, jwks: { cooldown: 30 } }, 'unsupported option `cooldown`'],
+      [{ checkClaims: 'tenant' }, '`checkClaims` must be a function'],
       [{ issuer: 1 }, '`issuer` must be a non-empty string'],
       [{ clockToleranceSeconds: -1 }, '`clockToleranceSeconds` must be an integer from 0 to 300'],
       [{ optional: 'yes' }, '`optional` must be true or false'],

@@ -18,6 +18,7 @@ export function metadataEndpoint(config: TokenRouterConfiguration): RequestHandl
       grantTypes: enabledGrantTypes(config),
       confidentialClients: config.clients !== undefined,
       scopes: config.scopes,
+      ...(config.jwksPath === undefined ? {} : { jwksPath: config.jwksPath }),
       ...(config.dpop === undefined ? {} : { dpopAlgorithms: config.dpop.verifier.algorithms }),
     }),
   );

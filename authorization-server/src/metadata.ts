@@ -44,6 +44,8 @@ export interface MetadataInput {
   /** Whether registered clients can authenticate with a secret (a client store is given). */
   readonly confidentialClients: boolean;
   readonly scopes: ReadonlySet<string>;
+  /** Where the public keys are served, when a key is asymmetric. */
+  readonly jwksPath?: string;
   /** JWS algorithms of DPoP proofs, when DPoP is on. */
   readonly dpopAlgorithms?: readonly string[];
 }
@@ -63,6 +65,8 @@ export function authorizationServerMetadata(input: MetadataInput): Record<string
     response_types_supported: [],
   };
   if (input.scopes.size > 0) document.scopes_supported = [...input.scopes];
+  // RFC 8414 §2: where a resource server finds the keys that verify this issuer's tokens.
+  if (input.jwksPath !== undefined) document.jwks_uri = at(input.jwksPath);
   if (input.revocationPath !== undefined) {
     document.revocation_endpoint = at(input.revocationPath);
     document.revocation_endpoint_auth_methods_supported = clientAuth;

@@ -10,6 +10,7 @@ import {
   GRANT_TYPES,
   INTROSPECTION_PATH,
   invalidOption,
+  JWKS_PATH,
   REVOCATION_PATH,
   type ReadyKey,
   readDpopOptions,
@@ -135,6 +136,13 @@ export interface TokenRouterOptions {
    */
   introspectionPath?: string | false;
   /**
+   * Path of the public keys, a JWK Set (RFC 7517), named `jwks_uri` in the
+   * metadata, or `false` for none. Served only when a key is asymmetric
+   * (RS256, ES256, EdDSA): a HS256 secret is never published. Default:
+   * `'/v1/oauth2/keys'`.
+   */
+  jwksPath?: string | false;
+  /**
    * Who may introspect, by client id: `'resource-server'` learns of every
    * access token for the audience (and of its own refresh tokens),
    * `'own-tokens'` only of the tokens issued to that client; any other
@@ -187,6 +195,7 @@ const OPTION_NAMES = [
   'metadata',
   'revocationPath',
   'introspectionPath',
+  'jwksPath',
   'introspectors',
   'refreshGraceSeconds',
   'dpop',
@@ -223,6 +232,8 @@ export interface TokenRouterConfiguration {
   readonly metadataPath: string | undefined;
   readonly revocationPath: string | undefined;
   readonly introspectionPath: string | undefined;
+  /** Where the public keys are served; undefined when none is asymmetric, or it is off. */
+  readonly jwksPath: string | undefined;
   /** Who may introspect (client id → right); empty: nobody. */
   readonly introspectors: ReadonlyMap<string, IntrospectionRight>;
   /** The refresh grace in milliseconds; 0 when off. */
@@ -355,6 +366,9 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     metadataPath: readMetadataPath(given.metadata, issuer),
     revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
     introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
+    jwksPath: keys.some((key) => key.verifyingKey.type === 'public')
+      ? readEndpointPath('jwksPath', given.jwksPath, JWKS_PATH)
+      : undefined,
     introspectors: readIntrospectors(F, given.introspectors),
     refreshGraceMs:
       given.refreshGraceSeconds === undefined
@@ -363,7 +377,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     dpop: readDpop(given.dpop, issuer, path),
   };
   checkIntrospectors(config);
-  const paths = [config.path, config.revocationPath, config.introspectionPath].filter((p) => p !== undefined);
+  const paths = [config.path, config.revocationPath, config.introspectionPath, config.jwksPath].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {
     invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');
   }

@@ -8,6 +8,7 @@ import { passwordGrant } from './grants/password.js';
 import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
 import { type GrantContext, sendTokens } from './grants/token-response.js';
 import { introspectionEndpoint } from './introspection.js';
+import { jwksEndpoint } from './jwks-endpoint.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
 import { oauthRequestReader } from './oauth-request.js';
 import { refreshDerivationKey } from './refresh-grace.js';
@@ -92,6 +93,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
   }
   if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
+  if (config.jwksPath !== undefined) router.get(config.jwksPath, jwksEndpoint(config.keys));
   const endpoints: TokenEndpoints = {
     token: config.path,
     revocation: config.revocationPath,

@@ -35,7 +35,14 @@ export {
 } from '../oauth2/dpop.js';
 export { type ReadyKey, readKeys } from '../oauth2/keys.js';
 export { markOAuthEndpoint } from '../oauth2/oauth-endpoint-mark.js';
-export { INTROSPECTION_PATH, METADATA_WELL_KNOWN, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '../oauth2/paths.js';
+export {
+  INTROSPECTION_PATH,
+  JWKS_PATH,
+  METADATA_WELL_KNOWN,
+  metadataPath,
+  REVOCATION_PATH,
+  TOKEN_PATH,
+} from '../oauth2/paths.js';
 export { DEFAULT_OAUTH2_REDIS_PREFIX } from '../oauth2/redis-revoked-families.js';
 export { checkScopeList, formatScope, parseScope } from '../oauth2/scope.js';
 export { clientAddressKey } from '../rate-limit/client-address.js';

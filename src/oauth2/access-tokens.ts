@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { sign as cryptoSign, verify as cryptoVerify, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { ReadyKey } from './keys.js';
 
@@ -37,12 +37,16 @@ export interface AccessTokenClaims {
   readonly exp: number;
   /** Issued at, seconds since the epoch. */
   readonly iat: number;
-  /** Unique token id. */
-  readonly jti: string;
+  /** Unique token id: always in tokenRouter()'s tokens; an issuer may leave it out (Entra ID writes `uti`). */
+  readonly jti?: string;
   /** Granted scopes, space-separated; absent when none were granted. */
   readonly scope?: string;
+  /** Granted scopes as some issuers write them (Okta, Entra ID): a list, or a space-separated string. */
+  readonly scp?: string | readonly string[];
   /** The application the token was issued to, when it authenticated. */
   readonly client_id?: string;
+  /** The application, as OpenID Connect issuers write it (Entra ID v2, Keycloak). */
+  readonly azp?: string;
   /**
    * The refresh-token family the token was issued with (the `sid`, "session
    * id", claim of the IANA JWT registry): revoking the family (reuse
@@ -101,16 +105,78 @@ export class AccessTokenSigner {
     if (input.familyId !== undefined) claims.sid = input.familyId;
     if (input.jkt !== undefined) claims.cnf = { jkt: input.jkt };
     // The key is checked at construction to be a secret or a private key.
-    return jwt.sign(claims, this.#key.signingKey as jwt.Secret, { algorithm: this.#key.algorithm, header: this.#header });
+    if (this.#key.algorithm === 'EdDSA') return signEdDsa(this.#header, claims, this.#key.signingKey as KeyObject);
+    return jwt.sign(claims, this.#key.signingKey as jwt.Secret, {
+      algorithm: this.#key.algorithm as jwt.Algorithm,
+      header: this.#header,
+    });
   }
 }
 
 /** Why a token was refused; the text of `error_description`. */
 export class TokenRejected extends Error {}
 
-interface VerifyEntry {
-  readonly key: ReadyKey;
-  readonly options: jwt.VerifyOptions & { complete: false };
+// jsonwebtoken has no EdDSA (RFC 8037): Node's crypto signs and checks those signatures, over the same JWS input.
+const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** An EdDSA (Ed25519) JWS in compact form (RFC 7515 §7.1, RFC 8037 §3.1). */
+function signEdDsa(header: jwt.JwtHeader, claims: Record<string, unknown>, key: KeyObject): string {
+  const input = `${base64url(header)}.${base64url(claims)}`;
+  return `${input}.${cryptoSign(null, Buffer.from(input), key).toString('base64url')}`;
+}
+
+/** The payload of an EdDSA token whose signature `key` verifies; throws otherwise. */
+function verifyEdDsa(token: string, key: KeyObject): unknown {
+  const parts = token.split('.');
+  if (parts.length !== 3) throw new TokenRejected('The access token is malformed.');
+  const [header, payload, signature] = parts as [string, string, string];
+  if (!cryptoVerify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'))) {
+    throw new TokenRejected('The access token is not valid.');
+  }
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw new TokenRejected('The access token is malformed.');
+  }
+}
+
+/**
+ * Where a verifier finds the key of a token: the configured keys, or an
+ * issuer's key set (remote-key-set.ts). Answers the key, or the
+ * `error_description` of a token no key verifies; an issuer's set may also
+ * throw (a fetch to wait for, or a set that cannot be read).
+ */
+export interface KeySource {
+  key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | string;
+}
+
+const UNKNOWN_KEY = 'The access token was not signed by a known key.';
+const WRONG_ALGORITHM = 'The access token algorithm is not allowed.';
+
+/** The keys given to bearerAuth() or tokenRouter(): the `kid` picks the key, whose one algorithm the token must name. */
+class ConfiguredKeys implements KeySource {
+  readonly #byKid = new Map<string, ReadyKey>();
+  constructor(keys: readonly ReadyKey[]) {
+    for (const key of keys) this.#byKid.set(key.kid, key);
+  }
+  key(kid: string | undefined, alg: unknown): ReadyKey | string {
+    const key = kid === undefined ? undefined : this.#byKid.get(kid);
+    if (key === undefined) return UNKNOWN_KEY;
+    return alg === key.algorithm ? key : WRONG_ALGORITHM;
+  }
+}
+
+/** A source over an issuer's key set: its answer `undefined` is a token no key of the set verifies. */
+export function issuerKeys(set: { key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | undefined }): KeySource {
+  return { key: (kid, alg, wait) => set.key(kid, alg, wait) ?? UNKNOWN_KEY };
+}
+
+/** RFC 9068 checks beyond signature, issuer, audience and time, for tokens of other issuers as for the library's own. */
+export interface TokenRules {
+  /** Whether the header's `typ` must be `at+jwt` (RFC 9068 §2.1). Default: true (the library's own tokens always carry it). */
+  readonly requireType?: boolean;
+  /** A last check of the verified claims (a tenant, say): false refuses the token. Default: none. */
+  readonly checkClaims?: (claims: Readonly<Record<string, unknown>>) => boolean;
 }
 
 const HEADER_END = /^[A-Za-z0-9_-]+$/;
@@ -118,14 +184,24 @@ const HEADER_END = /^[A-Za-z0-9_-]+$/;
 /** How many accepted tokens a verifier remembers (each a few hundred bytes). */
 export const ACCEPTED_TOKENS_CACHE_SIZE = 10_000;
 
+const isStringList = (value: unknown): boolean =>
+  typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string'));
+
 /**
- * Verifies access tokens against a key ring: the `kid` picks the key, and
+ * Verifies access tokens against a key source: the `kid` picks the key, and
  * the header's `alg` must be that key's one algorithm (so neither `none` nor
- * an HS256 token "signed" with a public RSA key can pass).
+ * an HS256 token "signed" with a public RSA key can pass). jsonwebtoken
+ * checks the signature (Node's crypto for EdDSA, which it lacks); the claims
+ * are checked here, the same for every algorithm (RFC 9068 §4).
  */
 export class AccessTokenVerifier {
-  readonly #byKid = new Map<string, VerifyEntry>();
+  readonly #keys: KeySource;
+  readonly #issuer: string;
+  readonly #audiences: readonly string[];
   readonly #tolerance: number;
+  readonly #maxLifetime: number;
+  readonly #requireType: boolean;
+  readonly #checkClaims: TokenRules['checkClaims'];
   // Tokens this verifier accepted lately, by their exact text: a client sends
   // the same token with every request for its lifetime, and checking its
   // signature again (an HMAC or RSA operation, plus JSON parsing) costs far
@@ -133,49 +209,44 @@ export class AccessTokenVerifier {
   // clock. Emptied when full: bounded memory, no per-entry bookkeeping.
   readonly #accepted = new Map<string, AccessTokenClaims>();
 
-  readonly #maxLifetime: number;
-
   constructor(
-    keys: readonly ReadyKey[],
+    keys: readonly ReadyKey[] | KeySource,
     issuer: string,
     audience: string | readonly string[],
     clockToleranceSeconds: number,
     maxLifetimeSeconds: number = DEFAULT_MAX_TOKEN_LIFETIME,
+    rules: TokenRules = {},
   ) {
+    this.#keys = Array.isArray(keys) ? new ConfiguredKeys(keys) : (keys as KeySource);
+    this.#issuer = issuer;
+    this.#audiences = typeof audience === 'string' ? [audience] : [...audience];
     this.#tolerance = clockToleranceSeconds;
     this.#maxLifetime = maxLifetimeSeconds;
-    for (const key of keys) {
-      this.#byKid.set(key.kid, {
-        key,
-        options: {
-          algorithms: [key.algorithm],
-          issuer,
-          audience: (typeof audience === 'string' ? audience : [...audience]) as jwt.VerifyOptions['audience'],
-          clockTolerance: clockToleranceSeconds,
-          complete: false,
-        },
-      });
-    }
+    this.#requireType = rules.requireType ?? true;
+    this.#checkClaims = rules.checkClaims;
   }
 
-  /** The verified claims of `token` (frozen); throws TokenRejected with the reason otherwise. */
-  verify(token: string): AccessTokenClaims {
+  /**
+   * The verified claims of `token` (frozen); throws TokenRejected with the
+   * reason otherwise. `wait`: an issuer's key set may throw KeysPending, a
+   * fetch to wait for before asking again with `wait` false.
+   */
+  verify(token: string, wait = false): AccessTokenClaims {
     const accepted = this.#accepted.get(token);
     if (accepted !== undefined) {
-      // The same clock checks jsonwebtoken makes; when one fails, the full
-      // verification below rejects the token with the right reason.
+      // The same clock checks as a full verification; when one fails, that verification rejects the token with the reason.
       const now = Math.floor(Date.now() / 1000);
       const nbf = (accepted as { nbf?: unknown }).nbf;
       if (now < accepted.exp + this.#tolerance && !(typeof nbf === 'number' && nbf > now + this.#tolerance)) return accepted;
       this.#accepted.delete(token);
     }
-    const claims = Object.freeze(this.#verifyFully(token));
+    const claims = Object.freeze(this.#verifyFully(token, wait));
     if (this.#accepted.size >= ACCEPTED_TOKENS_CACHE_SIZE) this.#accepted.clear();
     this.#accepted.set(token, claims);
     return claims;
   }
 
-  #verifyFully(token: string): AccessTokenClaims {
+  #verifyFully(token: string, wait: boolean): AccessTokenClaims {
     const dot = token.indexOf('.');
     const encodedHeader = dot > 0 ? token.slice(0, dot) : '';
     if (!HEADER_END.test(encodedHeader)) throw new TokenRejected('The access token is malformed.');
@@ -186,40 +257,62 @@ export class AccessTokenVerifier {
       throw new TokenRejected('The access token is malformed.');
     }
     if (typeof header !== 'object' || header === null) throw new TokenRejected('The access token is malformed.');
-    const entry = typeof header.kid === 'string' ? this.#byKid.get(header.kid) : undefined;
-    if (!entry) throw new TokenRejected('The access token was not signed by a known key.');
-    if (header.alg !== entry.key.algorithm) throw new TokenRejected('The access token algorithm is not allowed.');
-    if (!isAccessTokenType(header.typ)) throw new TokenRejected('The token is not an access token.');
-    let payload: jwt.JwtPayload | string;
+    if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejected('The access token is malformed.');
+    const key = this.#keys.key(header.kid, header.alg, wait);
+    if (typeof key === 'string') throw new TokenRejected(key);
+    if (this.#requireType && !isAccessTokenType(header.typ)) throw new TokenRejected('The token is not an access token.');
+    return this.#checkClaimsOf(this.#signedPayload(token, key));
+  }
+
+  /** The payload, once the signature verifies with `key` under its one algorithm. */
+  #signedPayload(token: string, key: ReadyKey): unknown {
+    if (key.algorithm === 'EdDSA') return verifyEdDsa(token, key.verifyingKey);
     try {
-      payload = jwt.verify(token, entry.key.verifyingKey, entry.options);
-    } catch (error) {
-      if (error instanceof jwt.TokenExpiredError) throw new TokenRejected('The access token expired.');
-      if (error instanceof jwt.NotBeforeError) throw new TokenRejected('The access token is not valid yet.');
+      return jwt.verify(token, key.verifyingKey, {
+        algorithms: [key.algorithm as jwt.Algorithm],
+        ignoreExpiration: true,
+        ignoreNotBefore: true,
+        complete: false,
+      });
+    } catch {
       throw new TokenRejected('The access token is not valid.');
     }
-    if (
-      typeof payload !== 'object' ||
-      typeof payload.sub !== 'string' ||
-      typeof payload.exp !== 'number' ||
-      typeof payload.iat !== 'number'
-    ) {
+  }
+
+  /** RFC 9068 §4 and RFC 7519 §4.1: issuer, audience, times with the tolerance, lifetime, then the claims' types. */
+  #checkClaimsOf(payload: unknown): AccessTokenClaims {
+    if (typeof payload !== 'object' || payload === null) throw new TokenRejected('The access token is malformed.');
+    const claims = payload as Record<string, unknown>;
+    if (claims.iss !== this.#issuer) throw new TokenRejected('The access token was issued by another issuer.');
+    const aud = claims.aud;
+    const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : [];
+    if (!audiences.some((item) => this.#audiences.includes(item as string))) {
+      throw new TokenRejected('The access token is meant for another audience.');
+    }
+    const { exp, iat, nbf } = claims;
+    if (typeof claims.sub !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') {
       throw new TokenRejected('The access token lacks required claims.');
     }
-    if (payload.exp - payload.iat > this.#maxLifetime) {
-      throw new TokenRejected('The access token lives longer than this service accepts.');
+    const now = Math.floor(Date.now() / 1000);
+    if (now >= exp + this.#tolerance) throw new TokenRejected('The access token expired.');
+    if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + this.#tolerance)) {
+      throw new TokenRejected('The access token is not valid yet.');
     }
-    if (payload.scope !== undefined && typeof payload.scope !== 'string')
-      throw new TokenRejected('The access token scope is malformed.');
-    if (payload.client_id !== undefined && typeof payload.client_id !== 'string') {
-      throw new TokenRejected('The access token client_id is malformed.');
+    if (iat > now + this.#tolerance) throw new TokenRejected('The access token is not valid yet.');
+    if (exp - iat > this.#maxLifetime) throw new TokenRejected('The access token lives longer than this service accepts.');
+    for (const name of ['scope', 'client_id', 'azp', 'sid'] as const) {
+      if (claims[name] !== undefined && typeof claims[name] !== 'string') {
+        throw new TokenRejected(`The access token ${name} is malformed.`);
+      }
     }
-    if (payload.sid !== undefined && typeof payload.sid !== 'string')
-      throw new TokenRejected('The access token sid is malformed.');
-    const cnf = payload.cnf as { jkt?: unknown } | undefined;
+    if (claims.scp !== undefined && !isStringList(claims.scp)) throw new TokenRejected('The access token scp is malformed.');
+    const cnf = claims.cnf as { jkt?: unknown } | undefined;
     if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) {
       throw new TokenRejected('The access token cnf is malformed.');
     }
-    return payload as unknown as AccessTokenClaims;
+    if (this.#checkClaims !== undefined && !this.#checkClaims(claims)) {
+      throw new TokenRejected('The access token claims are not accepted here.');
+    }
+    return claims as unknown as AccessTokenClaims;
   }
 }

@@ -2,16 +2,44 @@ import { checkBoolean, invalidOption, readOptions } from '../config/options.js';
 import type { SubjectActiveCheck } from './checks.js';
 import type { ClientStore } from './clients.js';
 import type { AccessTokenKey } from './keys.js';
+import type { JwksOptions } from './remote-key-options.js';
 import { type AccessTokenCheck, readAccessTokenCheck } from './resource-token.js';
 import type { RevokedFamilies } from './revoked-families.js';
 
-export interface BearerAuthOptions {
-  /** Keys that verify access tokens, as given to tokenRouter() (public keys suffice). Required. */
-  keys: readonly AccessTokenKey[];
-  /** The expected `iss`. Required. */
+/**
+ * Where the keys that verify tokens come from, and the RFC 9068 checks
+ * beyond signature and time: shared by bearerAuth() and dpopAuth().
+ */
+export interface TokenKeyOptions {
+  /**
+   * Keys that verify access tokens, as given to tokenRouter() (public keys
+   * suffice). Default: none, and the keys are the issuer's key set: at
+   * `jwksUri`, or at the `jwks_uri` of the issuer's metadata (RFC 8414,
+   * then OpenID Connect Discovery).
+   */
+  keys?: readonly AccessTokenKey[];
+  /** The issuer's key set (JWKS) address, when its metadata is not to be read. Default: discovered. Not with `keys`. */
+  jwksUri?: string;
+  /** How the issuer's key set is fetched and kept (cooldown, cache age, grace, bounds, algorithms). Not with `keys`. Default: the defaults of JwksOptions. */
+  jwks?: JwksOptions;
+  /**
+   * Whether the token's header must say `typ: at+jwt` (RFC 9068 §2.1).
+   * Default: `true` with `keys` (tokenRouter() always writes it), `false`
+   * for an issuer's key set (most providers still write `JWT`).
+   */
+  requireAccessTokenType?: boolean;
+  /**
+   * A last check of a token's verified claims, such as its tenant (`tid`):
+   * `false` refuses it with 401 `invalid_token`. Default: none.
+   */
+  checkClaims?: (claims: Readonly<Record<string, unknown>>) => boolean;
+  /** The expected `iss`: with no `keys`, the issuer URL its metadata is found from. Required. */
   issuer: string;
-  /** The expected `aud` (one of them, when several). Required. */
+  /** The expected `aud` (one of them, when several; the token's may be a string or a list). Required. */
   audience: string | readonly string[];
+}
+
+export interface BearerAuthOptions extends TokenKeyOptions {
   /** Realm of the `WWW-Authenticate: Bearer` challenge. Default: `'api'`. */
   realm?: string;
   /** Clock skew allowed on `exp` and `nbf`, in seconds (0 to 300). Default: 5. */
@@ -58,10 +86,19 @@ export interface BearerAuthOptions {
   clients?: ClientStore;
 }
 
-const OPTION_NAMES = [
+/** The names of TokenKeyOptions, which dpopAuth() takes too. */
+export const TOKEN_KEY_OPTION_NAMES = [
   'keys',
+  'jwksUri',
+  'jwks',
+  'requireAccessTokenType',
+  'checkClaims',
   'issuer',
   'audience',
+] as const;
+
+const OPTION_NAMES = [
+  ...TOKEN_KEY_OPTION_NAMES,
   'realm',
   'clockToleranceSeconds',
   'maxTokenLifetimeSeconds',

@@ -3,13 +3,13 @@ import '../auth-context.js';
 import { invalidOption } from '../config/options.js';
 import { type ApiError, apiError, isApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
-import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
+import { isStoreFailure } from '../errors/store-unavailable.js';
 import type { AccessTokenClaims } from './access-tokens.js';
 import { parseBasicCredentials } from './basic-credentials.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
 import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
-import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
+import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 
 declare module 'express-serve-static-core' {
@@ -47,10 +47,31 @@ export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler 
     if (!bearerHere) return withoutBearer(config, req, res, next, header);
     const match = BEARER.exec(header);
     if (!match) return refuse(req, res, next, invalid(config, 'The Authorization header is not a valid bearer token.'));
-    const claims = checkAccessToken(config, match[1] as string, false);
-    if (typeof claims === 'string') return refuse(req, res, next, invalid(config, claims));
-    checkSubject(config, req, res, next, claims);
+    let checked: ReturnType<typeof checkAccessToken>;
+    try {
+      checked = checkAccessToken(config, match[1] as string, false);
+    } catch (error) {
+      return lookupFailed(req, res, next, error);
+    }
+    if (checked instanceof Promise) {
+      checked.then(
+        (claims) => checkedToken(config, req, res, next, claims),
+        (error: unknown) => lookupFailed(req, res, next, error),
+      );
+    } else checkedToken(config, req, res, next, checked);
   };
+}
+
+/** A token checked: refused with its description, or its subject asked about. */
+function checkedToken(
+  config: BearerAuthConfiguration,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  claims: AccessTokenClaims | string,
+): void {
+  if (typeof claims === 'string') refuse(req, res, next, invalid(config, claims));
+  else checkSubject(config, req, res, next, claims);
 }
 
 /** 401 `invalid_token` with the bearer challenge. */
@@ -154,10 +175,10 @@ function authenticated(req: Request, claims: AccessTokenClaims, next: NextFuncti
   next();
 }
 
-/** The subject could not be looked up: a store that is down is 503 (fail closed), anything else goes on as an error. */
+/** The keys or the subject could not be looked up: a store that is down is 503 (fail closed), anything else goes on as an error. */
 function lookupFailed(req: Request, res: Response, next: NextFunction, error: unknown): void {
   if (isApiError(error)) refuse(req, res, next, error);
-  else if (isStoreFailure(error)) refuse(req, res, next, storeUnavailable(error));
+  else if (isStoreFailure(error)) refuse(req, res, next, unavailable(error));
   else next(error);
 }
 

@@ -1,18 +1,17 @@
 import { checkString, invalidOption, readOptions } from '../config/options.js';
-import { type BearerAuthConfiguration, requiredBearer } from './bearer-auth-options.js';
+import {
+  type BearerAuthConfiguration,
+  requiredBearer,
+  TOKEN_KEY_OPTION_NAMES,
+  type TokenKeyOptions,
+} from './bearer-auth-options.js';
 import type { SubjectActiveCheck } from './checks.js';
 import { type DpopOptions, DpopVerifier, readDpopOptions } from './dpop.js';
-import type { AccessTokenKey } from './keys.js';
 import { type AccessTokenCheck, readAccessTokenCheck } from './resource-token.js';
 import type { RevokedFamilies } from './revoked-families.js';
 
-export interface DpopAuthOptions {
-  /** Keys that verify access tokens, as given to tokenRouter(). Required. */
-  keys: readonly AccessTokenKey[];
-  /** The expected `iss`. Required. */
-  issuer: string;
-  /** The expected `aud`. Required. */
-  audience: string | readonly string[];
+/** dpopAuth()'s options; where keys come from and the token checks are bearerAuth()'s (TokenKeyOptions). */
+export interface DpopAuthOptions extends TokenKeyOptions {
   /**
    * The public origin of this API (`https://api.example.com`): a proof's
    * `htu` must be this origin followed by the request's path. Required:
@@ -39,9 +38,7 @@ export interface DpopAuthOptions {
 }
 
 const OPTION_NAMES = [
-  'keys',
-  'issuer',
-  'audience',
+  ...TOKEN_KEY_OPTION_NAMES,
   'origin',
   'dpop',
   'realm',

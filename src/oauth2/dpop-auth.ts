@@ -2,11 +2,11 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import type { ApiError } from '../errors/api-error.js';
 import { refuse } from '../errors/refuse.js';
-import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
+import { isStoreFailure } from '../errors/store-unavailable.js';
 import { bearerAuthWith } from './bearer-auth.js';
 import { type CheckedProof, DpopNonceRequired, DpopProofRejected } from './dpop.js';
 import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions } from './dpop-auth-options.js';
-import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure } from './resource-token.js';
+import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
 
 // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68.
 const DPOP_SCHEME = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -30,7 +30,7 @@ export function dpopAuth(options: Readonly<DpopAuthOptions>): RequestHandler {
     if (match === null) return bearer(req, res, next);
     authenticate(config, req, match[1] as string).then(
       () => next(),
-      (error: unknown) => refuse(req, res, next, isStoreFailure(error) ? storeUnavailable(error) : error),
+      (error: unknown) => refuse(req, res, next, isStoreFailure(error) ? unavailable(error) : error),
     );
   };
 }
@@ -54,7 +54,7 @@ function refusal(
 
 /** Sets `req.auth` when the token and its proof hold; throws the refusal otherwise. */
 async function authenticate(config: DpopAuthConfiguration, req: Request, token: string): Promise<void> {
-  const claims = checkAccessToken(config, token, true);
+  const claims = await checkAccessToken(config, token, true);
   if (typeof claims === 'string') throw refusal(config, 'invalid_token', claims);
   if (config.isSubjectActive !== undefined && !(await config.isSubjectActive(claims.sub))) {
     throw refusal(config, 'invalid_token', SUBJECT_GONE);

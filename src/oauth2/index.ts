@@ -1,7 +1,7 @@
 export type { AuthContext } from '../auth-context.js';
 export type { AccessTokenClaims } from './access-tokens.js';
 export { bearerAuth, requireScope } from './bearer-auth.js';
-export type { BearerAuthOptions } from './bearer-auth-options.js';
+export type { BearerAuthOptions, TokenKeyOptions } from './bearer-auth-options.js';
 export type { SubjectActiveCheck } from './checks.js';
 export type { ClientRecord, ClientStore, GrantType } from './clients.js';
 export {
@@ -13,8 +13,16 @@ export {
 } from './dpop.js';
 export { dpopAuth } from './dpop-auth.js';
 export type { DpopAuthOptions } from './dpop-auth-options.js';
-export type { AccessTokenAlgorithm, AccessTokenKey, AsymmetricKey, HmacKey } from './keys.js';
+export type {
+  AccessTokenAlgorithm,
+  AccessTokenKey,
+  AsymmetricAlgorithm,
+  AsymmetricKey,
+  HmacKey,
+  RemoteAlgorithm,
+} from './keys.js';
 export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export { RedisRevokedFamilies, type RedisRevokedFamiliesOptions } from './redis-revoked-families.js';
+export type { JwksOptions } from './remote-key-options.js';
 export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
 export type { TokenEndpoints, TokenService } from './token-service.js';

@@ -12,8 +12,25 @@ import { invalidOption } from '../config/options.js';
  */
 
 /** The algorithms a key may use; pinned per key, never `none`. */
-export const ACCESS_TOKEN_ALGORITHMS = ['HS256', 'RS256', 'ES256'] as const;
+export const ACCESS_TOKEN_ALGORITHMS = ['HS256', 'RS256', 'ES256', 'EdDSA'] as const;
 export type AccessTokenAlgorithm = (typeof ACCESS_TOKEN_ALGORITHMS)[number];
+/** The algorithms whose public keys can be published (a JWKS); HS256's secret never is. */
+export type AsymmetricAlgorithm = Exclude<AccessTokenAlgorithm, 'HS256'>;
+
+/** The JWS algorithms (RFC 7518 §3, RFC 8037 §3.1) a key of an issuer's set (jwk.ts) may verify, with the key type each needs. */
+export const REMOTE_ALGORITHMS = {
+  RS256: { kty: 'RSA' },
+  RS384: { kty: 'RSA' },
+  RS512: { kty: 'RSA' },
+  PS256: { kty: 'RSA' },
+  PS384: { kty: 'RSA' },
+  PS512: { kty: 'RSA' },
+  ES256: { kty: 'EC', crv: 'P-256' },
+  ES384: { kty: 'EC', crv: 'P-384' },
+  ES512: { kty: 'EC', crv: 'P-521' },
+  EdDSA: { kty: 'OKP', crv: 'Ed25519' },
+} as const satisfies Record<string, { kty: string; crv?: string }>;
+export type RemoteAlgorithm = keyof typeof REMOTE_ALGORITHMS;
 
 /** RFC 7518 §3.2: an HS256 key is at least as long as the hash output, 256 bits. */
 export const MIN_HMAC_SECRET_BYTES = 32;
@@ -31,11 +48,11 @@ export interface HmacKey {
   readonly secret: KeyMaterial;
 }
 
-/** A key pair for RS256 (RSA, ≥ 2048 bits) or ES256 (EC P-256). */
+/** A key pair for RS256 (RSA, ≥ 2048 bits), ES256 (EC P-256) or EdDSA (Ed25519). */
 export interface AsymmetricKey {
   /** Key id written in the JWT header (`kid`). */
   readonly kid: string;
-  readonly algorithm: 'RS256' | 'ES256';
+  readonly algorithm: AsymmetricAlgorithm;
   /** PEM or KeyObject; needed only where tokens are signed (the token router). */
   readonly privateKey?: KeyMaterial;
   /** PEM or KeyObject; derived from `privateKey` when left out. */
@@ -47,7 +64,8 @@ export type AccessTokenKey = HmacKey | AsymmetricKey;
 /** One key, ready to use: KeyObjects built, its algorithm pinned. */
 export interface ReadyKey {
   readonly kid: string;
-  readonly algorithm: AccessTokenAlgorithm;
+  /** One of ACCESS_TOKEN_ALGORITHMS for configured keys; a key read from an issuer's JWKS may carry another (jwk.ts). */
+  readonly algorithm: AccessTokenAlgorithm | RemoteAlgorithm;
   /** For signing: the secret or the private key; undefined when only verifying. */
   readonly signingKey: KeyObject | undefined;
   /** For verifying: the secret or the public key. */
@@ -80,9 +98,12 @@ const toAsymmetric = (factory: string, name: string, value: unknown, kind: 'priv
   return invalidOption(factory, name, value, `a PEM string, a Buffer or a ${kind} KeyObject`);
 };
 
-function checkAsymmetric(factory: string, name: string, algorithm: 'RS256' | 'ES256', key: KeyObject): void {
+function checkAsymmetric(factory: string, name: string, algorithm: AsymmetricAlgorithm, key: KeyObject): void {
   const details = key.asymmetricKeyDetails;
-  if (algorithm === 'RS256') {
+  if (algorithm === 'EdDSA') {
+    if (key.asymmetricKeyType !== 'ed25519')
+      invalidOption(factory, name, `a ${key.asymmetricKeyType} key`, 'an Ed25519 key for EdDSA');
+  } else if (algorithm === 'RS256') {
     if (key.asymmetricKeyType !== 'rsa' || (details?.modulusLength ?? 0) < MIN_RSA_MODULUS_BITS) {
       invalidOption(
         factory,
@@ -132,8 +153,8 @@ export function readKeys(factory: string, keys: unknown, forSigning: boolean): r
     const source = publicKey ?? signingKey;
     if (source === undefined) invalidOption(factory, name, '(no key material)', 'a key with a privateKey or a publicKey');
     const verifyingKey = toAsymmetric(factory, `${name}.publicKey`, source, 'public');
-    checkAsymmetric(factory, `${name}.publicKey`, algorithm as 'RS256' | 'ES256', verifyingKey);
-    return { kid, algorithm: algorithm as 'RS256' | 'ES256', signingKey, verifyingKey };
+    checkAsymmetric(factory, `${name}.publicKey`, algorithm as AsymmetricAlgorithm, verifyingKey);
+    return { kid, algorithm: algorithm as AsymmetricAlgorithm, signingKey, verifyingKey };
   });
   if (forSigning && ready[0]?.signingKey === undefined) {
     invalidOption(factory, 'keys[0]', '(a public key only)', 'a key that can sign: a secret or a privateKey');

@@ -13,6 +13,9 @@ export const REVOCATION_PATH = '/v1/oauth2/revocations';
 /** The RFC 7662 introspection endpoint: a plural noun beside the token endpoint (the conventions' path rule 3). */
 export const INTROSPECTION_PATH = '/v1/oauth2/introspections';
 
+/** The token service's public keys (RFC 7517 JWK Set), the metadata's `jwks_uri`: a plural noun beside the token endpoint. */
+export const JWKS_PATH = '/v1/oauth2/keys';
+
 /** RFC 8414 §3: the well-known URI suffix registered for OAuth 2.0 authorization servers. */
 export const METADATA_WELL_KNOWN = '/.well-known/oauth-authorization-server';
 

@@ -1,12 +1,19 @@
 import type { Request } from 'express';
 import '../auth-context.js';
-import { checkInteger, checkString, invalidOption } from '../config/options.js';
+import { checkBoolean, checkInteger, checkString, invalidOption } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
+import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
-import { type AccessTokenClaims, AccessTokenVerifier, DEFAULT_MAX_TOKEN_LIFETIME, TokenRejected } from './access-tokens.js';
+import {
+  type AccessTokenClaims,
+  AccessTokenVerifier,
+  DEFAULT_MAX_TOKEN_LIFETIME,
+  type KeySource,
+  TokenRejected,
+} from './access-tokens.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
-import { readKeys } from './keys.js';
+import { type ReadyKey, readKeys } from './keys.js';
 import type { RevokedFamilies } from './revoked-families.js';
 
 /**
@@ -24,6 +31,10 @@ export const DEFAULT_CLOCK_TOLERANCE = 5;
  */
 export interface AccessTokenCheckOptions {
   readonly keys?: unknown;
+  readonly jwksUri?: unknown;
+  readonly jwks?: unknown;
+  readonly requireAccessTokenType?: unknown;
+  readonly checkClaims?: unknown;
   readonly issuer?: unknown;
   readonly audience?: unknown;
   readonly realm?: unknown;
@@ -45,10 +56,23 @@ export interface AccessTokenCheck {
   readonly isSubjectActive: SubjectActiveCheck | undefined;
 }
 
+// The issuer's key set (fetch, discovery, JWK) is loaded only when configured: an app that verifies its own keys never loads it.
+const remoteKeyOptions = () => require('./remote-key-options.js') as typeof import('./remote-key-options.js');
+
+/** The configured keys, or the issuer's key set (`jwksUri`, or discovery) when there are none. */
+function readKeySource(factory: string, issuer: string, given: AccessTokenCheckOptions): readonly ReadyKey[] | KeySource {
+  if (given.keys === undefined) return remoteKeyOptions().readIssuerKeys(factory, issuer, given.jwksUri, given.jwks);
+  for (const name of ['jwksUri', 'jwks'] as const) {
+    if (given[name] !== undefined)
+      invalidOption(factory, name, given[name], 'left out with `keys` (the keys are given, not fetched)');
+  }
+  return readKeys(factory, given.keys, false);
+}
+
 /** Checks the options bearerAuth() and dpopAuth() share; a wrong one throws ConfigurationError naming `factory`. */
 export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOptions): AccessTokenCheck {
-  const keys = readKeys(factory, given.keys, false);
   const issuer = checkString(factory, 'issuer', given.issuer);
+  const keys = readKeySource(factory, issuer, given);
   const audience = checkAudience(factory, given.audience);
   const realm = given.realm === undefined ? 'api' : checkRealm(factory, given.realm);
   const tolerance =
@@ -63,8 +87,17 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
   if (revokedFamilies !== undefined && typeof (revokedFamilies as Partial<RevokedFamilies>).isRevoked !== 'function') {
     invalidOption(factory, 'revokedFamilies', revokedFamilies, 'a RevokedFamilies (isRevoked)');
   }
+  // RFC 9068 §2.1's `typ` is checked by default on tokens of configured keys (the library's own carry it); most providers send `JWT`.
+  const requireType =
+    given.requireAccessTokenType === undefined
+      ? given.keys !== undefined
+      : checkBoolean(factory, 'requireAccessTokenType', given.requireAccessTokenType);
+  if (given.checkClaims !== undefined && typeof given.checkClaims !== 'function') {
+    invalidOption(factory, 'checkClaims', given.checkClaims, 'a function (claims) => boolean');
+  }
+  const checkClaims = given.checkClaims as ((claims: Readonly<Record<string, unknown>>) => boolean) | undefined;
   return {
-    verifier: new AccessTokenVerifier(keys, issuer, audience, tolerance, maxLifetime),
+    verifier: new AccessTokenVerifier(keys, issuer, audience, tolerance, maxLifetime, { requireType, checkClaims }),
     realm,
     revokedFamilies,
     isSubjectActive: checkSubjectActive(factory, given.isSubjectActive),
@@ -74,19 +107,49 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
 /** The description of a token whose user `isSubjectActive` denies. */
 export const SUBJECT_GONE = 'The user of the access token no longer exists.';
 
+/** The claims of an accepted token, or the `error_description` of its refusal. */
+export type TokenCheckResult = AccessTokenClaims | string;
+
 /**
  * The claims of `token` when it verifies, is bound to a DPoP key exactly
  * when `bound` asks for one, and its family is not revoked; otherwise the
  * `error_description` of its `invalid_token` refusal. A string rather than
- * a throw: the bearer path runs this on every request.
+ * a throw, and a promise only when an issuer's keys must be fetched first:
+ * the bearer path runs this on every request. Throws (or rejects with) a
+ * StoreUnavailableError when the issuer's keys cannot be had (503).
  */
-export function checkAccessToken(check: AccessTokenCheck, token: string, bound: boolean): AccessTokenClaims | string {
-  let claims: AccessTokenClaims;
+export function checkAccessToken(
+  check: AccessTokenCheck,
+  token: string,
+  bound: boolean,
+): TokenCheckResult | Promise<TokenCheckResult> {
   try {
-    claims = check.verifier.verify(token);
+    return checkedToken(check, bound, check.verifier.verify(token, true));
   } catch (error) {
-    return error instanceof TokenRejected ? error.message : 'The access token is not valid.';
+    // An issuer's key set that must be fetched first (remote-key-set.ts' KeysPending): ask once more when it settled.
+    const settled = (error as { settled?: unknown } | null)?.settled;
+    if (settled instanceof Promise) return settled.then(() => checkAccessTokenNow(check, token, bound));
+    return rejection(error);
   }
+}
+
+/** checkAccessToken() without waiting for keys: a key still unknown is a 401 at once. */
+function checkAccessTokenNow(check: AccessTokenCheck, token: string, bound: boolean): TokenCheckResult {
+  try {
+    return checkedToken(check, bound, check.verifier.verify(token, false));
+  } catch (error) {
+    return rejection(error);
+  }
+}
+
+/** The description of a refused token; a store failure (the issuer's keys) is thrown on. */
+function rejection(error: unknown): string {
+  if (error instanceof TokenRejected) return error.message;
+  if (isStoreFailure(error)) throw error;
+  return 'The access token is not valid.';
+}
+
+function checkedToken(check: AccessTokenCheck, bound: boolean, claims: AccessTokenClaims): TokenCheckResult {
   if (bound) {
     if (claims.cnf === undefined) return 'The access token is not bound to a DPoP key.';
   } else if (claims.cnf !== undefined) {
@@ -98,6 +161,19 @@ export function checkAccessToken(check: AccessTokenCheck, token: string, bound: 
     return 'The access token was revoked.';
   }
   return claims;
+}
+
+/**
+ * The 503 of a store that is down (the conventions' Errors: `Retry-After`);
+ * an issuer's key set that cannot be had says so, with its own `Retry-After`.
+ */
+export function unavailable(error: unknown): ApiError {
+  const seconds = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  if (typeof seconds !== 'number') return storeUnavailable(error);
+  return storeUnavailable(error, {
+    message: "The token issuer's keys cannot be fetched.",
+    headers: { 'Retry-After': String(seconds) },
+  });
 }
 
 /**
@@ -128,12 +204,20 @@ export function tokenFailure(
 
 const EMPTY_SCOPES: readonly string[] = Object.freeze([]);
 
+/** RFC 9068 §2.2.3 `scope`, or the `scp` of Okta and Entra ID (a list, or a space-separated string). */
+function scopesOf(claims: AccessTokenClaims): readonly string[] {
+  const granted = claims.scope ?? claims.scp;
+  if (granted === undefined || granted.length === 0) return EMPTY_SCOPES;
+  return typeof granted === 'string' ? granted.split(' ') : granted;
+}
+
 /** Sets `req.accessToken` (the claims) and `req.auth` (subject, clientId, scopes) of an accepted token. */
 export function setTokenAuth(req: Request, claims: AccessTokenClaims): void {
   req.accessToken = claims;
   req.auth = {
     subject: claims.sub,
-    clientId: claims.client_id,
-    scopes: claims.scope === undefined ? EMPTY_SCOPES : claims.scope.split(' '),
+    // RFC 9068 §2.2 `client_id`; OpenID Connect issuers (Entra ID v2, Keycloak) name the application in `azp`.
+    clientId: claims.client_id ?? claims.azp,
+    scopes: scopesOf(claims),
   };
 }

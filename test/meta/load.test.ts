@@ -77,3 +77,42 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
     expect(NOT_LOADED.filter((name) => packages.has(name))).toEqual([]);
   });
 });
+
+/**
+ * An issuer's key set (issue 37: discovery, the JWKS fetch, JWK import) is
+ * loaded only when configured: bearerAuth() with its own keys, alone or as
+ * the preset's stage, loads none of it.
+ */
+describe('bearerAuth({ keys }) loads no key-set code; bearerAuth({ issuer }) does', () => {
+  const KEY_SET_MODULES = /[/\\]oauth2[/\\](remote-key-set|remote-key-options|discovery|jwk|bounded-fetch)\.js$/;
+  const KEYS = `[{ kid: 'k', algorithm: 'HS256', secret: 'a-secret-of-at-least-32-bytes-long!!' }]`;
+  const run = async (name: string, source: string): Promise<string[]> => {
+    writeFileSync(join(SCRATCH, name), `${source}\n${REPORT}\n`);
+    const { stdout } = await promisify(execFile)('node', [join(SCRATCH, name)], { cwd: ROOT, timeout: 30_000 });
+    return (JSON.parse(stdout) as string[]).filter((path) => KEY_SET_MODULES.test(path));
+  };
+
+  it('with keys, alone and as the preset stage: none', async () => {
+    const loaded = await run(
+      'keys.cjs',
+      `const { conventions } = require('express-api-conventions');\nconst { bearerAuth } = require('express-api-conventions/oauth2');\n` +
+        `bearerAuth({ keys: ${KEYS}, issuer: 'https://a.example', audience: 'api' });\n` +
+        `conventions({ bearerAuth: { keys: ${KEYS}, issuer: 'https://a.example', audience: 'api' } });`,
+    );
+    expect(loaded).toEqual([]);
+  }, 40_000);
+
+  it('with an issuer and no keys: the key set, discovery and JWK import (the list above is the real one)', async () => {
+    const loaded = await run(
+      'issuer.cjs',
+      `const { bearerAuth } = require('express-api-conventions/oauth2');\nbearerAuth({ issuer: 'https://a.example', audience: 'api' });`,
+    );
+    expect(loaded.map((path) => path.replace(/^.*[/\\]/, '')).sort()).toEqual([
+      'bounded-fetch.js',
+      'discovery.js',
+      'jwk.js',
+      'remote-key-options.js',
+      'remote-key-set.js',
+    ]);
+  }, 40_000);
+});

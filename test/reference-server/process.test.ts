@@ -89,6 +89,7 @@ describe('settings', () => {
       ['RATE_LIMIT', '0', 'RATE_LIMIT="0" is not valid: expected a whole number from 1 to 1000000.'],
       ['RATE_WINDOW', '1.5', 'RATE_WINDOW="1.5" is not valid: expected a whole number from 1 to 86400.'],
       ['ACCESS_TOKEN_TTL', '-5', 'ACCESS_TOKEN_TTL="-5" is not valid: expected a whole number from 1 to 86400.'],
+      ['ACCESS_TOKEN_ALG', 'none', 'ACCESS_TOKEN_ALG="none" is not valid: expected HS256, ES256, EdDSA, RS256.'],
       ['CORS_ORIGINS', 'http://localhost:5173/', 'CORS_ORIGINS="http://localhost:5173/" is not valid'],
       ['CORS_ORIGINS', 'localhost:5173', 'CORS_ORIGINS="localhost:5173" is not valid'],
       ['MAINTENANCE', 'yes', 'MAINTENANCE="yes" is not valid: expected 1 (on), 0 or unset (off).'],

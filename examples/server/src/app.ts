@@ -10,6 +10,7 @@ import { sessionAuth } from './sessions/auth.js';
 import { sessionsRouter } from './sessions/routes.js';
 import type { SessionStore } from './sessions/store.js';
 import type { Settings } from './settings.js';
+import { accessTokenKeys } from './signing-key.js';
 import type { SharedState } from './state.js';
 import type { UserRepository } from './users/repository.js';
 import { representUser, usersRouter } from './users/routes.js';
@@ -33,6 +34,8 @@ export interface Services {
   readonly secrets: { readonly token: string; readonly csrf: string; readonly partition: string };
   /** The tokens' `iss` and the metadata's `issuer`: the service's URL, the same on every instance (issuer.ts). */
   readonly issuer: string;
+  /** The private key (PEM) that signs access tokens with ACCESS_TOKEN_ALG other than HS256, the same on every instance (signing-key.ts). */
+  readonly signingKey: string | undefined;
 }
 
 /**
@@ -42,7 +45,8 @@ export interface Services {
 export function createApp(settings: Settings, services: Services): Express {
   const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer, dpopReplay } =
     services;
-  const tokens = tokenSettings(secrets.token, issuer, revokedFamilies, users);
+  const keys = accessTokenKeys(settings.accessTokenAlg, secrets.token, services.signingKey);
+  const tokens = tokenSettings(keys, issuer, revokedFamilies, users);
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
   const guard = signInGuard({ store: counters });

@@ -33,12 +33,12 @@ export interface TokenSettings {
 const USER_ID = /^[1-9][0-9]{0,19}$/;
 
 export const tokenSettings = (
-  secret: string,
+  keys: readonly AccessTokenKey[],
   issuer: string,
   revokedFamilies: RevokedFamilies,
   users: UserRepository,
 ): TokenSettings => ({
-  keys: [{ kid: 'reference-server-1', algorithm: 'HS256', secret }],
+  keys,
   issuer,
   audience: TOKEN_AUDIENCE,
   revokedFamilies,

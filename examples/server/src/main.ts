@@ -24,6 +24,7 @@ import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
 import { SessionStore } from './sessions/store.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
+import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
 import { connectRedis, type RedisClient, RedisState } from './state.js';
 import { UserRepository } from './users/repository.js';
 import { seedUsers } from './users/seed.js';
@@ -123,6 +124,7 @@ async function start(settings: Settings): Promise<void> {
     dpopReplay,
     secrets: await agreeOnSecrets(state, pinned),
     issuer: await agreeOnIssuer(state, settings),
+    signingKey: await agreeOnSigningKey(state, settings.accessTokenAlg),
   };
   let app = createApp(settings, services);
 
@@ -131,12 +133,14 @@ async function start(settings: Settings): Promise<void> {
       await seed();
       const issuer = await republishIssuer(state, settings, services.issuer);
       const published = await republishSecrets(state, services.secrets, pinned);
-      const changed = differing(services.secrets, published);
+      const signingKey = await republishSigningKey(state, settings.accessTokenAlg, services.signingKey);
+      const changed: string[] = differing(services.secrets, published);
+      if (signingKey !== services.signingKey) changed.push('access-token signing key');
       const issuerChanged = issuer !== services.issuer;
       if (changed.length > 0 || issuerChanged) {
         // Another instance started while Redis was away and drew its own: adopt
         // them, so that all instances agree again (tokens this one signed before are refused).
-        services = { ...services, secrets: published, issuer };
+        services = { ...services, secrets: published, issuer, signingKey };
         app = createApp(settings, services);
         if (changed.length > 0) {
           console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);

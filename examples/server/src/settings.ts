@@ -20,6 +20,8 @@ export interface Settings {
   readonly rateWindow: number;
   /** Access-token lifetime in seconds: the token response's `expires_in`. */
   readonly accessTokenTtl: number;
+  /** How access tokens are signed (ACCESS_TOKEN_ALG): HS256, or a private key whose public half is published at `jwks_uri`. */
+  readonly accessTokenAlg: AccessTokenAlg;
   readonly maintenance: boolean;
   /** Shared state for several instances; `undefined` keeps everything in memory. */
   readonly redisUrl: string | undefined;
@@ -123,6 +125,16 @@ function flag(env: Environment, name: string, unset = false): boolean {
   return invalid(name, value, unset ? '1 or unset (on), 0 (off)' : '1 (on), 0 or unset (off)');
 }
 
+/** The algorithms ACCESS_TOKEN_ALG takes: HS256 (a shared secret, the default), or one of a key pair. */
+export const ACCESS_TOKEN_ALGS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const;
+export type AccessTokenAlg = (typeof ACCESS_TOKEN_ALGS)[number];
+
+function accessTokenAlg(env: Environment): AccessTokenAlg {
+  const value = text(env, 'ACCESS_TOKEN_ALG', 'HS256');
+  if (!(ACCESS_TOKEN_ALGS as readonly string[]).includes(value)) invalid('ACCESS_TOKEN_ALG', value, ACCESS_TOKEN_ALGS.join(', '));
+  return value as AccessTokenAlg;
+}
+
 function redisUrl(env: Environment): string | undefined {
   const value = env.REDIS_URL;
   if (value === undefined || value === '') return undefined;
@@ -187,6 +199,7 @@ export function readSettings(env: Environment = process.env): Settings {
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1, 1_000_000),
     rateWindow: integer(env, 'RATE_WINDOW', 60, 1, 86_400),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
+    accessTokenAlg: accessTokenAlg(env),
     maintenance: flag(env, 'MAINTENANCE'),
     redisUrl: redisUrl(env),
     production: environment(env),

@@ -1,0 +1,558 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import express, { type Express } from 'express';
+import jwt from 'jsonwebtoken';
+import request from 'supertest';
+import { conventions } from '../src/index.js';
+import { type BearerAuthOptions, bearerAuth, dpopAuth, requireScope } from '../src/oauth2/index.js';
+import { keysFromJwk } from '../src/oauth2/jwk.js';
+import { expectHeaders } from './helpers.js';
+
+/**
+ * bearerAuth({ issuer, audience }) with no keys: the issuer's metadata
+ * (RFC 8414, then OpenID Connect Discovery) names its key set, which is
+ * fetched, cached and refetched as the issuer rotates; foreign tokens are
+ * checked as RFC 9068 §4 says, and every refusal is the conventions'
+ * "Token failure" 401. The issuer is a real one: oidc-provider.
+ */
+
+const FIXTURE = join(__dirname, 'fixtures', 'oidc-issuer.mjs');
+const API = 'https://api.example.test';
+const CLIENT = { id: 'api-client', secret: 'api-client-secret-0123456789abcdef' };
+
+interface Issuer {
+  readonly url: string;
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: AsyncIterator<string>;
+}
+
+/** Starts oidc-provider in its own process (it is ESM only) and waits for its issuer URL. */
+async function startIssuer(): Promise<Issuer> {
+  const child = spawn(process.execPath, [FIXTURE], { cwd: join(__dirname, '..'), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stderr.resume();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const issuer = { url: '', child, lines };
+  return { ...issuer, url: (await nextMessage(issuer)).issuer as string };
+}
+
+/** The fixture's next JSON line (oidc-provider prints its own warnings on the same output). */
+async function nextMessage(issuer: Pick<Issuer, 'lines'>): Promise<Record<string, unknown>> {
+  for (;;) {
+    const line = await issuer.lines.next();
+    if (line.done === true) throw new Error('the issuer fixture stopped');
+    if ((line.value as string).startsWith('{')) return JSON.parse(line.value as string);
+  }
+}
+
+async function stopIssuer(issuer: Issuer | undefined): Promise<void> {
+  if (issuer === undefined) return;
+  issuer.child.stdin.end();
+  if (issuer.child.exitCode === null) await once(issuer.child, 'exit');
+}
+
+/** A client_credentials token from `issuer` for the resource indicator `resource` (RFC 8707). */
+async function tokenFrom(issuer: Issuer, resource = API, scope = 'read'): Promise<string> {
+  const res = await fetch(`${issuer.url}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  expect(res.status).toBe(200);
+  return body.access_token as string;
+}
+
+const headerOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString());
+
+function protectedApp(options: BearerAuthOptions): Express {
+  const app = express();
+  app.get('/v1/me', bearerAuth(options), (req, res) => {
+    res.json({ auth: req.auth });
+  });
+  app.post('/v1/things', bearerAuth(options), requireScope('write'), (_req, res) => {
+    res.status(201).json({ created: true });
+  });
+  return app;
+}
+
+/** The conventions' "Token failure": 401, JSON, no-store, Pragma no-cache, `error: invalid_token`, RFC 6750 §3 challenge. */
+function expectInvalidToken(res: request.Response, description: string): void {
+  expect(res.status).toBe(401);
+  expectHeaders(res, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"`,
+  });
+  expect(res.body).toEqual({ error: 'invalid_token', error_description: description });
+}
+
+const get = (app: Express, token: string) => request(app).get('/v1/me').set('Authorization', `Bearer ${token}`);
+
+describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', () => {
+  let issuer: Issuer;
+  let foreign: Issuer;
+  let app: Express;
+
+  beforeAll(async () => {
+    [issuer, foreign] = await Promise.all([startIssuer(), startIssuer()]);
+    app = protectedApp({ issuer: issuer.url, audience: API, jwks: { cooldownSeconds: 1 } });
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all([stopIssuer(issuer), stopIssuer(foreign)]);
+  });
+
+  it('discovers the key set and accepts the issuer’s JWT access tokens for this resource', async () => {
+    const token = await tokenFrom(issuer);
+    expect(headerOf(token)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
+    const res = await get(app, token);
+    expect(res.status).toBe(200);
+    expect(res.body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+  });
+
+  it('reads the scope into the auth context (requireScope)', async () => {
+    const token = await tokenFrom(issuer, API, 'read write');
+    expect((await request(app).post('/v1/things').set('Authorization', `Bearer ${token}`)).status).toBe(201);
+    const readOnly = await tokenFrom(issuer, API, 'read');
+    expect((await request(app).post('/v1/things').set('Authorization', `Bearer ${readOnly}`)).status).toBe(403);
+  });
+
+  it('answers a token for another audience with the 401', async () => {
+    expectInvalidToken(
+      await get(app, await tokenFrom(issuer, 'https://other.example.test')),
+      'The access token is meant for another audience.',
+    );
+  });
+
+  it('answers an expired token with the 401', async () => {
+    const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0 });
+    const token = await tokenFrom(issuer, API, 'read short');
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expectInvalidToken(await get(strict, token), 'The access token expired.');
+  });
+
+  it('answers a token of another issuer with the 401', async () => {
+    expectInvalidToken(await get(app, await tokenFrom(foreign)), 'The access token was not signed by a known key.');
+  });
+
+  it('answers a tampered signature with the 401', async () => {
+    const token = await tokenFrom(issuer);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const flipped = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
+    expectInvalidToken(await get(app, `${header}.${payload}.${flipped}`), 'The access token is not valid.');
+    // The payload of another token under this token's signature.
+    const other = (await tokenFrom(issuer, API, 'read write')).split('.')[1];
+    expectInvalidToken(await get(app, `${header}.${other}.${signature}`), 'The access token is not valid.');
+  });
+
+  it('follows the issuer’s key rotation without a restart: new tokens pass, and tokens of the old key still do', async () => {
+    const before = await tokenFrom(issuer);
+    expect((await get(app, before)).status).toBe(200);
+    issuer.child.stdin.write('rotate\n');
+    const { rotated } = await nextMessage(issuer);
+    const after = await tokenFrom(issuer);
+    expect(headerOf(after).kid).toBe(rotated);
+    expect(headerOf(after).kid).not.toBe(headerOf(before).kid);
+    // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await get(app, after)).status).toBe(200);
+    expect((await get(app, before)).status).toBe(200);
+  });
+
+  it('works the same in dpopAuth() (its Bearer path) and in the preset’s bearerAuth stage', async () => {
+    const token = await tokenFrom(issuer);
+    const dpop = express().get('/v1/me', dpopAuth({ issuer: issuer.url, audience: API, origin: API }), (req, res) => {
+      res.json({ auth: req.auth });
+    });
+    expect((await get(dpop, token)).body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+    const preset = express();
+    preset.use(conventions({ bearerAuth: { issuer: issuer.url, audience: API } }));
+    preset.get('/v1/me', (req, res) => {
+      res.json({ auth: req.auth ?? null });
+    });
+    expect((await get(preset, token)).body.auth).toEqual({ subject: CLIENT.id, clientId: CLIENT.id, scopes: ['read'] });
+    expect((await get(preset, `${token}x`)).status).toBe(401);
+  });
+
+  it('finds the key set from an explicit jwksUri too (the one its metadata names)', async () => {
+    const metadata = await (await fetch(`${issuer.url}/.well-known/oauth-authorization-server`)).json();
+    const direct = protectedApp({ issuer: issuer.url, audience: API, jwksUri: (metadata as { jwks_uri: string }).jwks_uri });
+    expect((await get(direct, await tokenFrom(issuer))).status).toBe(200);
+  });
+});
+
+/** A key set served on 127.0.0.1 that a test can take down and count. */
+interface KeyServer {
+  readonly url: string;
+  hits: number;
+  down: boolean;
+  close(): Promise<void>;
+}
+
+async function keyServer(keys: () => unknown[], headers: Record<string, string> = {}): Promise<KeyServer> {
+  const state = { hits: 0, down: false };
+  const app = express();
+  app.get('/jwks', (_req, res) => {
+    state.hits += 1;
+    if (state.down) res.status(503).end();
+    else res.set(headers).json({ keys: keys() });
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+  return Object.assign(state, {
+    url,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+const ISSUER = 'https://issuer.example.test';
+
+function esKey(): { kid: string; privateKey: KeyObject; jwk: Record<string, unknown> } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = randomUUID();
+  return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' } };
+}
+
+const signed = (key: { kid: string; privateKey: KeyObject }, claims: Record<string, unknown> = {}, kid = key.kid) =>
+  jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1', scope: 'read', ...claims }, key.privateKey, {
+    algorithm: 'ES256',
+    expiresIn: 86_400,
+    header: { alg: 'ES256', typ: 'JWT', kid },
+  });
+
+/** Fakes only Date: HTTP, time-outs and promises run for real, while the key set's clock (and the token's) moves on command. */
+function fakeDateOnly(): void {
+  jest.useFakeTimers({
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'requestAnimationFrame',
+      'cancelAnimationFrame',
+      'requestIdleCallback',
+      'cancelIdleCallback',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+}
+const advance = (ms: number) => jest.setSystemTime(Date.now() + ms);
+
+describe('an attacker’s flood of made-up kids', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('costs the issuer at most one fetch per cooldown, and each token its 401 at once', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
+      const flood = async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 1000 }, () => get(app, signed(key, {}, randomUUID())).then((res) => res.status)),
+        );
+        expect(new Set(answers)).toEqual(new Set([401]));
+      };
+      await flood();
+      expect(server.hits).toBe(1);
+      advance(10_000);
+      await flood();
+      expect(server.hits).toBe(1);
+      advance(21_000);
+      await flood();
+      expect(server.hits).toBe(2);
+      // The real key still passes all along.
+      expect((await get(app, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
+describe('when the key set is fetched', () => {
+  it('on the first token by default, and when the middleware is built with fetchAtStart', async () => {
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const lazy = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(server.hits).toBe(0);
+      expect((await get(lazy, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(1);
+      const auth = bearerAuth({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { fetchAtStart: true } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const eager = express().get('/v1/me', auth, (_req, res) => {
+        res.json({});
+      });
+      expect(server.hits).toBe(2);
+      expect((await get(eager, signed(key))).status).toBe(200);
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the key set’s endpoint down', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('keeps the last good set for its cache age and the grace, then answers 503 with Retry-After, never 500', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk]);
+    try {
+      const app = protectedApp({
+        issuer: ISSUER,
+        jwksUri: server.url,
+        audience: API,
+        jwks: { cacheMaxAgeSeconds: 60, staleGraceSeconds: 120, cooldownSeconds: 5 },
+      });
+      const token = signed(key);
+      const fresh = signed(key, { jti: 'another' });
+      expect((await get(app, token)).status).toBe(200);
+      server.down = true;
+      advance(61_000);
+      expect((await get(app, token)).status).toBe(200);
+      advance(100_000);
+      // Within the grace a token never seen before verifies too: the set itself serves, not a cache of answers.
+      expect((await get(app, fresh)).status).toBe(200);
+      advance(20_000);
+      const refused = await get(app, signed(key, { jti: 'third' }));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+      expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(refused.body).toEqual({ errors: [{ message: "The token issuer's keys cannot be fetched.", code: 50302 }] });
+      server.down = false;
+      advance(6_000);
+      expect((await get(app, signed(key, { jti: 'fourth' }))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('answers 503, not 500, when the set was never fetched', async () => {
+    const app = protectedApp({ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/jwks', audience: API, jwks: { timeoutMs: 500 } });
+    const res = await get(app, signed(esKey()));
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+  });
+
+  it('takes a shorter Cache-Control max-age from the answer', async () => {
+    fakeDateOnly();
+    const key = esKey();
+    const server = await keyServer(() => [key.jwk], { 'Cache-Control': 'public, max-age=20' });
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      expect((await get(app, signed(key))).status).toBe(200);
+      advance(21_000);
+      expect((await get(app, signed(key, { jti: 'x' }))).status).toBe(200);
+      // The background refresh is under way once the set is older than 20 s.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('discovery (RFC 8414 §3, then OpenID Connect Discovery §4)', () => {
+  /** A server whose metadata documents the test chooses, by path. */
+  async function metadataServer(documents: (base: string) => Record<string, unknown>) {
+    const app = express();
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const key = esKey();
+    app.get('/jwks', (_req, res) => {
+      res.json({ keys: [key.jwk] });
+    });
+    app.get(/.*/, (req, res) => {
+      const document = documents(base)[req.path];
+      if (document === undefined) res.status(404).end();
+      else res.json(document);
+    });
+    return { base, key, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  const tokenFor = (key: { kid: string; privateKey: KeyObject }, iss: string) => signed(key, { iss });
+
+  it('inserts the RFC 8414 suffix before the issuer’s path, and appends the OpenID one when that is missing', async () => {
+    const server = await metadataServer((base) => ({
+      '/tenant/.well-known/openid-configuration': { issuer: `${base}/tenant`, jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const issuer = `${server.base}/tenant`;
+      const app = protectedApp({ issuer, audience: API });
+      expect((await get(app, tokenFor(server.key, issuer))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('never uses a document that names another issuer (RFC 8414 §3.3): 503, not a pass', async () => {
+    const server = await metadataServer((base) => ({
+      '/.well-known/oauth-authorization-server': { issuer: 'https://attacker.example', jwks_uri: `${base}/jwks` },
+      '/.well-known/openid-configuration': { issuer: 'https://attacker.example', jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const app = protectedApp({ issuer: server.base, audience: API });
+      expect((await get(app, tokenFor(server.key, server.base))).status).toBe(503);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('JWK rules (RFC 7517, RFC 7518)', () => {
+  const ec = esKey().jwk;
+  const rsa = (bits: number, exponent?: number) => ({
+    ...generateKeyPairSync('rsa', {
+      modulusLength: bits,
+      ...(exponent === undefined ? {} : { publicExponent: exponent }),
+    }).publicKey.export({ format: 'jwk' }),
+    kid: 'r',
+  });
+
+  it('takes a key for its own alg only', () => {
+    expect(keysFromJwk(ec, ['RS256', 'ES256']).map((key) => key.algorithm)).toEqual(['ES256']);
+    expect(keysFromJwk(ec, ['RS256'])).toEqual([]);
+  });
+
+  it('takes a key without alg for each allowed algorithm its type and curve fit', () => {
+    const { alg: _alg, ...bare } = ec;
+    expect(keysFromJwk(bare, ['RS256', 'ES256', 'ES384']).map((key) => key.algorithm)).toEqual(['ES256']);
+    expect(keysFromJwk(rsa(2048), ['RS256', 'PS256', 'ES256']).map((key) => key.algorithm)).toEqual(['RS256', 'PS256']);
+  });
+
+  it('skips a kty or crv that does not match the alg', () => {
+    expect(keysFromJwk({ ...ec, alg: 'RS256' }, ['RS256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, alg: 'ES384' }, ['ES384'])).toEqual([]);
+  });
+
+  it('skips keys for another use, or whose key_ops do not verify', () => {
+    expect(keysFromJwk({ ...ec, use: 'enc' }, ['ES256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, key_ops: ['encrypt'] }, ['ES256'])).toEqual([]);
+    expect(keysFromJwk({ ...ec, key_ops: ['verify'] }, ['ES256'])).toHaveLength(1);
+  });
+
+  it('skips RSA keys below 2048 bits or with an exponent other than 65537', () => {
+    expect(keysFromJwk(rsa(1024), ['RS256'])).toEqual([]);
+    expect(keysFromJwk(rsa(2048, 3), ['RS256'])).toEqual([]);
+    expect(keysFromJwk(rsa(2048), ['RS256'])).toHaveLength(1);
+  });
+
+  it('builds a public key only, even from a JWK that carries private members', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const [key] = keysFromJwk({ ...privateKey.export({ format: 'jwk' }), alg: 'ES256' }, ['ES256']);
+    expect(key?.verifyingKey.type).toBe('public');
+    expect(key?.kid).toBe('');
+  });
+
+  it('verifies a token without kid with the one key that fits, and refuses it when several do (RFC 7517 §4.5)', async () => {
+    const key = esKey();
+    const { kid: _kid, ...withoutKid } = key.jwk;
+    const one = await keyServer(() => [withoutKid]);
+    const two = await keyServer(() => [withoutKid, esKey().jwk]);
+    try {
+      const noKid = jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1' }, key.privateKey, { algorithm: 'ES256', expiresIn: 60 });
+      expect((await get(protectedApp({ issuer: ISSUER, jwksUri: one.url, audience: API }), noKid)).status).toBe(200);
+      expect((await get(protectedApp({ issuer: ISSUER, jwksUri: two.url, audience: API }), noKid)).status).toBe(401);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('warns (EAC_JWKS_NO_USABLE_KEY) when the set holds no usable key, and refuses every token with the 401', async () => {
+    const key = esKey();
+    const server = await keyServer(() => [{ ...key.jwk, use: 'enc' }]);
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      expectInvalidToken(
+        await get(protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API }), signed(key)),
+        'The access token was not signed by a known key.',
+      );
+      expect(spy).toHaveBeenCalledWith(expect.stringContaining('holds no key'), { code: 'EAC_JWKS_NO_USABLE_KEY' });
+    } finally {
+      spy.mockRestore();
+      await server.close();
+    }
+  });
+
+  it('refuses a key set larger than its bounds (bytes, keys): 503, never a partial set', async () => {
+    const many = await keyServer(() => Array.from({ length: 40 }, () => ec));
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: many.url, audience: API });
+      expect((await get(app, signed(esKey()))).status).toBe(503);
+      const small = protectedApp({ issuer: ISSUER, jwksUri: many.url, audience: API, jwks: { maxKeys: 100, maxBytes: 1024 } });
+      expect((await get(small, signed(esKey()))).status).toBe(503);
+    } finally {
+      await many.close();
+    }
+  });
+});
+
+describe('RFC 9068 checks of foreign tokens', () => {
+  let server: KeyServer;
+  const key = esKey();
+  beforeAll(async () => {
+    server = await keyServer(() => [key.jwk]);
+  });
+  afterAll(() => server.close());
+  const app = (options: Partial<BearerAuthOptions> = {}) =>
+    protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, ...options });
+
+  it('accepts typ JWT by default, and asks for at+jwt when requireAccessTokenType is on', async () => {
+    expect((await get(app(), signed(key))).status).toBe(200);
+    expectInvalidToken(await get(app({ requireAccessTokenType: true }), signed(key)), 'The token is not an access token.');
+  });
+
+  it('refuses a token naming another issuer, even signed by a key of this one', async () => {
+    expectInvalidToken(
+      await get(app(), signed(key, { iss: 'https://evil.example' })),
+      'The access token was issued by another issuer.',
+    );
+  });
+
+  it('accepts an aud list that holds the audience', async () => {
+    expect((await get(app(), signed(key, { aud: ['https://other.example', API] }))).status).toBe(200);
+  });
+
+  it('reads scp (a list or a string) as the scopes, and azp as the client', async () => {
+    const res = await get(app(), signed(key, { scope: undefined, scp: ['read', 'write'], azp: 'spa' }));
+    expect(res.body.auth).toEqual({ subject: 'u-1', clientId: 'spa', scopes: ['read', 'write'] });
+    expect((await get(app(), signed(key, { scope: undefined, scp: 'read write' }))).body.auth.scopes).toEqual(['read', 'write']);
+  });
+
+  it('refuses a token issued in the future, or living longer than the maximum lifetime', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expectInvalidToken(await get(app(), signed(key, { iat: now + 600 })), 'The access token is not valid yet.');
+    const long = jwt.sign({ iss: ISSUER, aud: API, sub: 'u', iat: now, exp: now + 7200 }, key.privateKey, {
+      algorithm: 'ES256',
+      header: { alg: 'ES256', kid: key.kid },
+    });
+    expectInvalidToken(
+      await get(app({ maxTokenLifetimeSeconds: 3600 }), long),
+      'The access token lives longer than this service accepts.',
+    );
+  });
+
+  it('runs checkClaims last, e.g. for a tenant', async () => {
+    const tenant = app({ checkClaims: (claims) => claims.tid === 'acme' });
+    expect((await get(tenant, signed(key, { tid: 'acme' }))).status).toBe(200);
+    expectInvalidToken(await get(tenant, signed(key, { tid: 'other' })), 'The access token claims are not accepted here.');
+  });
+});
