@@ -189,8 +189,9 @@ async function serveAndCheck({
 }
 
 async function main() {
-  if (!existsSync('dist/esm/index.js') || !existsSync('checker/dist/esm/index.js')) {
-    console.error('check:docs: dist/ or checker/dist/ is missing; run `npm run build` first');
+  const builds = ['dist/esm/index.js', 'checker/dist/esm/checker/src/index.js', 'authorization-server/dist/esm/index.js'];
+  if (!builds.every((file) => existsSync(file))) {
+    console.error('check:docs: a build (dist/, checker/dist/, authorization-server/dist/) is missing; run `npm run build` first');
     process.exit(2);
   }
   const scratch = mkdtempSync(join(tmpdir(), 'eac-docs-'));
