@@ -35,7 +35,7 @@ describe('the getting-started guide', () => {
 
   it('lists every scope a requireScope() asks for in tokenRouter.scopes', () => {
     const asked = [...app.matchAll(/requireScope\('([^']+)'\)/g)].map((match) => match[1]);
-    const listed = /tokenRouter: \{[^}]*scopes: \[([^\]]*)\]/.exec(app)?.[1] ?? '';
+    const listed = /tokenRouter: tokenRouter\(\{[^}]*scopes: \[([^\]]*)\]/.exec(app)?.[1] ?? '';
     expect(asked.length).toBeGreaterThan(0);
     for (const scope of asked) expect(listed).toContain(`'${scope}'`);
   });

@@ -24,6 +24,7 @@ describe('settings', () => {
       rateLimit: 100,
       rateWindow: 60,
       accessTokenTtl: 3600,
+      accessTokenAlg: 'HS256',
       maintenance: false,
       redisUrl: undefined,
       production: false,
