@@ -1,13 +1,12 @@
-// Checks the packed packages as consumers get them (CommonJS, ESM, TypeScript node16 and bundler):
-// publint and arethetypeswrong on each tarball (the library's, the checker's
-// and the authorization server's), the library's tarball holding none of the
-// checker and none of the authorization server, then real
-// consumer setups (CommonJS require, ESM import, TypeScript node16 and bundler
-// resolution) that install both tarballs into a scratch folder and use every
-// subpath, the checker's command from its installed tarball, and the
-// authorization server's README example run as written beside the library.
+// Checks the packed packages as consumers get them (CommonJS, ESM, TypeScript node10, node16,
+// nodenext and bundler): publint and arethetypeswrong on each tarball (the library's, the checker's
+// and the authorization server's), the library's tarball holding none of the checker and none of
+// the authorization server, then real consumer setups (CommonJS require, ESM import, TypeScript
+// under every module resolution) that install the tarballs into a scratch folder and use every
+// subpath, the checker's command from its installed tarball, and the authorization server's
+// README example run as written beside the library.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,9 +28,9 @@ try {
 
   for (const packed of [tarball, checkerTarball, serverTarball]) {
     run('npx', ['publint', '--strict', packed]);
-    // node10 resolution ignores `exports`, so subpaths cannot work there; every
-    // resolution that reads `exports` (node16 CJS and ESM, bundler) must.
-    run('npx', ['attw', packed, '--profile', 'node16']);
+    // node10 resolution ignores `exports`: the library's `typesVersions` maps its
+    // subpaths' types there, so every resolution must pass for it.
+    run('npx', ['attw', packed, ...(packed === tarball ? [] : ['--profile', 'node16'])]);
   }
 
   const consumer = join(scratch, 'consumer');
@@ -113,6 +112,7 @@ export const used = [${specifiers.map((_, i) => `m${i}`).join(', ')}];
     console.log(`package: TypeScript consumer ${name}`);
     run(join(consumer, 'node_modules/.bin/tsc'), ['-p', dir]);
   }
+  typeResolutionFixtures(consumer);
   console.log(`package: ${specifiers.length} entry points checked with publint, attw, CJS, ESM and TypeScript consumers`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
@@ -219,5 +219,21 @@ async function runsTheTokenExample(consumer) {
     console.log("package: authorization-server/README.md's token example runs beside the library and grants a token");
   } finally {
     app.kill();
+  }
+}
+
+/**
+ * test/fixtures/type-resolution/: one tsconfig per module resolution (node10, as
+ * `"module": "commonjs"` implies, node16, nodenext, bundler) compiling the same
+ * subpath imports against the installed tarball (node10 reads `typesVersions`).
+ */
+function typeResolutionFixtures(consumer) {
+  const fixtures = join(root, 'test/fixtures/type-resolution');
+  for (const entry of readdirSync(fixtures, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+    const dir = join(consumer, `type-resolution-${entry.name}`);
+    cpSync(join(fixtures, entry.name), dir, { recursive: true });
+    cpSync(join(fixtures, 'index.ts'), join(dir, 'index.ts'));
+    console.log(`package: TypeScript subpath imports under moduleResolution ${entry.name}`);
+    run(join(consumer, 'node_modules/.bin/tsc'), ['-p', dir]);
   }
 }

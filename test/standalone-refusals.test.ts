@@ -13,10 +13,10 @@ import { expectHeaders } from './helpers.js';
 import { AUDIENCE, ISSUER, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
 
 /**
- * Every middleware answers its own refusals in the conventions' JSON shape (rule 14.7) when no
- * error-handling middleware follows it (docs/architecture.md),
- * where Express's final handler would write an HTML page; with errorHandler()
- * mounted, errorHandler() renders them, with its options.
+ * Every middleware answers its own refusals in the conventions' JSON shape (rule 14.7) when
+ * errorHandler() is not mounted (docs/architecture.md), where Express's final
+ * handler would write an HTML page (or another error layer a 500); with
+ * errorHandler() mounted, errorHandler() renders them, with its options.
  */
 
 const ORIGIN = 'http://localhost:5173';
@@ -321,8 +321,8 @@ describe.each([
   });
 });
 
-describe("an app's own error middleware still receives the refusal", () => {
-  it('gets the ApiError through next(), as before', async () => {
+describe("an app's own error middleware and errorHandler()", () => {
+  it('an own error middleware alone never sees the refusal: the middleware answers it (test/foreign-error-handler.test.ts)', async () => {
     const seen: unknown[] = [];
     const app = alone(express, [requireXhr()]);
     const own: ErrorRequestHandler = (error, _req, res, _next) => {
@@ -331,7 +331,23 @@ describe("an app's own error middleware still receives the refusal", () => {
     };
     app.use(own);
     const res = await request(app).get('/v1/users/1');
-    expect(res.status).toBe(418);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      errors: [{ message: 'This endpoint only answers browser scripts (X-Requested-With: XMLHttpRequest).', code: 40301 }],
+    });
+    expect(seen).toEqual([]);
+  });
+
+  it('an own error middleware before errorHandler() gets the ApiError through next(), as before', async () => {
+    const seen: unknown[] = [];
+    const app = alone(express, [requireXhr()]);
+    const own: ErrorRequestHandler = (error, _req, _res, next) => {
+      seen.push(error);
+      next(error);
+    };
+    app.use(own, errorHandler({ production: true, log: false }));
+    const res = await request(app).get('/v1/users/1');
+    expect(res.status).toBe(403);
     expect(seen).toEqual([expect.objectContaining({ name: 'ApiError', code: 40301 })]);
   });
 

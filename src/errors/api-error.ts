@@ -49,6 +49,19 @@ export class ApiError extends Error {
     this.items = init.items ?? [{ message: this.message, code: this.code }];
     this.body = init.body;
   }
+
+  /**
+   * `status` again, and whether the message may be shown (below 500), as
+   * http-errors sets them: an error handler of another layer written to that
+   * convention keeps the status rather than answering 500.
+   */
+  get statusCode(): number {
+    return this.status;
+  }
+
+  get expose(): boolean {
+    return this.status < 500;
+  }
 }
 
 /** Creates the ApiError of a catalogue entry: `apiError('resourceNotFound')`. */

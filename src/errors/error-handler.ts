@@ -135,6 +135,12 @@ function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
     .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
 }
 
+// The middlewares errorHandler() made: refuse() hands a refusal on only when one of them will render it.
+const ERROR_HANDLERS = new WeakSet<object>();
+
+/** Whether `handle` (a router layer's function) is an errorHandler() of this build. */
+export const isLibraryErrorHandler = (handle: unknown): boolean => typeof handle === 'function' && ERROR_HANDLERS.has(handle);
+
 /** errorHandler()'s options, read once. */
 interface ErrorHandlerConfiguration {
   readonly production: boolean;
@@ -200,5 +206,6 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
     }
     renderError(res, error, config.production, config.challenge);
   };
+  ERROR_HANDLERS.add(middleware);
   return middleware;
 }

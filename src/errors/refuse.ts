@@ -1,23 +1,25 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
-import { isErrorLayer, routerStackOf } from '../http/router-stack.js';
+import { routerStackOf } from '../http/router-stack.js';
 import { reportInstead } from './adoption.js';
-import { renderError } from './error-handler.js';
+import { isLibraryErrorHandler, renderError } from './error-handler.js';
 import { toApiError } from './to-api-error.js';
 
 type AppLike = { readonly parent?: unknown };
 
 /**
- * Whether an error passed to `next()` reaches an error-handling middleware
- * (four parameters, as errorHandler()'s) of the app or of an app it is
- * mounted in; when none, Express's final handler would answer it in HTML.
+ * Whether errorHandler() is mounted in the app or in an app it is mounted
+ * in, so that an error passed to `next()` is rendered by it (an app's own
+ * error middleware before it ends with `next(error)`). When not, another
+ * layer would answer: Express's final handler in HTML, or a team's or a
+ * framework's handler that knows no ApiError and answers 500.
  * Read on a refusal only, never on a request that passes.
  */
-export function hasErrorMiddleware(req: Request): boolean {
+export function hasLibraryErrorHandler(req: Request): boolean {
   const seen = new Set<unknown>();
   for (let app: unknown = req.app; app && !seen.has(app); app = (app as AppLike).parent) {
     seen.add(app);
-    if ((routerStackOf(app) ?? []).some(isErrorLayer)) return true;
+    if ((routerStackOf(app) ?? []).some((layer) => isLibraryErrorHandler(layer.handle))) return true;
   }
   return false;
 }
@@ -52,10 +54,10 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
 /**
  * How a middleware of the library refuses a request (docs/design.md principle 4: every
  * middleware answers its own refusals, so it works alone): the error goes to
- * `next()` when an error-handling middleware will render it (errorHandler(),
- * with its options: one look for every error), else it is rendered here, in
- * the same JSON shape through the same writer, with `detail` outside
- * production, rather than left to Express's HTML page. A refusal that
+ * `next()` when errorHandler() will render it (with its options: one look
+ * for every error), else it is rendered here, in the same JSON shape through
+ * the same writer, with `detail` outside production, rather than left to
+ * Express's HTML page or to another error layer that would make it a 500. A refusal that
  * enforces a convention names it: in report-only mode (reportOnly()) it is
  * then reported, and the request goes on.
  */
@@ -70,7 +72,7 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     next();
     return;
   }
-  if (hasErrorMiddleware(req)) {
+  if (hasLibraryErrorHandler(req)) {
     next(error);
     return;
   }
