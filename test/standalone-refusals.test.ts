@@ -195,7 +195,10 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
     send: (app) => postForm(app, { grant_type: 'client_credentials' }).then((res) => res),
     status: 400,
     headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
-    body: { error: 'unsupported_grant_type', error_description: 'The grant type "client_credentials" is not supported.' },
+    body: {
+      error: 'unsupported_grant_type',
+      error_description: 'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
+    },
   },
   'tokenRouter(): a body that is not a form': {
     middlewares: () => [router()],

@@ -26,7 +26,10 @@ import { normalizeUsername } from './stores.js';
  * attempt is reserved BEFORE its password is checked (a "pending" count
  * beside the failures), and admitted only while failures plus attempts in
  * flight stay within the allowance: so parallel guesses get no more checks
- * than the allowance. While a username is delayed, one attempt at a time is
+ * than the allowance. An attempt from a pair with no failure yet also reserves
+ * one of the username's `usernameDelayAfterAddresses` new-address places, so
+ * guesses from many addresses at once cannot all be checked before the
+ * username is delayed. While a username is delayed, one attempt at a time is
  * checked. A wrong password turns the reservation into a failure; a right
  * one gives it back and clears its (username, address) failures. While a
  * (username, address) pair, an address or a delayed username is refused,
@@ -47,6 +50,7 @@ export const SIGN_IN_POLICIES = {
   pairPending: 'sign-in-pending-username-address',
   addressPending: 'sign-in-pending-address',
   usernamePending: 'sign-in-pending-username',
+  usernameNewAddressPending: 'sign-in-pending-username-new-address',
 } as const;
 
 /** One admitted sign-in attempt: say how it ended. */
@@ -92,10 +96,15 @@ interface AttemptKeys {
   readonly usernameDelay: string;
   /** Pending counts: the pair's, the address's, the username's. */
   readonly pending: readonly [string, string, string];
+  /** The username's attempts in flight from pairs with no failure yet: each may add a failing address. */
+  readonly newAddressPending: string;
 }
 
 /** What a reservation found: admitted, held by attempts in flight (wait and retry), or refused. */
-type Verdict = { readonly kind: 'admit' } | { readonly kind: 'wait' } | { readonly kind: 'refuse'; readonly error: ApiError };
+type Verdict =
+  | { readonly kind: 'admit'; readonly held: readonly string[] }
+  | { readonly kind: 'wait' }
+  | { readonly kind: 'refuse'; readonly error: ApiError };
 
 const REFUSALS = {
   pair: 'Too many failed sign-in attempts for this username from this address; retry after the time in Retry-After.',
@@ -122,8 +131,8 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     windowSeconds,
     async attempt(req, username) {
       const keys = keysOf(req, username);
-      await admission(configuration, keys, signInDeadline(req));
-      return admittedAttempt(configuration, keys);
+      const held = await admission(configuration, keys, signInDeadline(req));
+      return admittedAttempt(configuration, keys, held);
     },
   };
 }
@@ -145,6 +154,7 @@ function keysOf(req: Request, username: string): AttemptKeys {
       storeKeyOf(SIGN_IN_POLICIES.addressPending, address),
       storeKeyOf(SIGN_IN_POLICIES.usernamePending, user),
     ],
+    newAddressPending: storeKeyOf(SIGN_IN_POLICIES.usernameNewAddressPending, user),
   };
 }
 
@@ -153,7 +163,11 @@ function keysOf(req: Request, username: string): AttemptKeys {
  * (with jitter, so waiters do not move in step) until `queueTimeoutMs`;
  * rejects with the 429 of a refusal or of a wait that ran out.
  */
-async function admission(configuration: SignInGuardConfiguration, keys: AttemptKeys, signInBy?: number): Promise<void> {
+async function admission(
+  configuration: SignInGuardConfiguration,
+  keys: AttemptKeys,
+  signInBy?: number,
+): Promise<readonly string[]> {
   // The wait is bounded by queueTimeoutMs, and by what is left of the request's sign-in deadline.
   const budget = signInBy === undefined ? Number.POSITIVE_INFINITY : remainingMs(signInBy);
   const deadline = Date.now() + Math.min(configuration.queueTimeoutMs, budget);
@@ -161,7 +175,7 @@ async function admission(configuration: SignInGuardConfiguration, keys: AttemptK
   for (;;) {
     const verdict = await reserve(configuration, keys);
     if (verdict.kind === 'refuse') throw verdict.error;
-    if (verdict.kind === 'admit') return;
+    if (verdict.kind === 'admit') return verdict.held;
     if (Date.now() + delay > deadline) {
       throw apiError('tooManyLoginFailures', {
         message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
@@ -215,7 +229,23 @@ async function reserve(configuration: SignInGuardConfiguration, keys: AttemptKey
     await release(store, keys.pending);
     return { kind: 'wait' };
   }
-  return { kind: 'admit' };
+  if ((pair?.count ?? 0) > 0 || delayed) return { kind: 'admit', held: keys.pending };
+  // A pair with no failure yet may add one more failing address to the username: the username's failing
+  // addresses plus such attempts in flight must stay within usernameDelayAfterAddresses, or from many
+  // addresses at once every guess would be checked before the first failure delays the username.
+  let newAddresses: CounterState;
+  try {
+    newAddresses = await store.increment(keys.newAddressPending, PENDING_WINDOW_MS);
+  } catch (cause) {
+    await release(store, keys.pending);
+    throw unavailable(cause);
+  }
+  const held = [...keys.pending, keys.newAddressPending];
+  if ((addresses?.count ?? 0) + newAddresses.count > configuration.usernameDelayAfterAddresses) {
+    await release(store, held);
+    return { kind: 'wait' };
+  }
+  return { kind: 'admit', held };
 }
 
 /** Gives back the pending slots; a failure here only lets a slot expire with its window. */
@@ -242,7 +272,7 @@ function refusal(
 }
 
 /** The attempt once admitted: each outcome gives back its reservation, and may be told once. */
-function admittedAttempt(configuration: SignInGuardConfiguration, keys: AttemptKeys): SignInAttempt {
+function admittedAttempt(configuration: SignInGuardConfiguration, keys: AttemptKeys, held: readonly string[]): SignInAttempt {
   const { store } = configuration;
   let settled = false;
   const settle = () => {
@@ -252,13 +282,13 @@ function admittedAttempt(configuration: SignInGuardConfiguration, keys: AttemptK
   return {
     async succeeded() {
       settle();
-      await release(store, keys.pending);
+      await release(store, held);
       // The sign-in stands even if the store fails now: the failures left behind only expire with their window.
       await store.reset(keys.pairFailures).catch(() => undefined);
     },
     async cancelled() {
       settle();
-      await release(store, keys.pending);
+      await release(store, held);
     },
     async failed() {
       settle();
@@ -266,7 +296,7 @@ function admittedAttempt(configuration: SignInGuardConfiguration, keys: AttemptK
       try {
         await guarded(() => countFailure(configuration, keys));
       } finally {
-        await release(store, keys.pending);
+        await release(store, held);
       }
     },
   };

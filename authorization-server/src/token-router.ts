@@ -69,7 +69,10 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     const grantType = params.grant_type;
     if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
     if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
-      throw tokenError('unsupported_grant_type', `The grant type ${JSON.stringify(grantType.slice(0, 64))} is not supported.`);
+      throw tokenError(
+        'unsupported_grant_type',
+        'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
+      );
     }
     if (client?.grants !== undefined && !client.grants.includes(grantType as GrantType)) {
       throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);

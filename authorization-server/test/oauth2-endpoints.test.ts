@@ -436,6 +436,68 @@ describe('introspection endpoint (RFC 7662)', () => {
   });
 });
 
+describe('OAuth parameters (RFC 6749 §3.1, §3.2, §5.2) at the token, revocation and introspection endpoints', () => {
+  /** RFC 6749 §5.2: error_description is %x20-21 / %x23-5B / %x5D-7E. */
+  const DESCRIPTION_CHARACTERS = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+  const UNRECOGNISED = ['x-extra', 'ext\u0001\u00e9\u2028"\\name', 'grant-type'];
+  const unrecognised = (repeat: number) =>
+    UNRECOGNISED.flatMap((name) => Array.from({ length: repeat }, (_, i) => `${encodeURIComponent(name)}=v${i}%00%C3%A9`)).join(
+      '&',
+    );
+  const send = (app: Express, path: string, form: string) =>
+    request(app).post(path).type('form').set('Authorization', DEMO).send(form);
+
+  it.each([1, 2, 3])('ignores unrecognised parameters sent %i times at each endpoint', async (repeat) => {
+    const { app } = await appWithBearer({ introspectors: { 'demo-client': 'own-tokens' } });
+    const token = await send(
+      app,
+      '/v1/oauth2/token',
+      `grant_type=password&username=alice&password=${encodeURIComponent(ALICE.password)}&${unrecognised(repeat)}`,
+    );
+    expect(token.body).toEqual(expect.objectContaining({ token_type: expect.any(String) }));
+    const refresh = token.body.refresh_token as string;
+    const introspected = await send(app, INTROSPECTIONS, `token=${refresh}&${unrecognised(repeat)}`);
+    expect(introspected.body).toEqual(expect.objectContaining({ active: true }));
+    expect(introspected.body.active).toBe(true);
+    const revoked = await send(app, REVOCATIONS, `token=${refresh}&${unrecognised(repeat)}`);
+    expect(revoked.status).toBe(200);
+    expect((await send(app, INTROSPECTIONS, `token=${refresh}`)).body.active).toBe(false);
+  });
+
+  it.each([
+    ['/v1/oauth2/token', 'grant_type=password&username=alice&username=bob&password=x'],
+    [REVOCATIONS, 'token=a&token=b'],
+    [INTROSPECTIONS, 'token=a&token=b&token_type_hint=x'],
+  ])('refuses a defined parameter sent twice at %s with 400 invalid_request', async (path, form) => {
+    const { app } = await appWithBearer({ introspectors: { 'demo-client': 'own-tokens' } });
+    const res = await send(app, path, `${form}&${unrecognised(2)}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('keeps every error_description inside RFC 6749 §5.2 and never echoes a parameter name or value', async () => {
+    const { app } = await appWithBearer({ introspectors: { 'demo-client': 'own-tokens' } });
+    const hostile = 'n\u0001\u00e9"\\';
+    const forms = [
+      ['/v1/oauth2/token', `grant_type=password&username=alice&username=${encodeURIComponent(hostile)}&password=x`],
+      ['/v1/oauth2/token', `grant_type=${encodeURIComponent(hostile)}`],
+      ['/v1/oauth2/token', `grant_type=password&username=alice&password=x&scope=${encodeURIComponent(hostile)}`],
+      ['/v1/oauth2/token', `grant_type=refresh_token&refresh_token=${encodeURIComponent(hostile)}`],
+      [REVOCATIONS, `token=${encodeURIComponent(hostile)}&token=b`],
+      [INTROSPECTIONS, `token=a&token=${encodeURIComponent(hostile)}`],
+    ] as const;
+    for (const [path, form] of forms) {
+      const res = await send(app, path, form);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      const description = res.body.error_description as string;
+      expect(description).toMatch(DESCRIPTION_CHARACTERS);
+      expect(description).not.toContain('alice');
+      expect(description).not.toContain('username');
+      expect(description).not.toContain('token=');
+    }
+  });
+});
+
 describe('the password grant, as RFC 9700 would have it', () => {
   it('passwordGrant: false answers unsupported_grant_type, while refresh tokens issued before keep working', async () => {
     const stores = await seedStores();

@@ -187,7 +187,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
           .type('form')
           .send('grant_type=password&username=alice&username=bob&password=x');
         expect(res.status).toBe(400);
-        expect(res.body).toEqual(tokenErrorBody('invalid_request', 'The parameter username is repeated or malformed.'));
+        expect(res.body).toEqual(tokenErrorBody('invalid_request', 'A parameter of the request is repeated or malformed.'));
       });
 
       it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
@@ -196,7 +196,10 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(res.status).toBe(400);
         expectHeaders(res, ERROR_HEADERS);
         expect(res.body).toEqual(
-          tokenErrorBody('unsupported_grant_type', 'The grant type "client_credentials" is not supported.'),
+          tokenErrorBody(
+            'unsupported_grant_type',
+            'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
+          ),
         );
       });
     });

@@ -77,17 +77,54 @@ const newGuard = (options: SignInGuardOptions = {}) => signInGuard({ store: new 
 
 const count = (statuses: readonly number[], status: number) => statuses.filter((value) => value === status).length;
 
+/**
+ * `attempts` parallel wrong passwords for one username from 30 addresses, over both doors of `apps`:
+ * at most usernameDelayAfterAddresses addresses get a password checked, each within its own allowance;
+ * every other attempt answers 429 (or the deadline's 503) with Retry-After.
+ */
+async function burstFromManyAddresses(guard: SignInGuard, apps: readonly [Express, Express], attempts: number) {
+  const results = await Promise.all(
+    Array.from({ length: attempts }, (_, i) => {
+      const from = { 'X-Forwarded-For': `203.0.113.${(i % 30) + 1}` };
+      const app = apps[Math.floor(i / 2) % 2] as Express;
+      return i % 2 === 0 ? postToken(app, WRONG, from) : browserSignIn(app, WRONG, from);
+    }),
+  );
+  const statuses = results.map((res) => res.status);
+  const checkedFrom = new Set(results.flatMap((res, i) => (res.status === 400 || res.status === 401 ? [i % 30] : [])));
+  // From many addresses, at most usernameDelayAfterAddresses of them get a password checked before the
+  // username is delayed; each of those may spend its own (username, address) allowance, here 1 or 2 sends.
+  expect(checkedFrom.size).toBeLessThanOrEqual(guard.usernameDelayAfterAddresses);
+  expect(count(statuses, 400) + count(statuses, 401)).toBeLessThanOrEqual(guard.usernameDelayAfterAddresses * (attempts / 30));
+  expect(count(statuses, 429) + count(statuses, 503)).toBe(attempts - count(statuses, 400) - count(statuses, 401));
+  for (const res of results.filter((r) => r.status === 429 || r.status === 503)) {
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  }
+}
+
 describe('signInGuard(): one guard for every door', () => {
-  it('admits exactly the allowance of 60 parallel wrong passwords, across both doors on one store', async () => {
-    const app = await twoDoors(newGuard());
-    const results = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? postToken(app, WRONG) : browserSignIn(app, WRONG))),
-    );
-    const statuses = results.map((res) => res.status);
-    // 400 invalid_grant at the token endpoint, 401 at the browser door: each one password checked.
-    expect(count(statuses, 400) + count(statuses, 401)).toBe(10);
-    expect(count(statuses, 429)).toBe(50);
-  });
+  it.each([30, 60])(
+    'admits exactly the allowance of %i parallel wrong passwords, across both doors on one store',
+    async (attempts) => {
+      const app = await twoDoors(newGuard());
+      const results = await Promise.all(
+        Array.from({ length: attempts }, (_, i) => (i % 2 === 0 ? postToken(app, WRONG) : browserSignIn(app, WRONG))),
+      );
+      const statuses = results.map((res) => res.status);
+      // 400 invalid_grant at the token endpoint, 401 at the browser door: each one password checked.
+      expect(count(statuses, 400) + count(statuses, 401)).toBe(10);
+      expect(count(statuses, 429)).toBe(attempts - 10);
+    },
+  );
+
+  it.each([30, 60])(
+    'checks no more than the allowance of %i parallel wrong passwords for one username from 30 addresses, on one store',
+    async (attempts) => {
+      const guard = newGuard();
+      const app = await twoDoors(guard, true);
+      await burstFromManyAddresses(guard, [app, app], attempts);
+    },
+  );
 
   it('throttles the browser door once the token endpoint has throttled the user', async () => {
     const app = await twoDoors(newGuard({ maxFailuresPerUsernameAndAddress: 3 }));
@@ -383,6 +420,29 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
     expect(count(statuses, 400) + count(statuses, 401)).toBe(10);
     expect(count(statuses, 429)).toBe(50);
     expect((await browserSignIn(b, ALICE)).status).toBe(429);
+  });
+
+  it.each([30, 60])(
+    'checks no more than the allowance of %i parallel wrong passwords from 30 addresses over both instances',
+    async (attempts) => {
+      const client = makeClient(redis.url);
+      await client.connect();
+      clients.push(client);
+      const prefix = `guard-many-${attempts}:`;
+      const guard = () => signInGuard({ store: new RedisCounterStore({ client, prefix }) });
+      const first = guard();
+      await burstFromManyAddresses(first, [await twoDoors(first, true), await twoDoors(guard(), true)], attempts);
+    },
+  );
+
+  it('checks exactly 10 of 30 parallel wrong passwords from one address over both instances', async () => {
+    const [a, b] = await twoInstances('guard-parallel-30:');
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? postToken(a, WRONG) : browserSignIn(b, WRONG))),
+    );
+    const statuses = results.map((res) => res.status);
+    expect(count(statuses, 400) + count(statuses, 401)).toBe(10);
+    expect(count(statuses, 429)).toBe(20);
   });
 
   it('never answers 429 to 50 parallel correct sign-ins spread over both instances', async () => {
