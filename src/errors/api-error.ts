@@ -49,6 +49,16 @@ export class ApiError extends Error {
     this.items = init.items ?? [{ message: this.message, code: this.code }];
     this.body = init.body;
   }
+
+  /** The status under http-errors' other name: an error handler written to that convention keeps it. */
+  get statusCode(): number {
+    return this.status;
+  }
+
+  /** Whether the message is meant for the client, as http-errors says it: every 4xx. */
+  get expose(): boolean {
+    return this.status < 500;
+  }
 }
 
 /** Creates the ApiError of a catalogue entry: `apiError('resourceNotFound')`. */

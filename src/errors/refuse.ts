@@ -1,23 +1,26 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
-import { isErrorLayer, routerStackOf } from '../http/router-stack.js';
+import { routerStackOf } from '../http/router-stack.js';
 import { reportInstead } from './adoption.js';
-import { renderError } from './error-handler.js';
+import { isLibraryErrorHandler, renderError } from './error-handler.js';
 import { toApiError } from './to-api-error.js';
 
 type AppLike = { readonly parent?: unknown };
 
 /**
- * Whether an error passed to `next()` reaches an error-handling middleware
- * (four parameters, as errorHandler()'s) of the app or of an app it is
- * mounted in; when none, Express's final handler would answer it in HTML.
- * Read on a refusal only, never on a request that passes.
+ * Whether an error passed to `next()` reaches an errorHandler() of the app or
+ * of an app it is mounted in, which renders it with its options. When none,
+ * another layer would answer it: Express's final handler in HTML, NestJS's
+ * exception layer or a team's handler that ignores `err.status` with a 500.
+ * A team's own error middleware before errorHandler() still sees it
+ * (docs/errors.md#your-own-error-middleware). Read on a refusal only, never
+ * on a request that passes.
  */
-export function hasErrorMiddleware(req: Request): boolean {
+export function reachesErrorHandler(req: Request): boolean {
   const seen = new Set<unknown>();
   for (let app: unknown = req.app; app && !seen.has(app); app = (app as AppLike).parent) {
     seen.add(app);
-    if ((routerStackOf(app) ?? []).some(isErrorLayer)) return true;
+    if ((routerStackOf(app) ?? []).some((layer) => isLibraryErrorHandler(layer.handle))) return true;
   }
   return false;
 }
@@ -52,8 +55,9 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
 /**
  * How a middleware of the library refuses a request (DESIGN.md: every
  * middleware answers its own refusals, so it works alone): the error goes to
- * `next()` when an error-handling middleware will render it (errorHandler(),
- * with its options: one look for every error), else it is rendered here, in
+ * `next()` when errorHandler() will render it (with its options: one look
+ * for every error), else it is rendered here, never left to a layer that
+ * would make a 500 of it, in
  * the same JSON shape through the same writer, with `detail` outside
  * production, rather than left to Express's HTML page. A refusal that
  * enforces a convention names it: in report-only mode (reportOnly()) it is
@@ -70,7 +74,7 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     next();
     return;
   }
-  if (hasErrorMiddleware(req)) {
+  if (reachesErrorHandler(req)) {
     next(error);
     return;
   }
