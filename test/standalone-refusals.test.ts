@@ -322,17 +322,32 @@ describe.each([
 });
 
 describe("an app's own error middleware still receives the refusal", () => {
-  it('gets the ApiError through next(), as before', async () => {
+  it('gets the ApiError through next() when errorHandler() follows it', async () => {
+    const seen: unknown[] = [];
+    const app = alone(express, [requireXhr()]);
+    const own: ErrorRequestHandler = (error, _req, _res, next) => {
+      seen.push(error);
+      next(error);
+    };
+    app.use(own, errorHandler({ production: true, log: false }));
+    const res = await request(app).get('/v1/users/1');
+    expect(res.status).toBe(403);
+    expect(seen).toEqual([expect.objectContaining({ name: 'ApiError', code: 40301 })]);
+  });
+
+  // Issue 39: a team's handler (or NestJS's exception layer) that ignores err.status would make a 500 of it.
+  it('is answered by the middleware itself when no errorHandler() follows the error middleware', async () => {
     const seen: unknown[] = [];
     const app = alone(express, [requireXhr()]);
     const own: ErrorRequestHandler = (error, _req, res, _next) => {
       seen.push(error);
-      res.status(418).json({ mine: true });
+      res.status(500).json({ mine: true });
     };
     app.use(own);
     const res = await request(app).get('/v1/users/1');
-    expect(res.status).toBe(418);
-    expect(seen).toEqual([expect.objectContaining({ name: 'ApiError', code: 40301 })]);
+    expect(res.status).toBe(403);
+    expect(res.body.errors[0].code).toBe(40301);
+    expect(seen).toEqual([]);
   });
 
   it('also when the app is mounted in another app that has it', async () => {

@@ -118,7 +118,7 @@ export const RATE_LIMIT_HINTS: OptionHints = {
   message:
     'There is no `message`: a refusal is the conventions\' 429 `{"errors":[{"message","code":42900}]}`, rendered by errorHandler() when one is mounted (your own error middleware may render it differently).',
   handler:
-    "There is no `handler`: the 429 goes to the app's error middleware through next() when one is mounted, else rateLimit() answers it in JSON itself.",
+    'There is no `handler`: the 429 goes to errorHandler() through next() when one is mounted, else rateLimit() answers it in JSON itself.',
   statusCode: 'There is no `statusCode`: a refusal is always 429 (docs/conventions.md §12.1).',
   standardHeaders:
     'There is no `standardHeaders`: `RateLimit-Policy` and `RateLimit` (docs/conventions.md §12.2, §12.3) are always sent.',
