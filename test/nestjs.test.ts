@@ -214,3 +214,22 @@ describe("the README's Express recipe in a NestJS app", () => {
     expect(await said('EAC_ERROR_HANDLER_NOT_LAST')).toEqual([]);
   });
 });
+
+describe('the checker on a refusal that became a 500', () => {
+  it('fails cors.look-alike-refused', async () => {
+    const app = express();
+    // What a foreign error layer made of a refused preflight before issue 39.
+    app.use((req, res, next) => {
+      if (req.method === 'OPTIONS' && req.headers.origin !== ORIGIN) res.status(500).json({ statusCode: 500 });
+      else next();
+    });
+    app.use(conventions({ corsPolicy: { origins: [ORIGIN] } }));
+    app.get('/v1/users/:id', (_req, res) => {
+      res.json({ id: 1 });
+    });
+    const report = await checkConventions(app, { resource: '/v1/users/1', origin: ORIGIN });
+    const result = report.results.find((entry) => entry.id === 'cors.look-alike-refused');
+    expect(result?.status).toBe('fail');
+    expect(result?.evidence?.seen).toBe('status 500');
+  }, 60_000);
+});
