@@ -233,3 +233,20 @@ describe('the checker on a refusal that became a 500', () => {
     expect(result?.evidence?.seen).toBe('status 500');
   }, 60_000);
 });
+
+describe('the checker on the misordered recipe', () => {
+  it('says "mount order" when --resource answers 405', async () => {
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const app = await createMisorderedNestApp();
+    try {
+      const target = app.getHttpAdapter().getInstance();
+      const report = await checkConventions(target, { resource: '/v1/users/1' });
+      const etag = report.results.find((entry) => entry.id === 'caching.etag');
+      expect(etag?.status).toBe('fail');
+      expect(etag?.evidence?.expected).toContain('mount order');
+    } finally {
+      spy.mockRestore();
+      await app.close();
+    }
+  }, 60_000);
+});
