@@ -100,11 +100,18 @@ describe.each(['development', 'production'])('a NestJS 11 app with the two lines
       ? http
       : await new Promise<typeof http>((done) => http.listen(0, '127.0.0.1', () => done(http)));
     const { port } = server.address() as AddressInfo;
-    const report = await checkConventions(`http://127.0.0.1:${port}`, { resource: '/v1/users/1', origin: ORIGIN });
+    const report = await checkConventions(`http://127.0.0.1:${port}`, {
+      resource: '/v1/users/1',
+      origin: ORIGIN,
+      probeLimit: 60,
+      maxRequests: 120,
+    });
     expect(report.summary.pass).toBeGreaterThan(50);
     expect(report.results.filter((result) => result.status === 'fail' && result.severity === 'must')).toEqual([]);
     // The two 404s are told apart (errors.not-found.distinct, a MUST).
     expect(report.results.find((result) => result.id === 'errors.not-found.distinct')?.status).toBe('pass');
+    // The limit probe reached the 429, and its Retry-After holds.
+    expect(report.results.find((result) => result.id === 'limits.retry-after')?.status).toBe('pass');
   }, 60_000);
 });
 
@@ -248,5 +255,25 @@ describe('the checker on the misordered recipe', () => {
       spy.mockRestore();
       await app.close();
     }
+  }, 60_000);
+});
+
+describe("the checker's rate-limit probe (probeLimit)", () => {
+  it('fails limits.retry-after when the limit is answered with a 500', async () => {
+    let count = 0;
+    const app = express();
+    // What a foreign error layer made of the preset's 429 before issue 39.
+    app.use((_req, res, next) => {
+      if (++count > 5) res.status(500).json({ statusCode: 500, message: 'Internal server error' });
+      else next();
+    });
+    app.use(conventions());
+    app.get('/v1/users/:id', (_req, res) => {
+      res.json({ id: 1 });
+    });
+    const report = await checkConventions(app, { resource: '/v1/users/1', probeLimit: 20 });
+    const result = report.results.find((entry) => entry.id === 'limits.retry-after');
+    expect(result?.status).toBe('fail');
+    expect(result?.evidence?.seen).toBe('status 500');
   }, 60_000);
 });
