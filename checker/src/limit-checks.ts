@@ -139,6 +139,11 @@ export function checkLimits(ctx: RunContext): void {
     );
   }
 
+  checkRetryAfter(ctx, all);
+}
+
+/** limits.retry-after on the 429s seen (the rate-limit probe's included); a probe that met a 5xx first fails it. */
+function checkRetryAfter(ctx: RunContext, all: readonly Exchange[]): void {
   const limited = all.filter((exchange) => exchange.status === 429);
   const failed = all.find((exchange) => exchange.purpose === LIMIT_PROBE && exchange.status >= 500);
   if (limited.length === 0 && failed) {
