@@ -245,7 +245,11 @@ async function main() {
     const tsc = join(root, 'node_modules/.bin/tsc');
     for (const [name, setup] of Object.entries(setups)) {
       const config = join(project, `tsconfig.${name}.json`);
-      writeFileSync(config, JSON.stringify({ compilerOptions: { ...common, ...setup }, include: ['src/**/*.ts'] }));
+      // The NestJS guide's blocks need decorators: compiled below with that guide's own tsconfig.json.
+      writeFileSync(
+        config,
+        JSON.stringify({ compilerOptions: { ...common, ...setup }, include: ['src/**/*.ts'], exclude: ['src/nestjs/**'] }),
+      );
       console.log(`check:docs: tsc --strict, ${name}`);
       run(tsc, ['-p', config], { cwd: project });
     }
@@ -442,6 +446,8 @@ async function main() {
       }
     }
 
+    await checkNestGuide({ scratch, tarball, checker, files, env });
+
     // The guide's own test file, as its step 6 runs it.
     console.log('check:docs: node --test dist/app.test.js');
     run(process.execPath, ['--test', 'dist/app.test.js'], { cwd: guide, env });
@@ -493,6 +499,77 @@ async function main() {
   } finally {
     server?.kill();
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * docs/guides/nestjs.md's app: its blocks (`// nestjs/…`) compiled with the
+ * guide's tsconfig.json (CommonJS, decorators, as Nest's CLI writes it) against
+ * the packed package and NestJS 11, started in development and in production,
+ * and checked with the command the guide shows: no failure.
+ */
+export async function checkNestGuide({ scratch, tarball, checker, files, env }) {
+  const page = readFileSync('docs/guides/nestjs.md', 'utf8');
+  const tsconfig = codeBlocks(page).find((block) => block.lang === 'json' && block.code.includes('"experimentalDecorators"'));
+  if (!tsconfig) throw new Error('docs/guides/nestjs.md shows no tsconfig.json');
+  const command = /^npx express-api-conventions-checker check http:\/\/127\.0\.0\.1:3000 (.*)$/m.exec(page);
+  if (!command) throw new Error(`docs/guides/nestjs.md shows no \`npx ${CHECKER} check\` line`);
+  const sources = Object.entries(files).filter(([name]) => name.startsWith('nestjs/'));
+  const main = files['nestjs/main.ts'];
+  if (main === undefined) throw new Error('docs/guides/nestjs.md has no `// nestjs/main.ts` block');
+  for (const environment of ['development', 'production']) {
+    const dir = join(scratch, `nestjs-${environment}`);
+    const modules = join(dir, 'node_modules');
+    mkdirSync(join(modules, pkg.name), { recursive: true });
+    run('tar', ['-xzf', tarball, '-C', join(modules, pkg.name), '--strip-components=1']);
+    for (const entry of readdirSync(join(root, 'node_modules'))) {
+      if (entry === pkg.name || entry === CHECKER || entry === '.bin' || entry === 'express4' || entry.startsWith('.')) continue;
+      symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
+    }
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'nestjs-guide', private: true }));
+    writeFileSync(join(dir, 'tsconfig.json'), tsconfig.code);
+    mkdirSync(join(dir, 'src'));
+    const port = await freePort();
+    for (const [name, source] of sources) {
+      writeFileSync(
+        join(dir, 'src', name.slice('nestjs/'.length)),
+        name === 'nestjs/main.ts' ? source.replaceAll('3000', String(port)) : source,
+      );
+    }
+    console.log(`check:docs: the NestJS guide's app (${environment}), built with the guide's tsconfig.json`);
+    run(join(root, 'node_modules/.bin/tsc'), ['-p', dir], { cwd: dir });
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      cwd: dir,
+      env: { ...env, NODE_ENV: environment },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const exited = new Promise((done) => child.once('exit', (code) => done(code)));
+      await new Promise((done, fail) => {
+        let seen = '';
+        const timer = setTimeout(() => fail(new Error(`the NestJS guide's app did not start:\n${seen}`)), 20_000);
+        child.stdout.on('data', (chunk) => {
+          seen += chunk;
+          if (seen.includes(`127.0.0.1:${port}`)) {
+            clearTimeout(timer);
+            done();
+          }
+        });
+        exited.then((code) => fail(new Error(`the NestJS guide's app exited with ${code}:\n${seen}`)));
+      });
+      const args = command[1].trim().split(/\s+/);
+      const result = spawnSync(process.execPath, [checker, 'check', `http://127.0.0.1:${port}`, ...args, '--quiet'], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      process.stdout.write(result.stdout);
+      process.stderr.write(result.stderr);
+      if (result.status !== 0)
+        throw new Error(`${CHECKER} check exited ${result.status} on the NestJS guide's app (${environment})`);
+      console.log(`check:docs: the NestJS guide's app (${environment}) passes the checker (${args.join(' ')})`);
+    } finally {
+      child.kill();
+    }
   }
 }
 

@@ -85,6 +85,11 @@ try {
     console.error('size:install: `redis` was installed, but it is an optional peer dependency');
     process.exitCode = 1;
   }
+  // @nestjs/common is an optional peer as well: only a NestJS app has it.
+  if (existsSync(join(modules, '@nestjs'))) {
+    console.error('size:install: @nestjs/* was installed, but @nestjs/common is an optional peer dependency');
+    process.exitCode = 1;
+  }
   if (bytes > LIMIT) {
     console.error(`size:install: ${mb(bytes)} is above the ${mb(LIMIT)} bound`);
     process.exitCode = 1;

@@ -190,6 +190,19 @@ describe('responseLinter()', () => {
       expect(await findingsOf({ orders: [] }, '/v1/users/1/orders')).toEqual([paging]);
     });
 
+    it('does not ask it of an error answer on a list path (NestJS writes `{ "message": [...] }`)', async () => {
+      const log = jest.fn();
+      const app = express();
+      app.use(jsonResponses(), responseLinter({ log }));
+      app.get('/v1/users', (_req, res) => {
+        res.status(400).json({ statusCode: 400, message: ['name must be a string'], error: 'Bad Request' });
+      });
+      await request(app).get('/v1/users').expect(400);
+      expect(log.mock.calls.flatMap((call) => (call[0] as ResponseLintReport).findings)).not.toContainEqual(
+        expect.objectContaining({ rule: 'pagingFlag' }),
+      );
+    });
+
     it('does not ask it of one resource that holds an array', async () => {
       expect(await findingsOf({ id: 1, users: [] }, '/v1/exports/1')).toEqual([]);
     });

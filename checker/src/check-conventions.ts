@@ -9,7 +9,7 @@ import { checkErrorBodies, checkErrors } from './errors-checks.js';
 import { EXPLORE_LIMIT, explore, plannedRequests, underPrefix } from './explore.js';
 import { checkHeaders } from './header-checks.js';
 import { checkJsonEscaping } from './json-checks.js';
-import { checkLimits } from './limit-checks.js';
+import { checkLimits, probeRateLimit } from './limit-checks.js';
 import { checkOpenApiDocument } from './openapi-checks.js';
 import { loadOpenApi } from './openapi-source.js';
 import { type ConformanceOptions, type ConformancePhase, readConformanceOptions } from './options.js';
@@ -129,6 +129,7 @@ export async function checkConventions(
     await checkCaching(ctx);
     await checkCors(ctx);
     await checkAuthentication(ctx);
+    await probeRateLimit(ctx);
     // Last: the writes use the access token, and may (if override is honoured on GET) delete the resource.
     await checkWrites(ctx);
     // After the writes: a change holding < or > shows the escaping too.

@@ -91,6 +91,8 @@ How much to send:
                              to --disposable; without it only GET, HEAD,
                              OPTIONS and TRACE are sent
   --max-requests <n>         request budget, 1 to ${CONFORMANCE_REQUEST_CAP} (default ${CONFORMANCE_DEFAULT_REQUESTS})
+  --probe-limit <n>          send up to n GETs of --resource until one answers
+                             429, and check its Retry-After (off by default)
   --timeout <ms>             per-request timeout, 100 to 120000 (default 10000)
   --wait <seconds>           wait up to this long for the API to answer at all
                              before checking, 0 to 600 (default 0): for CI,
@@ -188,6 +190,7 @@ const FLAGS = {
   'no-explore': { type: 'boolean' },
   'allow-writes': { type: 'boolean' },
   'max-requests': { type: 'string' },
+  'probe-limit': { type: 'string' },
   timeout: { type: 'string' },
   wait: { type: 'string' },
   'preflight-method': { type: 'string' },
@@ -225,6 +228,7 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   pathExceptions: '--path-exception',
   credentials: `${CREDENTIAL_VARIABLES.clientId} and ${CREDENTIAL_VARIABLES.clientSecret}`,
   maxRequests: '--max-requests',
+  probeLimit: '--probe-limit',
   timeoutMs: '--timeout',
   preflightMethod: '--preflight-method',
   preflightHeaders: '--preflight-headers',
@@ -510,6 +514,7 @@ function optionsOf(
     credentials: read.credentials,
     allowWrites: flags['allow-writes'] ?? false,
     maxRequests: integer('--max-requests', flags['max-requests'], 1, CONFORMANCE_REQUEST_CAP),
+    probeLimit: integer('--probe-limit', flags['probe-limit'], 1, CONFORMANCE_REQUEST_CAP),
     timeoutMs: integer('--timeout', flags.timeout, 100, 120_000),
     preflightMethod: flags['preflight-method'],
     preflightHeaders,

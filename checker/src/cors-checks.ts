@@ -181,6 +181,14 @@ async function checkLookAlikeRefused(ctx: RunContext, path: string, origin: stri
     headers: preflightRequestHeaders(ctx, lookAlike),
   });
   ctx.judge('cors.look-alike-refused', refused, (answer) => {
+    // A refusal that became a server error (another error layer made a 500 of the 403) is no refusal.
+    if (answer.status >= 500) {
+      return {
+        request: `${describeExchange(answer)} (Origin: ${lookAlike})`,
+        expected: 'a refusal (403) or an answer without Access-Control-Allow-Origin, never a server error',
+        seen: `status ${answer.status}`,
+      };
+    }
     const granted = answer.headers['access-control-allow-origin'];
     if (granted !== lookAlike && granted !== '*') return undefined;
     return {

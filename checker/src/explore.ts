@@ -129,6 +129,7 @@ export function plannedRequests(
   if (config.resource !== undefined) planned += 3; // GET, If-None-Match, If-Modified-Since
   if (config.origin !== undefined) planned += 3; // preflight, actual request, look-alike origin
   if (config.resource !== undefined) planned += 2; // HEAD, and a missing id beside it (errors.not-found.distinct)
+  planned += config.probeLimit ?? 0; // at most: the rate-limit probe stops at the first 429
   // On the first list a --path answers: limit=1, three malformed paging values, one field, an unknown field.
   if (config.paths.length > 0) planned += 6;
   if (config.tokenEndpoint !== undefined && config.allowWrites) {

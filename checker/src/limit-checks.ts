@@ -1,6 +1,6 @@
 import { type BareItem, type Item, type List, parseList } from 'structured-headers';
 import { firstOffender, type RunContext, shown } from './context.js';
-import type { Exchange } from './probe.js';
+import { describeExchange, type Exchange } from './probe.js';
 import { LEGACY_RATE_LIMIT_HEADERS } from './spec-values.js';
 
 /**
@@ -139,7 +139,21 @@ export function checkLimits(ctx: RunContext): void {
     );
   }
 
+  checkRetryAfter(ctx, all);
+}
+
+/** limits.retry-after on the 429s seen (the rate-limit probe's included); a probe that met a 5xx first fails it. */
+function checkRetryAfter(ctx: RunContext, all: readonly Exchange[]): void {
   const limited = all.filter((exchange) => exchange.status === 429);
+  const failed = all.find((exchange) => exchange.purpose === LIMIT_PROBE && exchange.status >= 500);
+  if (limited.length === 0 && failed) {
+    ctx.fail('limits.retry-after', {
+      request: describeExchange(failed),
+      expected: '429 with Retry-After once the limit is exceeded, never a server error',
+      seen: `status ${failed.status}`,
+    });
+    return;
+  }
   if (limited.length === 0) {
     ctx.skip('limits.retry-after', 'no 429 was seen within the request budget');
     return;
@@ -148,6 +162,23 @@ export function checkLimits(ctx: RunContext): void {
     'limits.retry-after',
     firstOffender(limited, 'Retry-After: <seconds>, equal to the t of the exhausted RateLimit policy', retryAfterProblem),
   );
+}
+
+const LIMIT_PROBE = 'rate-limit probe';
+
+/**
+ * The opt-in rate-limit probe (`probeLimit`): GETs of the resource until one
+ * answers 429 or a server error, at most `probeLimit`; checkLimits() then
+ * judges what it saw.
+ */
+export async function probeRateLimit(ctx: RunContext): Promise<void> {
+  const limit = ctx.config.probeLimit;
+  const target = ctx.config.resource ?? ctx.config.paths[0];
+  if (limit === undefined || target === undefined) return;
+  for (let sent = 0; sent < limit; sent++) {
+    const answer = await ctx.send({ purpose: LIMIT_PROBE, method: 'GET', path: ctx.under(target) });
+    if (!answer || answer.status === 429 || answer.status >= 500) return;
+  }
 }
 
 /** The conventions' Limits rule 2: "the server makes both point to the same instant" (1 s of rounding allowed). */

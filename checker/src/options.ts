@@ -88,6 +88,13 @@ export interface ConformanceOptions {
   allowWrites?: boolean;
   /** Most requests to send, 1 to 200 (the hard cap). Default: `60`. */
   maxRequests?: number;
+  /**
+   * Opt-in rate-limit probe: up to this many GETs of `resource` (or the first
+   * of `paths`) until one answers 429, whose `Retry-After` is then checked; a
+   * 5xx on the way fails `limits.retry-after` (a 429 another layer made a 500
+   * of). Counts against `maxRequests`. Default: none sent.
+   */
+  probeLimit?: number;
   /** Milliseconds to wait for each answer, 100 to 120000. Default: `10000`. */
   timeoutMs?: number;
   /** Method named in the CORS preflight's `Access-Control-Request-Method`. Default: `'GET'`. */
@@ -153,6 +160,7 @@ const OPTION_NAMES = [
   'change',
   'allowWrites',
   'maxRequests',
+  'probeLimit',
   'timeoutMs',
   'preflightMethod',
   'preflightHeaders',
@@ -182,6 +190,7 @@ export interface ConformanceConfiguration {
   readonly change: ConformanceChange | undefined;
   readonly allowWrites: boolean;
   readonly maxRequests: number;
+  readonly probeLimit: number | undefined;
   readonly timeoutMs: number;
   readonly preflightMethod: string;
   readonly preflightHeaders: readonly string[];
@@ -322,6 +331,10 @@ export function readConformanceOptions(options: unknown): ConformanceConfigurati
       given.maxRequests === undefined
         ? CONFORMANCE_DEFAULT_REQUESTS
         : checkInteger(FACTORY, 'maxRequests', given.maxRequests, { min: 1, max: CONFORMANCE_REQUEST_CAP }),
+    probeLimit:
+      given.probeLimit === undefined
+        ? undefined
+        : checkInteger(FACTORY, 'probeLimit', given.probeLimit, { min: 1, max: CONFORMANCE_REQUEST_CAP }),
     timeoutMs:
       given.timeoutMs === undefined ? 10_000 : checkInteger(FACTORY, 'timeoutMs', given.timeoutMs, { min: 100, max: 120_000 }),
     preflightMethod: preflight.method,

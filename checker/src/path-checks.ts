@@ -6,7 +6,7 @@ import {
   type PathRule,
 } from '../../src/lint/path-rules.js';
 import { parseJson, type RunContext } from './context.js';
-import { UNKNOWN_ROUTE } from './errors-checks.js';
+import { MISSING_ID, UNKNOWN_ROUTE } from './errors-checks.js';
 
 /**
  * The check id of each path rule. The rules themselves are the route
@@ -108,7 +108,8 @@ export function checkPaths(ctx: RunContext, origin: string): void {
   const strip = (path: string) => (ctx.prefix && path.startsWith(ctx.prefix) ? path.slice(ctx.prefix.length) || '/' : path);
   // A link to the API's root (an RFC 8414 `issuer`, a `Link: </>`) names the entry point, not a resource.
   const discovered = [...found].filter((path) => !given.has(path) && strip(path) !== '/');
-  const all = [...given, ...discovered].filter((path) => path !== unknown);
+  // The checker's own probe paths (an unknown route, a missing id) are its words, not the API's: never linted.
+  const all = [...given, ...discovered].filter((path) => path !== unknown && !path.split('/').includes(MISSING_ID));
   const findings = new Map<PathFinding['id'], string[]>();
   const across = consistencyFindings(all.map(strip), ctx.config.pathExceptions);
   for (const path of all) {

@@ -100,7 +100,11 @@ export function checkResourceConventions(ctx: RunContext): void {
   // Key rules: every JSON body, errors included (they are the API's too), each with the resource of its path.
   const lint = bodies.map(({ exchange, body }) => ({
     exchange,
-    findings: lintBody(body, resourceContextOf(pathOf(exchange))),
+    // An error answer is never a list result (NestJS's `{ "message": [...] }`), as in the response linter.
+    findings: lintBody(
+      body,
+      exchange.status >= 400 ? { ...resourceContextOf(pathOf(exchange)), list: false } : resourceContextOf(pathOf(exchange)),
+    ),
   }));
   const timestamps = bodies.some(({ exchange }) => LOOKS_LIKE_DATE_TIME.test(exchange.body));
   const genders = bodies.some(({ exchange }) => exchange.body.includes('"gender"'));

@@ -50,15 +50,12 @@ export class ApiError extends Error {
     this.body = init.body;
   }
 
-  /**
-   * `status` again, and whether the message may be shown (below 500), as
-   * http-errors sets them: an error handler of another layer written to that
-   * convention keeps the status rather than answering 500.
-   */
+  /** The status under http-errors' other name: an error handler written to that convention keeps it. */
   get statusCode(): number {
     return this.status;
   }
 
+  /** Whether the message is meant for the client, as http-errors says it: every 4xx. */
   get expose(): boolean {
     return this.status < 500;
   }

@@ -123,7 +123,7 @@ export function renderError(res: Response, raised: ApiError, production: boolean
  * path or under a handler mounted at the root. (A page handler after
  * `app.use('/api', errorHandler())` still runs for the pages: not listed.)
  */
-function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
+function errorMiddlewaresAfter(app: unknown, handler: unknown): unknown[] {
   const stack = routerStackOf(app) ?? [];
   const at = stack.findIndex((layer) => layer.handle === handler);
   if (at < 0) return [];
@@ -132,14 +132,19 @@ function errorMiddlewaresAfter(app: unknown, handler: unknown): string[] {
     .slice(at + 1)
     .filter(isErrorLayer)
     .filter((layer) => isRootMount(own) || mountOf(layer) === mountOf(own))
-    .map((layer) => (layer.handle as { name?: string }).name || 'an anonymous (err, req, res, next) function');
+    .map((layer) => layer.handle);
 }
 
-// The middlewares errorHandler() made: refuse() hands a refusal on only when one of them will render it.
-const ERROR_HANDLERS = new WeakSet<object>();
+const nameOf = (handle: unknown): string => (handle as { name?: string }).name || 'an anonymous (err, req, res, next) function';
 
-/** Whether `handle` (a router layer's function) is an errorHandler() of this build. */
-export const isLibraryErrorHandler = (handle: unknown): boolean => typeof handle === 'function' && ERROR_HANDLERS.has(handle);
+/**
+ * Whether an error middleware is NestJS's exception layer, which `app.init()`
+ * mounts after every route (@nestjs/core's RouterProxy.createExceptionLayerProxy()):
+ * an anonymous function that hands the error to Nest's exception filters.
+ * Read only to say the right warning.
+ */
+export const isNestExceptionLayer = (handle: unknown): boolean =>
+  typeof handle === 'function' && handle.name === '' && /\bExecutionContextHost\b/.test(Function.prototype.toString.call(handle));
 
 /** errorHandler()'s options, read once. */
 interface ErrorHandlerConfiguration {
@@ -162,14 +167,27 @@ function readErrorHandlerOptions(options: Readonly<ErrorHandlerOptions> | undefi
 function warnOfUnreachableErrorMiddleware(app: unknown, handler: unknown): void {
   const unreachable = errorMiddlewaresAfter(app, handler);
   if (unreachable.length === 0) return;
+  // The handler decided with its own `production` option whether to look.
+  const always = { evenInProduction: true };
+  if (unreachable.some(isNestExceptionLayer)) {
+    // Under NestJS the order is Nest's own: its routes and exception layer come in app.init().
+    warnOnce(
+      handler as object,
+      'EAC_NESTJS_EXCEPTION_LAYER',
+      "errorHandler() is mounted in a NestJS app, whose exception layer answers its routes' errors after it: " +
+        'errorHandler() and notFound() never see them. Remove both and register the exception filter instead: ' +
+        "app.useGlobalFilters(new ConventionsExceptionFilter()) from 'express-api-conventions/nestjs' (docs/guides/nestjs.md).",
+      always,
+    );
+    return;
+  }
   warnOnce(
     handler as object,
     'EAC_ERROR_HANDLER_NOT_LAST',
-    `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.join(', ')}. ` +
+    `errorHandler() answers every error, so the error middleware mounted after it never runs: ${unreachable.map(nameOf).join(', ')}. ` +
       'Mount your own error middleware before errorHandler() and end it with next(error), so errors keep one JSON shape ' +
       '(docs/errors.md#your-own-error-middleware).',
-    // The handler decided with its own `production` option whether to look.
-    { evenInProduction: true },
+    always,
   );
 }
 
@@ -179,6 +197,14 @@ function logServerError(config: ErrorHandlerConfiguration, error: ApiError, thro
   const original = error === thrown ? (error.cause ?? error) : thrown;
   config.log({ status: error.status, code: error.code, method: req.method, path: pathWithoutQuery(req), error: original });
 }
+
+// The error middlewares errorHandler() made: a refusal goes to next() only
+// when one of them will render it (refuse()).
+const LIBRARY_ERROR_HANDLERS = new WeakSet<object>();
+
+/** Whether `handle` is an error middleware made by errorHandler(). */
+export const isLibraryErrorHandler = (handle: unknown): boolean =>
+  typeof handle === 'function' && LIBRARY_ERROR_HANDLERS.has(handle);
 
 /**
  * The last middleware of an app: renders every error as JSON with the status
@@ -206,6 +232,6 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
     }
     renderError(res, error, config.production, config.challenge);
   };
-  ERROR_HANDLERS.add(middleware);
+  LIBRARY_ERROR_HANDLERS.add(middleware);
   return middleware;
 }

@@ -1,9 +1,9 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { readOptions } from '../config/options.js';
 import { warnOnce } from '../config/warnings.js';
 import { pathWithoutQuery } from '../http/paths.js';
 import { collectRouteMethods, routerStackOf } from '../http/router-stack.js';
-import { apiError } from './api-error.js';
+import { type ApiError, apiError } from './api-error.js';
 
 /** Options of notFound(). */
 export interface NotFoundOptions {
@@ -25,18 +25,30 @@ export function allowedMethods(app: unknown, path: string): string[] {
 }
 
 /**
- * A 405 whose `Allow` names the request's own method is no wrong method: a
- * route answers it, but notFound() ran first (mounted before the routes, or
- * before a framework adds its own). Said once per notFound(), outside production.
+ * The answer to a request no route answered: 405 with `Allow` when the path
+ * exists for other methods (and `answer405`), else 404 with code 40401.
+ * notFound() and the NestJS exception filter give it alike.
  */
-function warnIfBeforeRoutes(middleware: object, method: string, path: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method)) return;
+export function unmatchedRouteError(req: Request, answer405 = true): ApiError {
+  const path = pathWithoutQuery(req);
+  const allowed = answer405 ? allowedMethods(req.app, path) : [];
+  if (allowed.length === 0) return apiError('routeNotFound', { detail: { method: req.method, path } });
+  if (allowed.includes(req.method)) warnOfRoutesAfter(req, allowed);
+  return apiError('methodNotAllowed', { headers: { Allow: allowed.join(', ') }, detail: { method: req.method, path } });
+}
+
+/**
+ * A route answers this very method on this path, yet the request reached
+ * the unmatched-route answer: notFound() stands before the routes (under
+ * NestJS, routes are added in `app.init()`, after anything mounted before).
+ */
+function warnOfRoutesAfter(req: Request, allowed: readonly string[]): void {
   warnOnce(
-    middleware,
     'EAC_NOT_FOUND_BEFORE_ROUTES',
-    `notFound() answered ${method} ${path} with 405 although a route answers ${method} there (Allow: ${allowed.join(', ')}): ` +
-      'notFound() runs before the routes. Mount it after every route, with errorHandler() ' +
-      '(docs/configuration-errors.md#eac_not_found_before_routes).',
+    'EAC_NOT_FOUND_BEFORE_ROUTES',
+    `${req.method} ${pathWithoutQuery(req)} was answered 405 with Allow: ${allowed.join(', ')}, which names ${req.method} itself: ` +
+      'notFound() is mounted before the routes that answer it. Mount notFound() and errorHandler() after every route; ' +
+      'under NestJS, mount neither and register ConventionsExceptionFilter (docs/guides/nestjs.md).',
   );
 }
 
@@ -49,15 +61,7 @@ function warnIfBeforeRoutes(middleware: object, method: string, path: string, al
 export function notFound(options?: Readonly<NotFoundOptions>): RequestHandler {
   const given = readOptions<NotFoundOptions>('notFound', options, ['methodNotAllowed']);
   const answer405 = given.methodNotAllowed ?? true;
-  const middleware: RequestHandler = function notFoundMiddleware(req, _res, next) {
-    const path = pathWithoutQuery(req);
-    const allowed = answer405 ? allowedMethods(req.app, path) : [];
-    if (allowed.length > 0) {
-      warnIfBeforeRoutes(middleware, req.method, path, allowed);
-      next(apiError('methodNotAllowed', { headers: { Allow: allowed.join(', ') }, detail: { method: req.method, path } }));
-      return;
-    }
-    next(apiError('routeNotFound', { detail: { method: req.method, path } }));
+  return function notFoundMiddleware(req, _res, next) {
+    next(unmatchedRouteError(req, answer405));
   };
-  return middleware;
 }

@@ -8,14 +8,15 @@ import { toApiError } from './to-api-error.js';
 type AppLike = { readonly parent?: unknown };
 
 /**
- * Whether errorHandler() is mounted in the app or in an app it is mounted
- * in, so that an error passed to `next()` is rendered by it (an app's own
- * error middleware before it ends with `next(error)`). When not, another
- * layer would answer: Express's final handler in HTML, or a team's or a
- * framework's handler that knows no ApiError and answers 500.
- * Read on a refusal only, never on a request that passes.
+ * Whether an error passed to `next()` reaches an errorHandler() of the app or
+ * of an app it is mounted in, which renders it with its options. When none,
+ * another layer would answer it: Express's final handler in HTML, NestJS's
+ * exception layer or a team's handler that ignores `err.status` with a 500.
+ * A team's own error middleware before errorHandler() still sees it
+ * (docs/errors.md#your-own-error-middleware). Read on a refusal only, never
+ * on a request that passes.
  */
-export function hasLibraryErrorHandler(req: Request): boolean {
+export function reachesErrorHandler(req: Request): boolean {
   const seen = new Set<unknown>();
   for (let app: unknown = req.app; app && !seen.has(app); app = (app as AppLike).parent) {
     seen.add(app);
@@ -55,9 +56,10 @@ function reportRefusal(req: Request, res: Response, error: unknown, convention: 
  * How a middleware of the library refuses a request (docs/design.md principle 4: every
  * middleware answers its own refusals, so it works alone): the error goes to
  * `next()` when errorHandler() will render it (with its options: one look
- * for every error), else it is rendered here, in the same JSON shape through
- * the same writer, with `detail` outside production, rather than left to
- * Express's HTML page or to another error layer that would make it a 500. A refusal that
+ * for every error), else it is rendered here, never left to a layer that
+ * would make a 500 of it, in
+ * the same JSON shape through the same writer, with `detail` outside
+ * production, rather than left to Express's HTML page. A refusal that
  * enforces a convention names it: in report-only mode (reportOnly()) it is
  * then reported, and the request goes on.
  */
@@ -72,7 +74,7 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     next();
     return;
   }
-  if (hasLibraryErrorHandler(req)) {
+  if (reachesErrorHandler(req)) {
     next(error);
     return;
   }

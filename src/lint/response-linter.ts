@@ -84,7 +84,9 @@ export function responseLinter(options?: Readonly<ResponseLinterOptions>): Reque
     }
     if (exceptionOf(res, 'responseLint') !== undefined) return false;
     const req = res.req;
-    let findings = lintBody(parsed, resourceContextOf(pathWithoutQuery(req)), allowKeys);
+    const context = resourceContextOf(pathWithoutQuery(req));
+    // An error answer is never a list result, even on a collection's path (NestJS's `{ "message": [...] }`).
+    let findings = lintBody(parsed, res.statusCode >= 400 ? { ...context, list: false } : context, allowKeys);
     // A route excepted from rule 2.1 sends its array on purpose: not a finding.
     if (exceptionOf(res, 'topLevelArray') !== undefined) findings = findings.filter((f) => f.rule !== 'topLevelObject');
     if (findings.length === 0) return false;

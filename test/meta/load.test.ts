@@ -9,7 +9,7 @@ import { ensureBuilt } from '../reference-server/harness.js';
  * that `require`s or `import`s the built package and calls `conventions()`
  * with its defaults loads no module of the token service (src/oauth2) or of
  * the checker (src/conformance), and none of jsonwebtoken, bcryptjs, yaml,
- * ajv or structured-headers. Each run is a fresh `node` process, a file
+ * ajv, structured-headers or NestJS (only the `nestjs` subpath is for it). Each run is a fresh `node` process, a file
  * inside the package, so that `express-api-conventions` resolves through the
  * package's own `exports`, as it does from node_modules.
  */
@@ -28,7 +28,19 @@ const SCRIPTS = {
   ],
 } as const;
 
-const NOT_LOADED = ['jsonwebtoken', 'bcryptjs', 'yaml', 'ajv', 'ajv-formats', 'structured-headers'];
+const NOT_LOADED = [
+  'jsonwebtoken',
+  'bcryptjs',
+  'yaml',
+  'ajv',
+  'ajv-formats',
+  'structured-headers',
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/platform-express',
+  'reflect-metadata',
+  'rxjs',
+];
 
 /** The package a node_modules path belongs to (`@scope/name` or `name`). */
 const packageOf = (file: string): string | undefined => {
@@ -72,7 +84,11 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
     ).toEqual([]);
   });
 
-  it('loads none of jsonwebtoken, bcryptjs, yaml, ajv, ajv-formats or structured-headers', () => {
+  it('loads no module of the nestjs subpath', () => {
+    expect(ours().filter((path) => /[/\\]nestjs[/\\]/.test(path))).toEqual([]);
+  });
+
+  it('loads none of jsonwebtoken, bcryptjs, yaml, ajv, ajv-formats, structured-headers or NestJS', () => {
     const packages = new Set(loaded.map(packageOf));
     expect(NOT_LOADED.filter((name) => packages.has(name))).toEqual([]);
   });

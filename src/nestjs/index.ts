@@ -1,0 +1,1 @@
+export { ConventionsExceptionFilter, type NestArgumentsHost } from './exception-filter.js';
