@@ -176,3 +176,20 @@ describe('firstItemId() and linkTargets()', () => {
     ]);
   });
 });
+
+describe('the checker’s own probe paths', () => {
+  it('are never linted, even when an answer links back to them', async () => {
+    // An API whose 404 names the path asked for: the checker's missing-id probe is then "discovered".
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(conventions());
+    app.get('/v1/users/:id', (req, res) => {
+      res.status(404).json({ errors: [{ message: 'No such user.', code: 40402 }], self: req.path });
+    });
+    app.use(notFound(), errorHandler({ log: false }));
+    const report = await checkConventions(app, { resource: '/v1/users/1' });
+    const pathResults = report.results.filter((result) => result.id.startsWith('paths.'));
+    expect(pathResults.length).toBeGreaterThan(0);
+    expect(JSON.stringify(pathResults)).not.toContain('express-api-conventions-no-such-id');
+  });
+});
