@@ -8,6 +8,7 @@ export {
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export { RedisSignInGuardStore } from './redis-sign-in-guard-store.js';
 export {
   RedisClientStore,
   RedisRefreshTokenStore,
@@ -16,6 +17,15 @@ export {
 } from './redis-stores.js';
 export { type SignInAttempt, type SignInGuard, signInGuard } from './sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in-guard-options.js';
+export {
+  MemorySignInGuardStore,
+  type SignInGuardStore,
+  type SignInIdentity,
+  type SignInLimits,
+  type SignInOutcome,
+  type SignInRefusal,
+  type SignInReservation,
+} from './sign-in-guard-store.js';
 export {
   type FoundFamily,
   MemoryClientStore,

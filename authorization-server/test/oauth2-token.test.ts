@@ -655,10 +655,8 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
 
     it('fails closed with 503 when its counter store is down', async () => {
       const broken = {
-        increment: () => Promise.reject(new Error('down')),
-        get: () => Promise.reject(new Error('down')),
-        decrement: () => Promise.reject(new Error('down')),
-        reset: () => Promise.reject(new Error('down')),
+        reserve: () => Promise.reject(new Error('down')),
+        settle: () => Promise.reject(new Error('down')),
       };
       const app = await tokenApp({ signInGuard: { store: broken } });
       const res = await postToken(app, ALICE);

@@ -8,15 +8,17 @@ import { rateLimit } from '../../src/rate-limit/index.js';
 import { parseBodies } from '../../src/request/index.js';
 import type { CounterStore } from '../../src/stores/counter-store.js';
 import { MemoryCounterStore } from '../../src/stores/memory-counter-store.js';
-import { RedisCounterStore } from '../../src/stores/redis-counter-store.js';
 import { expectHeaders } from '../../test/helpers.js';
 import { ALICE, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from '../../test/support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, useFakeDate, waitUntil } from '../../test/support/timing.js';
 import {
+  MemorySignInGuardStore,
   passwordSignIn,
+  RedisSignInGuardStore,
   type SignInGuard,
   type SignInGuardOptions,
+  type SignInGuardStore,
   signInGuard,
   tokenEndpointErrors,
   tokenRouter,
@@ -73,7 +75,7 @@ const browserSignIn = (app: Express, form: Record<string, string>, headers: Reco
   return req.send({ username: form.username, password: form.password });
 };
 
-const newGuard = (options: SignInGuardOptions = {}) => signInGuard({ store: new MemoryCounterStore(), ...options });
+const newGuard = (options: SignInGuardOptions = {}) => signInGuard({ store: new MemorySignInGuardStore(), ...options });
 
 const count = (statuses: readonly number[], status: number) => statuses.filter((value) => value === status).length;
 
@@ -175,7 +177,7 @@ describe('signInGuard(): one guard for every door', () => {
 
   it('fails closed with 503 and Retry-After when its store is down', async () => {
     const down = () => Promise.reject(new Error('down'));
-    const broken: CounterStore = { increment: down, get: down, decrement: down, reset: down };
+    const broken: SignInGuardStore = { reserve: down, settle: down };
     const app = await twoDoors(signInGuard({ store: broken }));
     const res = await browserSignIn(app, ALICE);
     expect(res.status).toBe(503);
@@ -228,7 +230,8 @@ describe('signInGuard(): one guard for every door', () => {
       [{ maxUsernameDelaySeconds: 0 }, '`maxUsernameDelaySeconds` must be an integer from 1'],
       [{ maxFailuresPerAddress: 1.5 }, '`maxFailuresPerAddress` must be an integer'],
       [{ windowSeconds: 0 }, '`windowSeconds` must be an integer from 1'],
-      [{ store: {} }, '`store` must be a CounterStore'],
+      [{ store: {} }, '`store` must be a SignInGuardStore (reserve and settle)'],
+      [{ store: new MemoryCounterStore() }, 'a CounterStore cannot check and count in one step'],
       [{ maxAttemptsPerAddress: 5 }, 'unsupported option `maxAttemptsPerAddress`'],
       [{ queueTimeoutMs: 50 }, '`queueTimeoutMs` must be an integer from 100 to 60000'],
     ])('refuses %j', (wrong, message) => {
@@ -337,11 +340,56 @@ function lockOuts(apps: () => Promise<[Express, Express]>, clock: Clock): void {
   });
 }
 
+/**
+ * Parallel wrong passwords (issue 36): the guard's check and count are one
+ * atomic step, so however many arrive at once, on one instance or two, at
+ * most the allowance is checked: 10 from one address (the pair's), 3 from
+ * many (the addresses before the username-wide delay). Every other answer is
+ * a 429 or the deadline's 503, each with Retry-After.
+ */
+function parallelGuesses(apps: () => Promise<[Express, Express]>): void {
+  it.each([
+    [30, 1, 10],
+    [60, 1, 10],
+    [30, 30, 3],
+    [60, 30, 3],
+  ])(
+    'checks at most the allowance of %i parallel wrong passwords from %i address(es): %i',
+    async (total, addresses, allowance) => {
+      const [a, b] = await apps();
+      const results = await Promise.all(
+        Array.from({ length: total }, (_, i) => {
+          const app = i % 4 < 2 ? a : b;
+          const headers = from(`203.0.113.${(i % addresses) + 1}`);
+          return i % 2 === 0 ? postToken(app, WRONG, headers) : browserSignIn(app, WRONG, headers);
+        }),
+      );
+      const statuses = results.map((res) => res.status);
+      const checked = count(statuses, 400) + count(statuses, 401);
+      expect(checked).toBeGreaterThanOrEqual(1);
+      expect(checked).toBeLessThanOrEqual(allowance);
+      const refused = results.filter((res) => res.status !== 400 && res.status !== 401);
+      expect(refused).toHaveLength(total - checked);
+      for (const res of refused) {
+        expect([429, 503]).toContain(res.status);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+    },
+  );
+}
+
 describe('lock-outs that cannot be aimed: one instance', () => {
   lockOuts(async () => {
     const app = await twoDoors(newGuard({ maxUsernameDelaySeconds: 2 }), true);
     return [app, app];
   }, FAKE_DATE);
+});
+
+describe('parallel wrong passwords: one instance', () => {
+  parallelGuesses(async () => {
+    const app = await twoDoors(newGuard(), true);
+    return [app, app];
+  });
 });
 
 describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances, one allowance', () => {
@@ -363,7 +411,7 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
       const client = makeClient(redis.url);
       await client.connect();
       clients.push(client);
-      return twoDoors(signInGuard({ store: new RedisCounterStore({ client, prefix }), ...options }), trustProxy);
+      return twoDoors(signInGuard({ store: new RedisSignInGuardStore({ client, prefix }), ...options }), trustProxy);
     };
     return [await instance(), await instance()];
   }
@@ -371,6 +419,11 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
   describe('lock-outs that cannot be aimed: two instances', () => {
     let round = 0;
     lockOuts(() => twoInstances(`guard-aimed-${round++}:`, { maxUsernameDelaySeconds: 2 }, true), REAL_TIME);
+  });
+
+  describe('parallel wrong passwords: two instances', () => {
+    let round = 0;
+    parallelGuesses(() => twoInstances(`guard-parallel-${round++}:`, {}, true));
   });
 
   it('checks exactly 10 of 60 parallel wrong passwords spread over both instances and both doors', async () => {
