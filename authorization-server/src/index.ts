@@ -1,3 +1,10 @@
+export {
+  type BrowserDevice,
+  DEVICE_COOKIE,
+  type DeviceCookies,
+  type DeviceCookiesOptions,
+  deviceCookies,
+} from './device-cookie.js';
 export type { IntrospectionRight, Introspectors } from './introspectors.js';
 export {
   hashPassword,
@@ -15,7 +22,7 @@ export {
   type RedisRefreshTokenStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
-export { type SignInAttempt, type SignInGuard, signInGuard } from './sign-in-guard.js';
+export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in-guard-options.js';
 export {
   MemorySignInGuardStore,

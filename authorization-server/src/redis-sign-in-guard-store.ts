@@ -70,11 +70,46 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return {'admit'}
 `);
 
-// KEYS: as RESERVE_ACCOUNT. ARGV: address, outcome (s, f or c), windowMs, delayAfterAddresses, maxDelayMs.
+// KEYS: pending, known device, device failures. ARGV: pending field, maxPair, pendingMs.
+// Replies 'unknown' when the device is not known (or no longer: its allowance is used, it is forgotten).
+const RESERVE_DEVICE = new RedisScript(`
+if redis.call('EXISTS', KEYS[2]) == 0 then return {'unknown'} end
+local failures = tonumber(redis.call('GET', KEYS[3]) or '0')
+local max = tonumber(ARGV[2])
+if failures >= max then
+  redis.call('DEL', KEYS[2])
+  return {'unknown'}
+end
+if failures + tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') >= max then return {'wait'} end
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {'admit'}
+`);
+
+// KEYS: as RESERVE_DEVICE. ARGV: pending field, outcome (s, f or c), windowMs, maxPair, deviceMs.
+const SETTLE_DEVICE = new RedisScript(`
+local mine = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if mine > 1 then redis.call('HINCRBY', KEYS[1], ARGV[1], -1) else redis.call('HDEL', KEYS[1], ARGV[1]) end
+if ARGV[2] == 's' then
+  redis.call('DEL', KEYS[3])
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[5])
+elseif ARGV[2] == 'f' then
+  local count = redis.call('INCR', KEYS[3])
+  if count == 1 or redis.call('PTTL', KEYS[3]) < 0 then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+  if count >= tonumber(ARGV[4]) then redis.call('DEL', KEYS[2]) end
+end
+return 1
+`);
+
+// KEYS: as RESERVE_ACCOUNT, then the known-device key (unused without a device).
+// ARGV: address, outcome (s, f or c), windowMs, delayAfterAddresses, maxDelayMs, device ('' for none), deviceMs.
 const SETTLE_ACCOUNT = new RedisScript(`
 local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if mine > 1 then redis.call('HINCRBY', KEYS[2], ARGV[1], -1) else redis.call('HDEL', KEYS[2], ARGV[1]) end
-if ARGV[2] == 's' then redis.call('DEL', KEYS[1]) end
+if ARGV[2] == 's' then
+  redis.call('DEL', KEYS[1])
+  if ARGV[6] ~= '' then redis.call('SET', KEYS[6], '1', 'PX', ARGV[7]) end
+end
 if ARGV[2] ~= 'f' then return 0 end
 local function bump(key)
   local count = redis.call('INCR', key)
@@ -101,6 +136,15 @@ export class RedisSignInGuardStore implements SignInGuardStore {
   }
 
   async reserve(identity: SignInIdentity, limits: SignInLimits): Promise<SignInReservation> {
+    if (identity.device !== undefined) {
+      const reply = (await RESERVE_DEVICE.run(this.#redis, this.#deviceKeys(identity), [
+        `d:${identity.device}`,
+        String(limits.maxPair),
+        String(limits.pendingMs),
+      ])) as [string];
+      if (reply[0] === 'admit') return { kind: 'admit', known: true };
+      if (reply[0] === 'wait') return { kind: 'wait' };
+    }
     const addressKeys = this.#addressKeys(identity);
     const address = asReservation(
       await RESERVE_ADDRESS.run(this.#redis, addressKeys, [String(limits.maxAddress), String(limits.pendingMs)]),
@@ -124,14 +168,30 @@ export class RedisSignInGuardStore implements SignInGuardStore {
     return account;
   }
 
-  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits): Promise<void> {
-    await SETTLE_ACCOUNT.run(this.#redis, this.#accountKeys(identity), [
-      identity.address,
-      OUTCOME_CODES[outcome],
-      String(limits.windowMs),
-      String(limits.delayAfterAddresses),
-      String(limits.maxDelayMs),
-    ]);
+  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void> {
+    if (known) {
+      await SETTLE_DEVICE.run(this.#redis, this.#deviceKeys(identity), [
+        `d:${identity.device}`,
+        OUTCOME_CODES[outcome],
+        String(limits.windowMs),
+        String(limits.maxPair),
+        String(limits.deviceMs),
+      ]);
+      return;
+    }
+    await SETTLE_ACCOUNT.run(
+      this.#redis,
+      [...this.#accountKeys(identity), this.#deviceKeys(identity)[1]],
+      [
+        identity.address,
+        OUTCOME_CODES[outcome],
+        String(limits.windowMs),
+        String(limits.delayAfterAddresses),
+        String(limits.maxDelayMs),
+        identity.device ?? '',
+        String(limits.deviceMs),
+      ],
+    );
     await SETTLE_ADDRESS.run(this.#redis, this.#addressKeys(identity), [
       outcome === 'failed' ? '1' : '0',
       String(limits.windowMs),
@@ -147,7 +207,14 @@ export class RedisSignInGuardStore implements SignInGuardStore {
     return [`${base}:failures`, `${base}:pending`];
   }
 
-  #accountKeys(identity: SignInIdentity): [string, ...string[]] {
+  /** The account's pending hash, the device's known key and its failures (all under the account's tag). */
+  #deviceKeys(identity: SignInIdentity): [string, string, string] {
+    const base = taggedKey(this.#redis.prefix, 'sign-in', identity.account);
+    const device = identity.device ?? '';
+    return [`${base}:pending`, `${base}:device:${device}`, `${base}:device-failures:${device}`];
+  }
+
+  #accountKeys(identity: SignInIdentity): [string, string, string, string, string] {
     const base = taggedKey(this.#redis.prefix, 'sign-in', identity.account);
     return [`${base}:failures:${identity.address}`, `${base}:pending`, `${base}:addresses`, `${base}:delays`, `${base}:delay`];
   }
@@ -156,7 +223,7 @@ export class RedisSignInGuardStore implements SignInGuardStore {
 /** A script's reply as a reservation. */
 function asReservation(reply: unknown): SignInReservation {
   const [kind, ms] = reply as [string, number | undefined];
-  if (kind === 'admit') return { kind: 'admit' };
+  if (kind === 'admit') return { kind: 'admit', known: false };
   if (kind === 'wait') return { kind: 'wait' };
   return { kind: 'refuse', reason: kind as SignInRefusal, retryAfterMs: Number(ms) };
 }

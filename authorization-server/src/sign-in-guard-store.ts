@@ -20,6 +20,14 @@
  *   failed address);
  * - settle: a failure is counted where its reservation was (never an instant
  *   where neither counts); a success clears the pair's failures.
+ *
+ * Known devices (OWASP "Slow Down Online Guessing Attacks with Device
+ * Cookies"): a device that signed the account in before (a success with that
+ * `device`) is known for `deviceMs`. A known device has its own allowance,
+ * `maxPair` failures per window, and nothing else counts for it: no address
+ * allowance, no account-wide delay, so failures elsewhere never refuse it.
+ * Once it has used its allowance it is forgotten (a stolen device credential
+ * buys one allowance, then counts as unknown).
  */
 
 /** The identities of one attempt, as digests (never a raw username or address). */
@@ -28,6 +36,8 @@ export interface SignInIdentity {
   readonly account: string;
   /** The client address. */
   readonly address: string;
+  /** The device, when the door proved one (a signed device cookie, a DPoP key, an authenticated client). */
+  readonly device?: string;
 }
 
 /** The guard's allowances, as the store applies them. */
@@ -40,14 +50,16 @@ export interface SignInLimits {
   readonly windowMs: number;
   /** How long a reservation left by a process that died mid-check lives. */
   readonly pendingMs: number;
+  /** How long a device stays known after its last successful sign-in. */
+  readonly deviceMs: number;
 }
 
 /** Why an attempt is refused. */
 export type SignInRefusal = 'pair' | 'address' | 'account';
 
-/** What a reservation found: admitted, held by attempts in flight, or refused for `retryAfterMs`. */
+/** What a reservation found: admitted (as a known device or not), held by attempts in flight, or refused for `retryAfterMs`. */
 export type SignInReservation =
-  | { readonly kind: 'admit' }
+  | { readonly kind: 'admit'; readonly known: boolean }
   | { readonly kind: 'wait' }
   | { readonly kind: 'refuse'; readonly reason: SignInRefusal; readonly retryAfterMs: number };
 
@@ -58,11 +70,12 @@ export type SignInOutcome = 'succeeded' | 'failed' | 'cancelled';
 export interface SignInGuardStore {
   /** Checks and reserves one attempt, atomically. */
   reserve(identity: SignInIdentity, limits: SignInLimits): Promise<SignInReservation>;
-  /** Gives an admitted attempt's reservation back, counting a failure first, atomically. */
-  settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits): Promise<void>;
+  /** Gives an admitted attempt's reservation back, counting a failure first, atomically; `known` as reserve() said. */
+  settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void>;
 }
 
-const ADMIT: SignInReservation = { kind: 'admit' };
+const ADMIT: SignInReservation = { kind: 'admit', known: false };
+const ADMIT_KNOWN: SignInReservation = { kind: 'admit', known: true };
 const WAIT: SignInReservation = { kind: 'wait' };
 
 /** A count that ends at `endsAt` (ms since the epoch). */
@@ -75,8 +88,12 @@ interface Timed {
 interface AccountCounts {
   /** Failures per address. */
   readonly pairs: Map<string, Timed>;
-  /** Attempts in flight per address. */
+  /** Attempts in flight per address, and per known device (`d:<device>`). */
   readonly pending: Map<string, number>;
+  /** Known devices: when each stops being known. */
+  readonly devices: Map<string, number>;
+  /** Failures per known device. */
+  readonly deviceFailures: Map<string, Timed>;
   pendingEndsAt: number;
   addresses?: Timed;
   delays?: Timed;
@@ -98,6 +115,8 @@ export class MemorySignInGuardStore implements SignInGuardStore {
 
   async reserve(identity: SignInIdentity, limits: SignInLimits): Promise<SignInReservation> {
     const now = this.#now();
+    const known = identity.device === undefined ? undefined : this.#reserveKnown(identity.account, identity.device, limits, now);
+    if (known) return known;
     const address = this.#address(identity.address, now);
     const addressFailures = live(address.failures, now);
     if (addressFailures >= limits.maxAddress) {
@@ -112,15 +131,23 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     return verdict;
   }
 
-  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits): Promise<void> {
+  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void> {
     const now = this.#now();
+    this.#sweep(now);
+    if (known) {
+      this.#settleKnown(identity.account, identity.device as string, outcome, limits, now);
+      return;
+    }
     const address = this.#address(identity.address, now);
     if (address.pending > 0) address.pending--;
     const account = this.#account(identity.account, now);
     const mine = account.pending.get(identity.address) ?? 0;
     if (mine > 1) account.pending.set(identity.address, mine - 1);
     else account.pending.delete(identity.address);
-    if (outcome === 'succeeded') account.pairs.delete(identity.address);
+    if (outcome === 'succeeded') {
+      account.pairs.delete(identity.address);
+      if (identity.device !== undefined) account.devices.set(identity.device, now + limits.deviceMs);
+    }
     if (outcome !== 'failed') return;
     address.failures = bump(address.failures, now, limits.windowMs);
     const pair = bump(account.pairs.get(identity.address), now, limits.windowMs);
@@ -129,7 +156,37 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     if (live(account.addresses, now) < limits.delayAfterAddresses) return;
     account.delays = bump(account.delays, now, limits.windowMs);
     account.delayEndsAt = now + delayMs(account.delays.count, limits);
-    this.#sweep(now);
+  }
+
+  /** A known device's own reservation; `undefined` when the device is not known (or no longer). */
+  #reserveKnown(key: string, device: string, limits: SignInLimits, now: number): SignInReservation | undefined {
+    const account = this.#account(key, now);
+    if ((account.devices.get(device) ?? 0) <= now) return undefined;
+    const failures = live(account.deviceFailures.get(device), now);
+    if (failures >= limits.maxPair) {
+      account.devices.delete(device);
+      return undefined;
+    }
+    const mine = account.pending.get(`d:${device}`) ?? 0;
+    if (failures + mine >= limits.maxPair) return WAIT;
+    account.pending.set(`d:${device}`, mine + 1);
+    account.pendingEndsAt = now + limits.pendingMs;
+    return ADMIT_KNOWN;
+  }
+
+  #settleKnown(key: string, device: string, outcome: SignInOutcome, limits: SignInLimits, now: number): void {
+    const account = this.#account(key, now);
+    const mine = account.pending.get(`d:${device}`) ?? 0;
+    if (mine > 1) account.pending.set(`d:${device}`, mine - 1);
+    else account.pending.delete(`d:${device}`);
+    if (outcome === 'succeeded') {
+      account.deviceFailures.delete(device);
+      account.devices.set(device, now + limits.deviceMs);
+    } else if (outcome === 'failed') {
+      const failures = bump(account.deviceFailures.get(device), now, limits.windowMs);
+      account.deviceFailures.set(device, failures);
+      if (failures.count >= limits.maxPair) account.devices.delete(device);
+    }
   }
 
   #reserveAccount(identity: SignInIdentity, limits: SignInLimits, now: number): SignInReservation {
@@ -155,7 +212,14 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     let account = this.#accounts.get(key);
     if (account && account.pendingEndsAt <= now) account.pending.clear();
     if (!account) {
-      account = { pairs: new Map(), pending: new Map(), pendingEndsAt: 0, delayEndsAt: 0 };
+      account = {
+        pairs: new Map(),
+        pending: new Map(),
+        devices: new Map(),
+        deviceFailures: new Map(),
+        pendingEndsAt: 0,
+        delayEndsAt: 0,
+      };
       this.#accounts.set(key, account);
     }
     return account;
@@ -181,8 +245,11 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     }
     for (const [key, account] of this.#accounts) {
       for (const [address, pair] of account.pairs) if (pair.endsAt <= now) account.pairs.delete(address);
+      for (const [device, failures] of account.deviceFailures) if (failures.endsAt <= now) account.deviceFailures.delete(device);
+      for (const [device, endsAt] of account.devices) if (endsAt <= now) account.devices.delete(device);
       const idle = account.pending.size === 0 || account.pendingEndsAt <= now;
-      if (idle && account.pairs.size === 0 && live(account.addresses, now) === 0 && account.delayEndsAt <= now) {
+      const empty = account.pairs.size === 0 && account.devices.size === 0 && account.deviceFailures.size === 0;
+      if (idle && empty && live(account.addresses, now) === 0 && account.delayEndsAt <= now) {
         this.#accounts.delete(key);
       }
     }

@@ -37,6 +37,21 @@ import { normalizeUsername } from './stores.js';
 
 /** A reservation left by a process that died mid-check is forgotten after this long. */
 const PENDING_WINDOW_MS = 60_000;
+/** A device stays known for 180 days after its last successful sign-in. */
+const KNOWN_DEVICE_MS = 180 * 86_400_000;
+
+/** What a door proved about the client, beyond its address. */
+export interface SignInAttemptOptions {
+  /**
+   * The device, when the door proved one that the guesser cannot make up:
+   * a verified device cookie's id, a DPoP key's thumbprint, an authenticated
+   * confidential client's id (each prefixed by its kind, so they never
+   * meet). A device that signed this account in before has its own allowance
+   * and is never delayed by failures elsewhere; any other device counts as
+   * unknown.
+   */
+  device?: string;
+}
 
 /** One admitted sign-in attempt: say how it ended. */
 export interface SignInAttempt {
@@ -64,7 +79,7 @@ export interface SignInGuard {
    * reached: without its counts the guard cannot protect the password, so it
    * fails closed.
    */
-  attempt(req: Request, username: string): Promise<SignInAttempt>;
+  attempt(req: Request, username: string, options?: SignInAttemptOptions): Promise<SignInAttempt>;
 }
 
 /** The key of a client address: express-rate-limit's, as rateLimit() counts it (IPv6 by /56). */
@@ -99,6 +114,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     maxDelayMs: maxUsernameDelaySeconds * 1000,
     windowMs: configuration.windowMs,
     pendingMs: PENDING_WINDOW_MS,
+    deviceMs: KNOWN_DEVICE_MS,
   };
   return {
     maxFailuresPerUsernameAndAddress,
@@ -106,11 +122,16 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     usernameDelayAfterAddresses,
     maxUsernameDelaySeconds,
     windowSeconds,
-    async attempt(req, username) {
-      // Usernames in their normalizeUsername() spelling; a newline cannot be in one, so no two identities meet.
-      const identity = { account: digest(normalizeUsername(username)), address: digest(signInAddressKey(req)) };
-      await admission(configuration, limits, identity, signInDeadline(req));
-      return admittedAttempt(configuration.store, limits, identity);
+    async attempt(req, username, attemptOptions) {
+      // Usernames in their normalizeUsername() spelling.
+      const device = attemptOptions?.device;
+      const identity: SignInIdentity = {
+        account: digest(normalizeUsername(username)),
+        address: digest(signInAddressKey(req)),
+        ...(device === undefined ? {} : { device: digest(device) }),
+      };
+      const known = await admission(configuration, limits, identity, signInDeadline(req));
+      return admittedAttempt(configuration.store, limits, identity, known);
     },
   };
 }
@@ -118,21 +139,22 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
 /**
  * Reserves the attempt, waiting while it is held only by attempts in flight
  * (with jitter, so waiters do not move in step) until `queueTimeoutMs`;
- * rejects with the 429 of a refusal or of a wait that ran out.
+ * rejects with the 429 of a refusal or of a wait that ran out. Resolves
+ * whether it was admitted as a known device.
  */
 async function admission(
   configuration: SignInGuardConfiguration,
   limits: SignInLimits,
   identity: SignInIdentity,
   signInBy?: number,
-): Promise<void> {
+): Promise<boolean> {
   // The wait is bounded by queueTimeoutMs, and by what is left of the request's sign-in deadline.
   const budget = signInBy === undefined ? Number.POSITIVE_INFINITY : remainingMs(signInBy);
   const deadline = Date.now() + Math.min(configuration.queueTimeoutMs, budget);
   let delay = 10;
   for (;;) {
     const verdict = await guarded(() => configuration.store.reserve(identity, limits));
-    if (verdict.kind === 'admit') return;
+    if (verdict.kind === 'admit') return verdict.known;
     if (verdict.kind === 'refuse') {
       const retryAfter = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
       throw apiError('tooManyLoginFailures', {
@@ -152,7 +174,7 @@ async function admission(
 }
 
 /** The attempt once admitted: each outcome settles its reservation in one step, and may be told once. */
-function admittedAttempt(store: SignInGuardStore, limits: SignInLimits, identity: SignInIdentity): SignInAttempt {
+function admittedAttempt(store: SignInGuardStore, limits: SignInLimits, identity: SignInIdentity, known: boolean): SignInAttempt {
   let settled = false;
   const settle = () => {
     if (settled) throw new Error('This sign-in attempt was already settled.');
@@ -162,15 +184,15 @@ function admittedAttempt(store: SignInGuardStore, limits: SignInLimits, identity
     async succeeded() {
       settle();
       // The sign-in stands even if the store fails now: the reservation and failures only expire with their window.
-      await store.settle(identity, 'succeeded', limits).catch(() => undefined);
+      await store.settle(identity, 'succeeded', limits, known).catch(() => undefined);
     },
     async cancelled() {
       settle();
-      await store.settle(identity, 'cancelled', limits).catch(() => undefined);
+      await store.settle(identity, 'cancelled', limits, known).catch(() => undefined);
     },
     async failed() {
       settle();
-      await guarded(() => store.settle(identity, 'failed', limits));
+      await guarded(() => store.settle(identity, 'failed', limits, known));
     },
   };
 }
