@@ -4,6 +4,7 @@ import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS } from 'expr
 import { type ClientStore, type DpopReplayStore, dpopAuth, type RevokedFamilies } from 'express-api-conventions/oauth2';
 import type { CounterStore } from 'express-api-conventions/stores';
 import {
+  deviceCookies,
   type RefreshTokenStore,
   type SignInGuardStore,
   signInGuard,
@@ -152,7 +153,9 @@ export function createApp(settings: Settings, services: Services): Express {
       callerLimit: settings.exportCallerLimit,
     }),
   );
-  app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
+  // The device cookie is signed with the token secret (under its own label): the same on every instance.
+  const devices = deviceCookies({ secret: secrets.token });
+  app.use(sessionsRouter({ sessions, accounts, guard, devices, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
   // A 401 without a challenge of its own (a failed browser sign-in) names the bearer scheme of this API.
