@@ -607,3 +607,27 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
     expect(await store.find('g0')).toEqual({ ...unbound, current: true });
   });
 });
+
+describe('a known DPoP key at the password grant (issue 36)', () => {
+  it('signs the owner in on every try while three addresses keep the username delayed; another key is delayed', async () => {
+    const { server, url, app } = await start();
+    // Each request names its address in X-Forwarded-For, as behind a proxy.
+    app.set('trust proxy', true);
+    try {
+      const htu = `${url}/v1/oauth2/token`;
+      const owner = newKey();
+      const grant = (password: string, address: string, key?: ProofKey) => {
+        const req = request(url).post('/v1/oauth2/token').type('form').set('X-Forwarded-For', address);
+        if (key) req.set('DPoP', proof(key, { htm: 'POST', htu }));
+        return req.send({ ...ALICE, password });
+      };
+      expect((await grant(ALICE.password, '198.51.100.7', owner)).status).toBe(200);
+      for (let i = 1; i <= 3; i++) expect((await grant('guess', `192.0.2.${i}`)).status).toBe(400);
+      expect((await grant(ALICE.password, '198.51.100.8')).status).toBe(429);
+      expect((await grant(ALICE.password, '198.51.100.9', newKey())).status).toBe(429);
+      for (let i = 0; i < 5; i++) expect((await grant(ALICE.password, `198.51.100.${20 + i}`, owner)).status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
