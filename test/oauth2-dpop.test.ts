@@ -631,3 +631,83 @@ describe('a known DPoP key at the password grant (issue 36)', () => {
     }
   });
 });
+
+describe('a replayed proof at the token endpoint changes nothing (issue 36)', () => {
+  const refresh = (url: string, token: string, dpop: string) =>
+    request(url)
+      .post('/v1/oauth2/token')
+      .type('form')
+      .set('DPoP', dpop)
+      .send({ grant_type: 'refresh_token', refresh_token: token, client_id: 'public-app' });
+  const publicSignIn = async (url: string, key: ProofKey) => {
+    const res = await request(url)
+      .post('/v1/oauth2/token')
+      .type('form')
+      .set('DPoP', proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }))
+      .send({ ...ALICE, client_id: 'public-app' });
+    expect(res.status).toBe(200);
+    return res.body.refresh_token as string;
+  };
+
+  it('answers a replayed refresh request 400 invalid_dpop_proof, and the family lives on', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const token = await publicSignIn(url, key);
+      const once = proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` });
+      const first = await refresh(url, token, once);
+      expect(first.status).toBe(200);
+      const replayed = await refresh(url, token, once);
+      expect(replayed.status).toBe(400);
+      expect(replayed.body).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof was used before.' });
+      const next = await refresh(url, first.body.refresh_token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(next.status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('answers a replay-store failure 503 with Retry-After, revokes nothing, and the retry works', async () => {
+    const inner = new MemoryDpopReplayStore();
+    let failing = false;
+    const flaky: DpopReplayStore = {
+      remember: (key, expiresAtMs) =>
+        failing ? Promise.reject(new StoreUnavailableError('test replay store', 'Full for a moment.')) : inner.remember(key, expiresAtMs),
+    };
+    const { server, url } = await start(flaky);
+    try {
+      const key = newKey();
+      const token = await publicSignIn(url, key);
+      failing = true;
+      const failed = await refresh(url, token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(failed.status).toBe(503);
+      expect(Number(failed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      failing = false;
+      const retried = await refresh(url, token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(retried.status).toBe(200);
+      const next = await refresh(url, retried.body.refresh_token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(next.status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('gives the proof back when the grant is refused: the same proof then works with the right password', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const once = proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` });
+      const send = (password: string) =>
+        request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('DPoP', once)
+          .send({ ...ALICE, password, client_id: 'public-app' });
+      expect((await send('guess')).status).toBe(400);
+      expect((await send(ALICE.password)).status).toBe(200);
+      expect((await send(ALICE.password)).status).toBe(400);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});

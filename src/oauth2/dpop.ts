@@ -36,6 +36,12 @@ const IMPORTED_KEYS_CACHE_SIZE = 1000;
 export interface DpopReplayStore {
   /** Records `key` until `expiresAtMs`; false when it was recorded already (a replay). Atomic. */
   remember(key: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * Gives back a key recorded for a request that then had no effect (a
+   * refused grant), so that the client may send that proof again. Optional:
+   * without it the proof stays spent.
+   */
+  forget?(key: string): Promise<void>;
 }
 
 /** How many proofs a MemoryDpopReplayStore remembers at most, by default: 44 MB measured with 256-character `jti`s, the longest accepted. */
@@ -88,6 +94,10 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
     }
     this.#seen.set(key, expiresAtMs);
     return true;
+  }
+
+  async forget(key: string): Promise<void> {
+    this.#seen.delete(key);
   }
 
   #sweep(now: number): void {
@@ -362,6 +372,11 @@ export class DpopVerifier {
     if (!(await this.#config.replay.remember(proof.replayKey, proof.expiresAtMs))) {
       throw new DpopProofRejected('The DPoP proof was used before.');
     }
+  }
+
+  /** Gives back a spent proof whose request then had no effect (the store's forget(), when it has one). */
+  async release(proof: CheckedProof): Promise<void> {
+    await this.#config.replay.forget?.(proof.replayKey);
   }
 
   /** The public key of a proof's `jwk`, imported once per thumbprint. */
