@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
-import { DEFAULT_DPOP_REPLAY_ENTRIES } from '../src/oauth2/dpop.js';
+import { DEFAULT_DPOP_REPLAY_ENTRIES, DpopVerifier, readDpopOptions } from '../src/oauth2/dpop.js';
 import {
   bearerAuth,
   type DpopOptions,
@@ -672,7 +672,9 @@ describe('a replayed proof at the token endpoint changes nothing (issue 36)', ()
     let failing = false;
     const flaky: DpopReplayStore = {
       remember: (key, expiresAtMs) =>
-        failing ? Promise.reject(new StoreUnavailableError('test replay store', 'Full for a moment.')) : inner.remember(key, expiresAtMs),
+        failing
+          ? Promise.reject(new StoreUnavailableError('test replay store', 'Full for a moment.'))
+          : inner.remember(key, expiresAtMs),
     };
     const { server, url } = await start(flaky);
     try {
@@ -709,5 +711,51 @@ describe('a replayed proof at the token endpoint changes nothing (issue 36)', ()
     } finally {
       await closeServer(server);
     }
+  });
+});
+
+describe('DpopVerifier: keys and claims (issue 36)', () => {
+  const verifier = new DpopVerifier(readDpopOptions('test', {}));
+  const URL = 'https://api.example.test/v1/me';
+  const rsaProof = (publicExponent: number) => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent });
+    return jwt.sign({ jti: randomUUID(), iat: Math.floor(Date.now() / 1000), htm: 'GET', htu: URL }, privateKey, {
+      algorithm: 'RS256',
+      header: { alg: 'RS256', typ: 'dpop+jwt', jwk: publicKey.export({ format: 'jwk' }) } as jwt.JwtHeader,
+    });
+  };
+  /** A proof whose signature is broken (its last characters changed). */
+  const unsigned = (claims: Record<string, unknown>) => {
+    const signed = proof(newKey(), claims);
+    return `${signed.slice(0, -4)}${signed.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+  };
+
+  it('accepts an RSA key whose exponent is 65537 and refuses any other', () => {
+    expect(verifier.check(rsaProof(65537), { method: 'GET', url: URL }).jkt).toEqual(expect.any(String));
+    expect(() => verifier.check(rsaProof(3), { method: 'GET', url: URL })).toThrow(
+      'The DPoP proof RSA key exponent must be 65537.',
+    );
+  });
+
+  it.each([
+    [
+      'a stale iat',
+      { htm: 'GET', htu: URL, iat: Math.floor(Date.now() / 1000) - 3600 },
+      'The DPoP proof iat is outside the accepted window.',
+    ],
+    ['another method', { htm: 'POST', htu: URL }, 'The DPoP proof htm does not match the request method.'],
+    [
+      'another URL',
+      { htm: 'GET', htu: 'https://api.example.test/v1/other' },
+      'The DPoP proof htu does not match the request URL.',
+    ],
+  ])('refuses %s before checking the signature', (_name, claims, message) => {
+    expect(() => verifier.check(unsigned(claims), { method: 'GET', url: URL })).toThrow(message);
+  });
+
+  it('never matches a URL that does not parse, even against one that does not parse either', () => {
+    expect(() => verifier.check(proof(newKey(), { htm: 'GET', htu: 'http://[' }), { method: 'GET', url: 'http://[' })).toThrow(
+      'The DPoP proof htu does not match the request URL.',
+    );
   });
 });
