@@ -22,6 +22,7 @@ import {
 } from '../src/oauth2/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
+import { rawExchange } from './support/raw-http.js';
 import { closeServer, describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
@@ -757,5 +758,29 @@ describe('DpopVerifier: keys and claims (issue 36)', () => {
     expect(() => verifier.check(proof(newKey(), { htm: 'GET', htu: 'http://[' }), { method: 'GET', url: 'http://[' })).toThrow(
       'The DPoP proof htu does not match the request URL.',
     );
+  });
+});
+
+describe('dpopAuth(): the expected URL from the parsed request path (issue 36)', () => {
+  it('refuses a proof whose htu does not parse, sent with an absolute-form request line', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const tokens = await tokenRequest(url, ALICE, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(tokens.status).toBe(200);
+      const port = (server.address() as AddressInfo).port;
+      const ask = (target: string, htu: string) =>
+        rawExchange(port, {
+          pieces: [
+            `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: DPoP ${tokens.body.access_token}\r\n` +
+              `DPoP: ${proof(key, { htm: 'GET', htu, ath: ath(tokens.body.access_token) })}\r\nConnection: close\r\n\r\n`,
+          ],
+        });
+      // The path of an absolute-form target is the path; its host is not ours.
+      expect((await ask('http://x/v1/me', `${url}/v1/me`)).status).toBe(200);
+      expect((await ask('http://x/v1/me', 'http://[')).status).toBe(401);
+    } finally {
+      await closeServer(server);
+    }
   });
 });
