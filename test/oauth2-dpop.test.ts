@@ -594,6 +594,24 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
     expect((await tokenRequest(bAddress, ALICE, proof(key, { htm: 'POST', htu: `${a.url}/v1/oauth2/token` }))).status).toBe(200);
   });
 
+  it('a proof whose grant one instance refused is given back: the other accepts it once, then both refuse it', async () => {
+    const store = async () => {
+      const client = createClient({ url: redis.url });
+      await client.connect();
+      clients.push(client);
+      return new RedisDpopReplayStore({ client, prefix: 'dpop-release-test:' });
+    };
+    const a = await start(await store());
+    const b = await start(await store(), a.url);
+    servers.push(a.server, b.server);
+    const bAddress = `http://127.0.0.1:${(b.server.address() as AddressInfo).port}`;
+    const once = proof(newKey(), { htm: 'POST', htu: `${a.url}/v1/oauth2/token` });
+    expect((await tokenRequest(a.url, { ...ALICE, password: 'guess' }, once)).status).toBe(400);
+    expect((await tokenRequest(bAddress, ALICE, once)).status).toBe(200);
+    const replayed = await tokenRequest(a.url, ALICE, once);
+    expect(replayed.body).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof was used before.' });
+  });
+
   it('RedisRefreshTokenStore keeps the family’s DPoP binding through find and rotation', async () => {
     const client = createClient({ url: redis.url });
     await client.connect();
