@@ -4,8 +4,8 @@ import { tokenError } from './token-errors.js';
 
 /**
  * The form requests of the OAuth endpoints (token, revocation,
- * introspection): RFC 6749 §3.2's encoding, read once, each parameter at
- * most once.
+ * introspection): RFC 6749 §3.2's encoding, read once, each defined
+ * parameter at most once, the others ignored.
  */
 
 /** The conventions' "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
@@ -13,11 +13,31 @@ export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
-/** The form's parameters; a repeated or non-text one is invalid_request (RFC 6749 §3.2). */
+/**
+ * The parameters the OAuth endpoints define (RFC 6749 §4.3, §6; RFC 7009 §2.1; RFC 7662 §2.1;
+ * client authentication §2.3.1): only these are read, and only these may not repeat.
+ */
+const DEFINED_PARAMETERS = new Set([
+  'grant_type',
+  'username',
+  'password',
+  'scope',
+  'refresh_token',
+  'client_id',
+  'client_secret',
+  'token',
+  'token_type_hint',
+]);
+
+/**
+ * The form's defined parameters; a repeated or non-text one is invalid_request (RFC 6749 §3.2).
+ * Any other parameter is ignored, repeated or not (RFC 6749 §3.1), and its name is never echoed.
+ */
 export function readParams(body: unknown): Params {
   if (typeof body !== 'object' || body === null) return {};
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(body)) {
+    if (!DEFINED_PARAMETERS.has(name)) continue;
     // RFC 6749 §3.2: "Request and response parameters MUST NOT be included more than once."
     if (typeof value !== 'string') throw tokenError('invalid_request', `The parameter ${name} is repeated or malformed.`);
     // RFC 6749 §3.1: parameters sent without a value are treated as omitted.

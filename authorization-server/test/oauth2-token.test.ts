@@ -190,6 +190,15 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(res.body).toEqual(tokenErrorBody('invalid_request', 'The parameter username is repeated or malformed.'));
       });
 
+      it('ignores unrecognised parameters, repeated or not, whatever their names (RFC 6749 §3.1)', async () => {
+        const app = await tokenApp();
+        const res = await request(app)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .send('grant_type=password&username=alice&password=wonderland-rabbit-hole&x=1&x=2&%01%C3%A9=a&%01%C3%A9=b&nonce=');
+        expect(res.status).toBe(200);
+      });
+
       it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
         const app = await tokenApp();
         const res = await postToken(app, { grant_type: 'client_credentials' });
