@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import request from 'supertest';
 import { ConfigurationError } from '../src/config/index.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
-import { DEFAULT_DPOP_REPLAY_ENTRIES } from '../src/oauth2/dpop.js';
+import { DEFAULT_DPOP_REPLAY_ENTRIES, DpopVerifier, readDpopOptions } from '../src/oauth2/dpop.js';
 import {
   bearerAuth,
   type DpopOptions,
@@ -22,6 +22,7 @@ import {
 } from '../src/oauth2/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
+import { rawExchange } from './support/raw-http.js';
 import { closeServer, describeWith, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
@@ -593,6 +594,24 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
     expect((await tokenRequest(bAddress, ALICE, proof(key, { htm: 'POST', htu: `${a.url}/v1/oauth2/token` }))).status).toBe(200);
   });
 
+  it('a proof whose grant one instance refused is given back: the other accepts it once, then both refuse it', async () => {
+    const store = async () => {
+      const client = createClient({ url: redis.url });
+      await client.connect();
+      clients.push(client);
+      return new RedisDpopReplayStore({ client, prefix: 'dpop-release-test:' });
+    };
+    const a = await start(await store());
+    const b = await start(await store(), a.url);
+    servers.push(a.server, b.server);
+    const bAddress = `http://127.0.0.1:${(b.server.address() as AddressInfo).port}`;
+    const once = proof(newKey(), { htm: 'POST', htu: `${a.url}/v1/oauth2/token` });
+    expect((await tokenRequest(a.url, { ...ALICE, password: 'guess' }, once)).status).toBe(400);
+    expect((await tokenRequest(bAddress, ALICE, once)).status).toBe(200);
+    const replayed = await tokenRequest(a.url, ALICE, once);
+    expect(replayed.body).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof was used before.' });
+  });
+
   it('RedisRefreshTokenStore keeps the family’s DPoP binding through find and rotation', async () => {
     const client = createClient({ url: redis.url });
     await client.connect();
@@ -605,5 +624,181 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
     const unbound = { familyId: 'g', subject: 'u-1', clientId: undefined, scopes: [] };
     await store.create(unbound, 'g0', Date.now() + 60_000);
     expect(await store.find('g0')).toEqual({ ...unbound, current: true });
+  });
+});
+
+describe('a known DPoP key at the password grant (issue 36)', () => {
+  it('signs the owner in on every try while three addresses keep the username delayed; another key is delayed', async () => {
+    const { server, url, app } = await start();
+    // Each request names its address in X-Forwarded-For, as behind a proxy.
+    app.set('trust proxy', true);
+    try {
+      const htu = `${url}/v1/oauth2/token`;
+      const owner = newKey();
+      const grant = (password: string, address: string, key?: ProofKey) => {
+        const req = request(url).post('/v1/oauth2/token').type('form').set('X-Forwarded-For', address);
+        if (key) req.set('DPoP', proof(key, { htm: 'POST', htu }));
+        return req.send({ ...ALICE, password });
+      };
+      expect((await grant(ALICE.password, '198.51.100.7', owner)).status).toBe(200);
+      for (let i = 1; i <= 3; i++) expect((await grant('guess', `192.0.2.${i}`)).status).toBe(400);
+      expect((await grant(ALICE.password, '198.51.100.8')).status).toBe(429);
+      expect((await grant(ALICE.password, '198.51.100.9', newKey())).status).toBe(429);
+      for (let i = 0; i < 5; i++) expect((await grant(ALICE.password, `198.51.100.${20 + i}`, owner)).status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
+
+describe('a replayed proof at the token endpoint changes nothing (issue 36)', () => {
+  const refresh = (url: string, token: string, dpop: string) =>
+    request(url)
+      .post('/v1/oauth2/token')
+      .type('form')
+      .set('DPoP', dpop)
+      .send({ grant_type: 'refresh_token', refresh_token: token, client_id: 'public-app' });
+  const publicSignIn = async (url: string, key: ProofKey) => {
+    const res = await request(url)
+      .post('/v1/oauth2/token')
+      .type('form')
+      .set('DPoP', proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }))
+      .send({ ...ALICE, client_id: 'public-app' });
+    expect(res.status).toBe(200);
+    return res.body.refresh_token as string;
+  };
+
+  it('answers a replayed refresh request 400 invalid_dpop_proof, and the family lives on', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const token = await publicSignIn(url, key);
+      const once = proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` });
+      const first = await refresh(url, token, once);
+      expect(first.status).toBe(200);
+      const replayed = await refresh(url, token, once);
+      expect(replayed.status).toBe(400);
+      expect(replayed.body).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof was used before.' });
+      const next = await refresh(url, first.body.refresh_token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(next.status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('answers a replay-store failure 503 with Retry-After, revokes nothing, and the retry works', async () => {
+    const inner = new MemoryDpopReplayStore();
+    let failing = false;
+    const flaky: DpopReplayStore = {
+      remember: (key, expiresAtMs) =>
+        failing
+          ? Promise.reject(new StoreUnavailableError('test replay store', 'Full for a moment.'))
+          : inner.remember(key, expiresAtMs),
+    };
+    const { server, url } = await start(flaky);
+    try {
+      const key = newKey();
+      const token = await publicSignIn(url, key);
+      failing = true;
+      const failed = await refresh(url, token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(failed.status).toBe(503);
+      expect(Number(failed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      failing = false;
+      const retried = await refresh(url, token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(retried.status).toBe(200);
+      const next = await refresh(url, retried.body.refresh_token, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(next.status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('gives the proof back when the grant is refused: the same proof then works with the right password', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const once = proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` });
+      const send = (password: string) =>
+        request(url)
+          .post('/v1/oauth2/token')
+          .type('form')
+          .set('DPoP', once)
+          .send({ ...ALICE, password, client_id: 'public-app' });
+      expect((await send('guess')).status).toBe(400);
+      expect((await send(ALICE.password)).status).toBe(200);
+      expect((await send(ALICE.password)).status).toBe(400);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
+
+describe('DpopVerifier: keys and claims (issue 36)', () => {
+  const verifier = new DpopVerifier(readDpopOptions('test', {}));
+  const URL = 'https://api.example.test/v1/me';
+  const rsaProof = (publicExponent: number) => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent });
+    return jwt.sign({ jti: randomUUID(), iat: Math.floor(Date.now() / 1000), htm: 'GET', htu: URL }, privateKey, {
+      algorithm: 'RS256',
+      header: { alg: 'RS256', typ: 'dpop+jwt', jwk: publicKey.export({ format: 'jwk' }) } as jwt.JwtHeader,
+    });
+  };
+  /** A proof whose signature is broken (its last characters changed). */
+  const unsigned = (claims: Record<string, unknown>) => {
+    const signed = proof(newKey(), claims);
+    return `${signed.slice(0, -4)}${signed.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+  };
+
+  it('accepts an RSA key whose exponent is 65537 and refuses any other', () => {
+    expect(verifier.check(rsaProof(65537), { method: 'GET', url: URL }).jkt).toEqual(expect.any(String));
+    expect(() => verifier.check(rsaProof(3), { method: 'GET', url: URL })).toThrow(
+      'The DPoP proof RSA key exponent must be 65537.',
+    );
+  });
+
+  it.each([
+    [
+      'a stale iat',
+      { htm: 'GET', htu: URL, iat: Math.floor(Date.now() / 1000) - 3600 },
+      'The DPoP proof iat is outside the accepted window.',
+    ],
+    ['another method', { htm: 'POST', htu: URL }, 'The DPoP proof htm does not match the request method.'],
+    [
+      'another URL',
+      { htm: 'GET', htu: 'https://api.example.test/v1/other' },
+      'The DPoP proof htu does not match the request URL.',
+    ],
+  ])('refuses %s before checking the signature', (_name, claims, message) => {
+    expect(() => verifier.check(unsigned(claims), { method: 'GET', url: URL })).toThrow(message);
+  });
+
+  it('never matches a URL that does not parse, even against one that does not parse either', () => {
+    expect(() => verifier.check(proof(newKey(), { htm: 'GET', htu: 'http://[' }), { method: 'GET', url: 'http://[' })).toThrow(
+      'The DPoP proof htu does not match the request URL.',
+    );
+  });
+});
+
+describe('dpopAuth(): the expected URL from the parsed request path (issue 36)', () => {
+  it('refuses a proof whose htu does not parse, sent with an absolute-form request line', async () => {
+    const { server, url } = await start();
+    try {
+      const key = newKey();
+      const tokens = await tokenRequest(url, ALICE, proof(key, { htm: 'POST', htu: `${url}/v1/oauth2/token` }));
+      expect(tokens.status).toBe(200);
+      const port = (server.address() as AddressInfo).port;
+      const ask = (target: string, htu: string) =>
+        rawExchange(port, {
+          pieces: [
+            `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: DPoP ${tokens.body.access_token}\r\n` +
+              `DPoP: ${proof(key, { htm: 'GET', htu, ath: ath(tokens.body.access_token) })}\r\nConnection: close\r\n\r\n`,
+          ],
+        });
+      // The path of an absolute-form target is the path; its host is not ours.
+      expect((await ask('http://x/v1/me', `${url}/v1/me`)).status).toBe(200);
+      expect((await ask('http://x/v1/me', 'http://[')).status).toBe(401);
+    } finally {
+      await closeServer(server);
+    }
   });
 });

@@ -5,11 +5,12 @@ import express, { type Express } from 'express';
 import {
   RedisClientStore,
   RedisRefreshTokenStore,
+  RedisSignInGuardStore,
   RedisUserStore,
+  signInGuard,
   tokenRouter,
 } from 'express-api-conventions-authorization-server';
 import { createClient, createCluster } from 'redis';
-import { SIGN_IN_POLICIES } from '../authorization-server/src/sign-in-guard.js';
 import { errorHandler, notFound } from '../src/errors/index.js';
 import { RedisRevokedFamilies } from '../src/oauth2/index.js';
 import { limiter } from '../src/rate-limit/index.js';
@@ -92,7 +93,7 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
   describe('limiter() on the cluster counter store', () => {
     it('refuses the hit after the quota, per identity, and forgets on reset', async () => {
       const policy = limiter({
-        name: SIGN_IN_POLICIES.pairFailures,
+        name: 'sign-in-failures-username-address',
         limit: 3,
         windowSeconds: 60,
         store: new RedisCounterStore({ client: cluster, prefix: prefix() }),
@@ -104,6 +105,38 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
       expect((await policy.peek('bob')).limited).toBe(false);
       await policy.reset('alice');
       expect((await policy.consume('alice')).limited).toBe(false);
+    });
+  });
+
+  describe('RedisSignInGuardStore', () => {
+    const attempt = (guard: ReturnType<typeof signInGuard>, ip: string, username = 'alice') =>
+      guard.attempt({ ip, socket: {} } as never, username);
+
+    it('checks and counts in one script per slot: 60 parallel attempts of one pair admit exactly the allowance', async () => {
+      const store = new RedisSignInGuardStore({ client: cluster, prefix: prefix() });
+      const guard = signInGuard({ store, maxFailuresPerUsernameAndAddress: 3, queueTimeoutMs: 5000 });
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 60 }, async () => {
+          const admitted = await attempt(guard, '203.0.113.1');
+          await admitted.failed();
+        }),
+      );
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3);
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ status: 429 });
+      }
+    });
+
+    it('admits the threshold of 3 addresses of 30 parallel ones, for accounts in many slots', async () => {
+      const store = new RedisSignInGuardStore({ client: cluster, prefix: prefix() });
+      const guard = signInGuard({ store });
+      const usernames = Array.from({ length: 6 }, (_, i) => `user-${i}`);
+      for (const username of usernames) {
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 30 }, async (_, i) => (await attempt(guard, `198.51.100.${i + 1}`, username)).failed()),
+        );
+        expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(3);
+      }
     });
   });
 
@@ -188,7 +221,7 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
           passwordHasher: testHasher,
           passwordCost: TEST_COST,
           signInGuard: {
-            store: new RedisCounterStore({ client: cluster, prefix: `${keyPrefix}login:` }),
+            store: new RedisSignInGuardStore({ client: cluster, prefix: `${keyPrefix}login:` }),
             maxFailuresPerUsernameAndAddress: 3,
           },
         }),

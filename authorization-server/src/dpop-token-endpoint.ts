@@ -1,12 +1,11 @@
 import type { Request, Response } from 'express';
 import { type CheckedProof, DpopNonceRequired, DpopProofRejected, setResponseHeader } from 'express-api-conventions/extend';
-import type { Issued } from './grants/token-response.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
 /**
  * The DPoP proof of a token request (RFC 9449 §5), checked but not yet
- * spent: the thumbprint of the key the new access token is bound to, or
+ * spent (see reserveTokenEndpointProof()): the thumbprint of the key the new access token is bound to, or
  * undefined when the request carries no proof (or DPoP is off) and gets a
  * bearer token. A proof that fails is 400 `invalid_dpop_proof`.
  */
@@ -27,23 +26,26 @@ export function tokenEndpointProof(config: TokenRouterConfiguration, req: Reques
 }
 
 /**
- * Spends the proof once the grant was accepted, so a refused grant never
- * writes to the replay store. A replayed proof (two requests with one proof
- * raced through the grant) or a store that cannot record it gets no tokens,
- * and the family the grant just issued or rotated is revoked: nobody was
- * given its tokens.
+ * Spends the proof BEFORE the grant has any effect (RFC 9449 §11.1), so a
+ * replayed request is refused before it can rotate or revoke anything: a
+ * replay is 400 `invalid_dpop_proof`; a store that cannot record it fails
+ * the request (503 with `Retry-After` through the error model) and nothing
+ * else happens, so the client's retry works.
  */
-export async function spendTokenEndpointProof(
-  config: TokenRouterConfiguration,
-  proof: CheckedProof,
-  issued: Issued,
-): Promise<void> {
+export async function reserveTokenEndpointProof(config: TokenRouterConfiguration, proof: CheckedProof): Promise<void> {
   try {
-    await (config.dpop as NonNullable<TokenRouterConfiguration['dpop']>).verifier.spend(proof);
+    await verifierOf(config).spend(proof);
   } catch (error) {
-    // Best effort: a family whose tokens were never sent is out of reach, and expires anyway.
-    await config.refreshTokens.revokeFamily(issued.familyId).catch(() => undefined);
     if (error instanceof DpopProofRejected) throw tokenError('invalid_dpop_proof', error.message);
     throw error;
   }
 }
+
+/** Gives the proof back when the grant was refused: it had no effect. Best effort: a proof kept spent only expires. */
+export async function releaseTokenEndpointProof(config: TokenRouterConfiguration, proof: CheckedProof): Promise<void> {
+  await verifierOf(config)
+    .release(proof)
+    .catch(() => undefined);
+}
+
+const verifierOf = (config: TokenRouterConfiguration) => (config.dpop as NonNullable<TokenRouterConfiguration['dpop']>).verifier;

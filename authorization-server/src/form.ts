@@ -5,7 +5,7 @@ import { tokenError } from './token-errors.js';
 /**
  * The form requests of the OAuth endpoints (token, revocation,
  * introspection): RFC 6749 §3.2's encoding, read once, each defined
- * parameter at most once, unrecognised ones ignored.
+ * parameter at most once, the others ignored.
  */
 
 /** The conventions' "Token endpoint": "Request content type `application/x-www-form-urlencoded`, UTF-8". */
@@ -14,10 +14,10 @@ export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 /**
- * The parameters the token, revocation and introspection endpoints define
- * (RFC 6749 §4.3, §6, §2.3.1; RFC 7009 §2.1; RFC 7662 §2.1).
+ * The parameters the OAuth endpoints define (RFC 6749 §4.3, §6; RFC 7009 §2.1; RFC 7662 §2.1;
+ * client authentication §2.3.1): only these are read, and only these may not repeat.
  */
-const DEFINED_PARAMETERS: ReadonlySet<string> = new Set([
+const DEFINED_PARAMETERS = new Set([
   'grant_type',
   'username',
   'password',
@@ -30,10 +30,8 @@ const DEFINED_PARAMETERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The form's defined parameters; a repeated or non-text one is
- * invalid_request (RFC 6749 §3.2). Unrecognised ones are ignored, repeated
- * or not (RFC 6749 §3.1). The description names no parameter: a name from
- * the request could hold characters RFC 6749 §5.2 does not allow in it.
+ * The form's defined parameters; a repeated or non-text one is invalid_request (RFC 6749 §3.2).
+ * Any other parameter is ignored, repeated or not (RFC 6749 §3.1), and its name is never echoed.
  */
 export function readParams(body: unknown): Params {
   if (typeof body !== 'object' || body === null) return {};

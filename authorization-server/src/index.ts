@@ -1,3 +1,10 @@
+export {
+  type BrowserDevice,
+  DEVICE_COOKIE,
+  type DeviceCookies,
+  type DeviceCookiesOptions,
+  deviceCookies,
+} from './device-cookie.js';
 export type { IntrospectionRight, Introspectors } from './introspectors.js';
 export {
   hashPassword,
@@ -8,14 +15,24 @@ export {
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export { RedisSignInGuardStore } from './redis-sign-in-guard-store.js';
 export {
   RedisClientStore,
   RedisRefreshTokenStore,
   type RedisRefreshTokenStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
-export { type SignInAttempt, type SignInGuard, signInGuard } from './sign-in-guard.js';
+export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in-guard-options.js';
+export {
+  MemorySignInGuardStore,
+  type SignInGuardStore,
+  type SignInIdentity,
+  type SignInLimits,
+  type SignInOutcome,
+  type SignInRefusal,
+  type SignInReservation,
+} from './sign-in-guard-store.js';
 export {
   type FoundFamily,
   MemoryClientStore,

@@ -9,7 +9,7 @@ import {
   SIGN_IN_DEADLINE_RANGE,
   setSignInDeadline,
 } from './request-deadline.js';
-import { type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
+import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
 
@@ -60,7 +60,12 @@ const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost', 
  * hasher's (`signInQueueFull` 429, `signInBusy` 503, both with `Retry-After`)
  * when the wait for a thread would be too long.
  */
-export type PasswordSignIn = (req: Request, username: string, password: string) => Promise<UserRecord | undefined>;
+export type PasswordSignIn = (
+  req: Request,
+  username: string,
+  password: string,
+  options?: SignInAttemptOptions,
+) => Promise<UserRecord | undefined>;
 
 const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
   typeof value === 'object' &&
@@ -155,12 +160,12 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
   };
   dummy();
 
-  return async function checkPassword(req, username, password) {
+  return async function checkPassword(req, username, password, attemptOptions) {
     const canonical = normalizeUsername(username);
     const allowed = usernameAllowed(username);
     // One budget from the request's arrival, for the guard's queue, the user store and the pool.
     const deadline = setSignInDeadline(req, deadlineMs);
-    const attempt = await guard?.attempt(req, canonical);
+    const attempt = await guard?.attempt(req, canonical, attemptOptions);
     let user: UserRecord | undefined;
     let matches: boolean;
     try {

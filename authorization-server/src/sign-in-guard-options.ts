@@ -1,5 +1,5 @@
-import { checkInteger, checkStore, type OptionHints, readOptions } from 'express-api-conventions/extend';
-import { type CounterStore, MemoryCounterStore } from 'express-api-conventions/stores';
+import { checkInteger, invalidOption, type OptionHints, readOptions } from 'express-api-conventions/extend';
+import { MemorySignInGuardStore, type SignInGuardStore } from './sign-in-guard-store.js';
 
 /** Default: 10 failed sign-ins per username from one address per window, far below what guessing needs. */
 export const DEFAULT_MAX_FAILURES_PER_USERNAME_AND_ADDRESS = 10;
@@ -20,8 +20,11 @@ export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
 export const SIGN_IN_QUEUE_TIMEOUT_MS = 3000;
 
 export interface SignInGuardOptions {
-  /** Where counts live; a RedisCounterStore shares them between instances. Default: a new MemoryCounterStore. */
-  store?: CounterStore;
+  /**
+   * Where counts live; a RedisSignInGuardStore shares them between
+   * instances. Default: a new MemorySignInGuardStore.
+   */
+  store?: SignInGuardStore;
   /**
    * Failed sign-ins allowed per username from one client address per window;
    * then that address is refused for that username until the window ends,
@@ -74,7 +77,7 @@ const FACTORY = 'signInGuard';
 
 /** signInGuard()'s options, checked, with their defaults. */
 export interface SignInGuardConfiguration {
-  readonly store: CounterStore;
+  readonly store: SignInGuardStore;
   readonly maxFailuresPerUsernameAndAddress: number;
   readonly maxFailuresPerAddress: number;
   readonly usernameDelayAfterAddresses: number;
@@ -85,10 +88,22 @@ export interface SignInGuardConfiguration {
   readonly queueTimeoutMs: number;
 }
 
+/** A SignInGuardStore: a CounterStore cannot check and count in one step, so it is refused with what to use. */
+function checkGuardStore(store: unknown): SignInGuardStore {
+  const candidate = store as Partial<SignInGuardStore> | null;
+  if (typeof candidate?.reserve === 'function' && typeof candidate.settle === 'function') return candidate as SignInGuardStore;
+  return invalidOption(
+    FACTORY,
+    'store',
+    store,
+    'a SignInGuardStore (reserve and settle): MemorySignInGuardStore, or RedisSignInGuardStore({ client }) shared by every instance; a CounterStore cannot check and count in one step',
+  );
+}
+
 /** Turns signInGuard()'s options into its configuration, or throws a ConfigurationError at start-up. */
 export function readSignInGuardOptions(options: unknown): SignInGuardConfiguration {
   const given = readOptions<SignInGuardOptions>(FACTORY, options, OPTION_NAMES, SIGN_IN_GUARD_HINTS);
-  const store = given.store === undefined ? new MemoryCounterStore() : checkStore(FACTORY, given.store);
+  const store = given.store === undefined ? new MemorySignInGuardStore() : checkGuardStore(given.store);
   const windowSeconds = checkInteger(FACTORY, 'windowSeconds', given.windowSeconds ?? DEFAULT_GUARD_WINDOW_SECONDS, {
     min: 1,
     max: 86_400 * 30,

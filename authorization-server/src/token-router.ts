@@ -2,11 +2,11 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
 import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
-import { spendTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
+import { releaseTokenEndpointProof, reserveTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { passwordGrant } from './grants/password.js';
 import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
-import { type GrantContext, sendTokens } from './grants/token-response.js';
+import { type GrantContext, type Issued, sendTokens } from './grants/token-response.js';
 import { introspectionEndpoint } from './introspection.js';
 import { jwksEndpoint } from './jwks-endpoint.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
@@ -77,14 +77,21 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     if (client?.grants !== undefined && !client.grants.includes(grantType as GrantType)) {
       throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
     }
-    // RFC 9449 §5: the proof is checked before any grant is spent, and spent only once the grant is accepted.
+    // RFC 9449 §5: the proof is checked and its jti reserved before the grant has any effect, so a replay
+    // changes nothing; a refused grant gives the jti back.
     const proof = tokenEndpointProof(config, req, res);
     const jkt = proof?.jkt;
-    const issued =
-      grantType === 'password'
-        ? await passwordGrant(context, req, params, client, jkt)
-        : await refreshTokenGrant(context, params, client, jkt);
-    if (proof !== undefined) await spendTokenEndpointProof(config, proof, issued);
+    if (proof !== undefined) await reserveTokenEndpointProof(config, proof);
+    let issued: Issued;
+    try {
+      issued =
+        grantType === 'password'
+          ? await passwordGrant(context, req, params, client, jkt)
+          : await refreshTokenGrant(context, params, client, jkt);
+    } catch (error) {
+      if (proof !== undefined) await releaseTokenEndpointProof(config, proof);
+      throw error;
+    }
     sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
   }
 

@@ -4,12 +4,19 @@ import { bearerAuth } from 'express-api-conventions/oauth2';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { errorHandler, notFound } from '../../src/errors/index.js';
-import { RedisCounterStore, StoreUnavailableError } from '../../src/stores/index.js';
+import { StoreUnavailableError } from '../../src/stores/index.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from '../../src/stores/redis/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, ISSUER, KEYS, postToken, TEST_COST, testHasher } from '../../test/support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, waitUntil } from '../../test/support/timing.js';
-import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore, revokeRefreshToken, tokenRouter } from '../src/index.js';
+import {
+  RedisClientStore,
+  RedisRefreshTokenStore,
+  RedisSignInGuardStore,
+  RedisUserStore,
+  revokeRefreshToken,
+  tokenRouter,
+} from '../src/index.js';
 import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hash-format.js';
 import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/stores.js';
 
@@ -65,7 +72,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
           passwordHasher: testHasher,
           passwordCost: TEST_COST,
           signInGuard: {
-            store: new RedisCounterStore({ client, prefix: `${keyPrefix}login:` }),
+            store: new RedisSignInGuardStore({ client, prefix: `${keyPrefix}login:` }),
             maxFailuresPerUsernameAndAddress: 3,
           },
         }),

@@ -74,9 +74,11 @@ async function authenticate(config: DpopAuthConfiguration, req: Request, token: 
 
 /** The request's proof, checked for this method, URL and token but not yet spent; throws the refusal otherwise. */
 function checkedProof(config: DpopAuthConfiguration, req: Request, token: string): CheckedProof {
-  const path = req.originalUrl.split('?', 1)[0] as string;
+  // The path as parsed from the request target (an absolute-form target names its own host, which is not ours).
+  const path = requestPath(req.originalUrl);
   try {
-    return config.proofs.check(req.headers.dpop, { method: req.method, url: `${config.origin}${path}`, accessToken: token });
+    const url = path === undefined ? '' : `${config.origin}${path}`;
+    return config.proofs.check(req.headers.dpop, { method: req.method, url, accessToken: token });
   } catch (error) {
     // RFC 9449 §9: 401 with `use_dpop_nonce` and the nonce to use.
     if (error instanceof DpopNonceRequired) {
@@ -84,5 +86,14 @@ function checkedProof(config: DpopAuthConfiguration, req: Request, token: string
     }
     if (error instanceof DpopProofRejected) throw refusal(config, 'invalid_dpop_proof', error.message);
     throw error;
+  }
+}
+
+/** The path of a request target (origin-form or absolute-form), or undefined when it does not parse. */
+function requestPath(target: string): string | undefined {
+  try {
+    return new URL(target, 'http://target.invalid').pathname;
+  } catch {
+    return undefined;
   }
 }

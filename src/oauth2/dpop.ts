@@ -36,6 +36,12 @@ const IMPORTED_KEYS_CACHE_SIZE = 1000;
 export interface DpopReplayStore {
   /** Records `key` until `expiresAtMs`; false when it was recorded already (a replay). Atomic. */
   remember(key: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * Gives back a key recorded for a request that then had no effect (a
+   * refused grant), so that the client may send that proof again. Optional:
+   * without it the proof stays spent.
+   */
+  forget?(key: string): Promise<void>;
 }
 
 /** How many proofs a MemoryDpopReplayStore remembers at most, by default: 44 MB measured with 256-character `jti`s, the longest accepted. */
@@ -88,6 +94,10 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
     }
     this.#seen.set(key, expiresAtMs);
     return true;
+  }
+
+  async forget(key: string): Promise<void> {
+    this.#seen.delete(key);
   }
 
   #sweep(now: number): void {
@@ -324,24 +334,26 @@ export class DpopVerifier {
     const members = jwk as Record<string, unknown>;
     if (PRIVATE_MEMBERS.some((name) => Object.hasOwn(members, name)))
       throw new DpopProofRejected('The DPoP proof jwk holds a private key.');
-    const jkt = jwkThumbprint(members);
-    const key = this.#publicKey(jkt, members);
-    try {
-      // No clock claims but iat, which is checked below against the window.
-      jwt.verify(proof, key, { algorithms: [alg], ignoreExpiration: true, ignoreNotBefore: true });
-    } catch {
-      throw new DpopProofRejected('The DPoP proof signature is not valid.');
-    }
+    // The claims that cost nothing to check go before the signature: a stale or misdirected proof is
+    // refused without a public-key operation, however often it is sent.
     if (typeof claims.jti !== 'string' || claims.jti.length === 0 || claims.jti.length > MAX_JTI_LENGTH) {
       throw new DpopProofRejected('The DPoP proof has no valid jti.');
     }
     if (claims.htm !== expected.method) throw new DpopProofRejected('The DPoP proof htm does not match the request method.');
-    if (typeof claims.htu !== 'string' || stripQuery(claims.htu) !== stripQuery(expected.url)) {
+    if (typeof claims.htu !== 'string' || !sameTarget(claims.htu, expected.url)) {
       throw new DpopProofRejected('The DPoP proof htu does not match the request URL.');
     }
     const now = Date.now() / 1000;
     if (typeof claims.iat !== 'number' || Math.abs(now - claims.iat) > this.#config.windowSeconds) {
       throw new DpopProofRejected('The DPoP proof iat is outside the accepted window.');
+    }
+    const jkt = jwkThumbprint(members);
+    const key = this.#publicKey(jkt, members);
+    try {
+      // No clock claims but iat, checked above against the window.
+      jwt.verify(proof, key, { algorithms: [alg], ignoreExpiration: true, ignoreNotBefore: true });
+    } catch {
+      throw new DpopProofRejected('The DPoP proof signature is not valid.');
     }
     if (expected.accessToken !== undefined && claims.ath !== accessTokenHash(expected.accessToken)) {
       throw new DpopProofRejected('The DPoP proof ath does not match the access token.');
@@ -364,6 +376,11 @@ export class DpopVerifier {
     }
   }
 
+  /** Gives back a spent proof whose request then had no effect (the store's forget(), when it has one). */
+  async release(proof: CheckedProof): Promise<void> {
+    await this.#config.replay.forget?.(proof.replayKey);
+  }
+
   /** The public key of a proof's `jwk`, imported once per thumbprint. */
   #publicKey(jkt: string, members: Record<string, unknown>): KeyObject {
     let key = this.#keys.get(jkt);
@@ -377,12 +394,19 @@ export class DpopVerifier {
       if (key.asymmetricKeyType === 'rsa' && (bits === undefined || bits < MIN_RSA_BITS)) {
         throw new DpopProofRejected(`The DPoP proof key is shorter than ${MIN_RSA_BITS} bits.`);
       }
+      // A large exponent makes each check cost like a private-key operation; every real key uses 65537.
+      if (key.asymmetricKeyType === 'rsa' && key.asymmetricKeyDetails?.publicExponent !== RSA_EXPONENT) {
+        throw new DpopProofRejected('The DPoP proof RSA key exponent must be 65537.');
+      }
       if (this.#keys.size >= IMPORTED_KEYS_CACHE_SIZE) this.#keys.clear();
       this.#keys.set(jkt, key);
     }
     return key;
   }
 }
+
+/** The only RSA public exponent accepted in a proof key (F4, what every library generates). */
+const RSA_EXPONENT = 65537n;
 
 /** A proof's header and claims, not yet verified; a proof that is no compact JWS of a JSON object is malformed. */
 function decodeProof(proof: string): {
@@ -405,11 +429,15 @@ function decodeProof(proof: string): {
  * after RFC 3986 §6.2.2 and §6.2.3 normalization (case of scheme and host,
  * default port, dot segments), which WHATWG URL parsing performs.
  */
-function stripQuery(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return '';
-  }
+/** Whether two URLs name one target (origin and path; query and fragment aside); a URL that does not parse matches nothing. */
+function sameTarget(htu: string, expected: string): boolean {
+  const origins = [htu, expected].map((url) => {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.origin}${parsed.pathname}`;
+    } catch {
+      return undefined;
+    }
+  });
+  return origins[0] !== undefined && origins[0] === origins[1];
 }

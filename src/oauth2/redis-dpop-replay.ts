@@ -18,8 +18,17 @@ export class RedisDpopReplayStore implements DpopReplayStore {
   }
 
   async remember(key: string, expiresAtMs: number): Promise<boolean> {
-    const redis = redisKey(this.#redis.prefix, 'dpop', createHash('sha256').update(key).digest('base64url'));
+    const redis = this.#key(key);
     const reply = await this.#redis.send(redis, ['SET', redis, '1', 'NX', 'PXAT', String(Math.ceil(expiresAtMs))]);
     return reply !== null && reply !== undefined;
+  }
+
+  async forget(key: string): Promise<void> {
+    const redis = this.#key(key);
+    await this.#redis.send(redis, ['DEL', redis]);
+  }
+
+  #key(key: string): string {
+    return redisKey(this.#redis.prefix, 'dpop', createHash('sha256').update(key).digest('base64url'));
   }
 }

@@ -103,6 +103,26 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
     });
   });
 
+  describe('parallel wrong passwords', () => {
+    it('60 at POST /v1/sessions from one address, over both instances: at most 10 checked, the rest 429 with Retry-After', async () => {
+      const username = `parallel-${Date.now()}@example.com`;
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          request(i % 2 === 0 ? a.url : b.url)
+            .post('/v1/sessions')
+            .send({ username, password: 'not-the-password' }),
+        ),
+      );
+      const checked = results.filter((res) => res.status === 401);
+      expect(checked.length).toBeGreaterThanOrEqual(1);
+      expect(checked.length).toBeLessThanOrEqual(10);
+      for (const res of results.filter((each) => each.status !== 401)) {
+        expect([429, 503]).toContain(res.status);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+    });
+  });
+
   describe('a new sign-in on one instance', () => {
     it('ends the earlier session on both', async () => {
       const earlier = await signIn(a.url);

@@ -26,9 +26,12 @@ describe('POST /v1/sessions', () => {
     const res = await api().post('/v1/sessions').type('form').send({ username: DEMO.username, password: DEMO.password });
     expect(res.status).toBe(201);
     const cookies = res.headers['set-cookie'] as unknown as string[];
-    expect(cookies).toHaveLength(1);
+    expect(cookies).toHaveLength(2);
     expect(cookies[0]).toMatch(
       /^__Host-session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; Expires=[^;]+ GMT; HttpOnly; Secure; SameSite=Strict$/,
+    );
+    expect(cookies[1]).toMatch(
+      /^__Host-device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=15552000; HttpOnly; Secure; SameSite=Strict$/,
     );
     expect(res.body).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(res.headers.location).toBe('/v1/sessions/current');

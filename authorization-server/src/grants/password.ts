@@ -39,7 +39,9 @@ export async function passwordGrant(
   const requested = requestedScopes(params);
   const allowed = allowedFor(config.scopes, client);
   if (requested?.some((scope) => !allowed.has(scope))) throw tokenError('invalid_scope', 'The requested scope is not allowed.');
-  const user = await config.checkPassword(req, username, password);
+  // The device the guard may know (docs/oauth2-choices.md): the proved DPoP key, else the authenticated confidential client.
+  const device = jkt !== undefined ? `dpop:${jkt}` : client?.secretHash !== undefined ? `client:${client.id}` : undefined;
+  const user = await config.checkPassword(req, username, password, device === undefined ? undefined : { device });
   // One answer for an unknown user, a wrong password and a user who is gone: no user enumeration.
   if (!user || (config.isSubjectActive && !(await config.isSubjectActive(user.subject)))) {
     throw tokenError('invalid_grant', 'The username or password is not correct.');

@@ -3,7 +3,14 @@ import { apiError, checkRoutes, conventions, csrfTokens, errorHandler, notFound 
 import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS } from 'express-api-conventions/cors';
 import { type ClientStore, type DpopReplayStore, dpopAuth, type RevokedFamilies } from 'express-api-conventions/oauth2';
 import type { CounterStore } from 'express-api-conventions/stores';
-import { type RefreshTokenStore, signInGuard, tokenRouter, type UserStore } from 'express-api-conventions-authorization-server';
+import {
+  deviceCookies,
+  type RefreshTokenStore,
+  type SignInGuardStore,
+  signInGuard,
+  tokenRouter,
+  type UserStore,
+} from 'express-api-conventions-authorization-server';
 import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
 import { exportsRouter } from './exports.js';
 import { sessionAuth } from './sessions/auth.js';
@@ -26,8 +33,10 @@ export interface Services {
   readonly refreshTokens: RefreshTokenStore;
   /** Refresh-token families revoked before their access tokens expire (reuse detected). */
   readonly revokedFamilies: RevokedFamilies;
-  /** Rate-limit and failed-sign-in counters. */
+  /** Rate-limit counters. */
   readonly counters: CounterStore;
+  /** The sign-in guard's counts (both doors that check a password). */
+  readonly signIns: SignInGuardStore;
   /** The ids of DPoP proofs seen (DPoP is on unless DPOP=0). */
   readonly dpopReplay: DpopReplayStore;
   /** Secrets every instance shares (see secrets.ts). */
@@ -43,13 +52,25 @@ export interface Services {
  * assembled from the library's public exports, in the order they must run.
  */
 export function createApp(settings: Settings, services: Services): Express {
-  const { state, users, sessions, accounts, clients, refreshTokens, revokedFamilies, counters, secrets, issuer, dpopReplay } =
-    services;
+  const {
+    state,
+    users,
+    sessions,
+    accounts,
+    clients,
+    refreshTokens,
+    revokedFamilies,
+    counters,
+    signIns,
+    secrets,
+    issuer,
+    dpopReplay,
+  } = services;
   const keys = accessTokenKeys(settings.accessTokenAlg, secrets.token, services.signingKey);
   const tokens = tokenSettings(keys, issuer, revokedFamilies, users);
   const csrf = csrfTokens({ secret: secrets.csrf });
-  // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counters.
-  const guard = signInGuard({ store: counters });
+  // One sign-in guard for both doors that check a password (token endpoint, browser sign-in), on the shared counts.
+  const guard = signInGuard({ store: signIns });
   const app = express();
 
   // The preset, whole (docs/preset.md): common and security headers,
@@ -136,7 +157,9 @@ export function createApp(settings: Settings, services: Services): Express {
       callerLimit: settings.exportCallerLimit,
     }),
   );
-  app.use(sessionsRouter({ sessions, accounts, guard, passwordCost: settings.passwordCost, csrf, users }));
+  // The device cookie is signed with the token secret (under its own label): the same on every instance.
+  const devices = deviceCookies({ secret: secrets.token });
+  app.use(sessionsRouter({ sessions, accounts, guard, devices, passwordCost: settings.passwordCost, csrf, users }));
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
   // A 401 without a challenge of its own (a failed browser sign-in) names the bearer scheme of this API.

@@ -12,9 +12,11 @@ import {
   hashPassword,
   MemoryClientStore,
   MemoryRefreshTokenStore,
+  MemorySignInGuardStore,
   MemoryUserStore,
   RedisClientStore,
   RedisRefreshTokenStore,
+  RedisSignInGuardStore,
   RedisUserStore,
 } from 'express-api-conventions-authorization-server';
 import { createApp, type Services } from './app.js';
@@ -39,6 +41,7 @@ function openStores(redis: RedisClient | undefined) {
       refreshTokens: new MemoryRefreshTokenStore(),
       revokedFamilies: new MemoryRevokedFamilies(),
       counters: new MemoryCounterStore(),
+      signIns: new MemorySignInGuardStore(),
       dpopReplay: new MemoryDpopReplayStore(),
     };
   }
@@ -52,6 +55,8 @@ function openStores(redis: RedisClient | undefined) {
     // Each instance keeps a local copy, refreshed every 250 ms: a revocation reaches all within a second.
     revokedFamilies: new RedisRevokedFamilies({ client: redis }),
     counters: new RedisCounterStore({ client: redis }),
+    // The sign-in guard checks and counts each attempt in one script, whichever instance it reaches.
+    signIns: new RedisSignInGuardStore({ client: redis }),
     // A DPoP proof accepted by one instance is refused by all.
     dpopReplay: new RedisDpopReplayStore({ client: redis }),
   };
@@ -94,7 +99,7 @@ async function start(settings: Settings): Promise<void> {
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
-  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, dpopReplay } = openStores(redis);
+  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, signIns, dpopReplay } = openStores(redis);
   const users = new UserRepository(state);
 
   // The demo user (a user of the API and an account that signs in) and the demo application.
@@ -121,6 +126,7 @@ async function start(settings: Settings): Promise<void> {
     refreshTokens,
     revokedFamilies,
     counters,
+    signIns,
     dpopReplay,
     secrets: await agreeOnSecrets(state, pinned),
     issuer: await agreeOnIssuer(state, settings),

@@ -1,7 +1,12 @@
 import { type RequestHandler, Router } from 'express';
 import { apiError, type CsrfTokens, clearSiteData, validate } from 'express-api-conventions';
 import { requireXhr } from 'express-api-conventions/cors';
-import { passwordSignIn, type SignInGuard, type UserStore } from 'express-api-conventions-authorization-server';
+import {
+  type DeviceCookies,
+  passwordSignIn,
+  type SignInGuard,
+  type UserStore,
+} from 'express-api-conventions-authorization-server';
 import type { UserRepository } from '../users/repository.js';
 import { representUser } from '../users/routes.js';
 import { SESSION_COOKIE, SESSION_TTL_SECONDS, type SessionStore } from './store.js';
@@ -12,6 +17,8 @@ export interface SessionsRouterOptions {
   readonly accounts: UserStore;
   /** The sign-in guard the token endpoint uses too: one allowance of failures for both doors. */
   readonly guard: SignInGuard;
+  /** The signed device cookie: a browser that signed an account in before keeps signing in while others guess. */
+  readonly devices: DeviceCookies;
   /** bcrypt cost of the accounts' hashes: an unknown username is checked against a dummy hash of this cost. */
   readonly passwordCost: number;
   readonly csrf: CsrfTokens;
@@ -34,7 +41,7 @@ const COOKIE = { path: '/', maxAge: SESSION_TTL_SECONDS * 1000, sameSite: 'stric
 
 /** Browser sign-in, the current session, sign-out. */
 export function sessionsRouter(options: SessionsRouterOptions): Router {
-  const { sessions, accounts, guard, passwordCost, csrf, users } = options;
+  const { sessions, accounts, guard, devices, passwordCost, csrf, users } = options;
   // The library's password check: the shared guard counts the attempt before
   // the password is checked, and an unknown user costs a dummy comparison.
   const checkPassword = passwordSignIn({ users: accounts, signInGuard: guard, passwordCost });
@@ -46,14 +53,17 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
 
   router.post('/v1/sessions', validate({ body: CREDENTIALS }), async (req, res) => {
     const { username, password } = req.body as { username: string; password: string };
-    // While the username or address is throttled, even the right password gets 429.
-    const account = await checkPassword(req, username, password);
+    // While the username or address is throttled, even the right password gets 429
+    // (unless this browser's device cookie signed this account in before).
+    const device = devices.deviceOf(req);
+    const account = await checkPassword(req, username, password, { device: device.device });
     // One answer for an unknown user, a wrong password and a deleted user: no user enumeration.
     if (!account || !(await users.get(BigInt(account.subject)))) {
       throw apiError('unauthenticated', { message: 'The username or password is not right.' });
     }
     const id = await sessions.create(account.subject);
     res.cookie(SESSION_COOKIE, id, COOKIE);
+    devices.remember(res, device);
     res
       .status(201)
       .location('/v1/sessions/current')
