@@ -39,6 +39,12 @@ export {
   type ReportOnlyOptions,
   storeUnavailable,
 } from './errors/index.js';
+export {
+  SECURITY_EVENTS_CHANNEL,
+  type SecurityEvent,
+  type SecurityEventLevel,
+  type SecurityPolicy,
+} from './events/index.js';
 export { type IdPair, idPair, sendJson } from './json/index.js';
 export { type CheckRoutesOptions, checkRoutes } from './lint/index.js';
 export {

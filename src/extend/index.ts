@@ -15,6 +15,7 @@ export {
   readOptions,
 } from '../config/options.js';
 export { warnOnce } from '../config/warnings.js';
+export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { setErrorShape } from '../errors/error-shape.js';
 export { refuse } from '../errors/refuse.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';
