@@ -1,8 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isProductionEnvironment } from '../config/options.js';
+import { securityEventsWanted } from '../events/index.js';
 import { routerStackOf } from '../http/router-stack.js';
 import { reportInstead } from './adoption.js';
 import { isLibraryErrorHandler, renderError } from './error-handler.js';
+import { publishRefusal } from './refusal-events.js';
 import { toApiError } from './to-api-error.js';
 
 type AppLike = { readonly parent?: unknown };
@@ -74,6 +76,7 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     next();
     return;
   }
+  if (securityEventsWanted()) publishRefusal(req, toApiError(error), convention?.rule);
   if (reachesErrorHandler(req)) {
     next(error);
     return;

@@ -15,10 +15,11 @@ export {
   readOptions,
 } from '../config/options.js';
 export { warnOnce } from '../config/warnings.js';
-export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { setErrorShape } from '../errors/error-shape.js';
+export { noteSecurityEvent } from '../errors/refusal-events.js';
 export { refuse } from '../errors/refuse.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';
+export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { writeJsonAnswer } from '../http/json-output/writer.js';
 export { setResponseHeader } from '../http/response-headers.js';
 export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';

@@ -163,8 +163,12 @@ describe('layers of src/', () => {
     expect([...(graph.get('config') ?? [])]).toEqual([]);
   });
 
-  it('puts errors beneath the feature modules: it imports only the leaf layer, config and the stores (a store failure is a 503)', () => {
-    expect([...(graph.get('errors') ?? [])].sort()).toEqual(['config', 'http', 'stores']);
+  it('puts errors beneath the feature modules: it imports only the leaf layer, config, the stores (a store failure is a 503) and the security events (every refusal is one)', () => {
+    expect([...(graph.get('errors') ?? [])].sort()).toEqual(['config', 'events', 'http', 'stores']);
+  });
+
+  it('keeps the security events a leaf: every folder may publish, and events/ imports no other folder', () => {
+    expect([...(graph.get('events') ?? [])]).toEqual([]);
   });
 
   it('keeps the stores beneath the error model: they import only the leaf layer and config', () => {
