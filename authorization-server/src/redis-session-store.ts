@@ -168,11 +168,10 @@ export class RedisSessionStore implements SessionStore {
 
   async list(subject: string): Promise<SessionSummary[]> {
     const key = this.#userKey(subject);
-    const reply = (await this.#redis.send(key, ['HGETALL', key])) as unknown[];
     const now = Date.now();
     const records: SessionRecord[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const record = decode(subject, replyText(reply[i]) ?? '', replyText(reply[i + 1]) ?? '');
+    for (const [id, text] of hashEntries(await this.#redis.send(key, ['HGETALL', key]))) {
+      const record = decode(subject, replyText(id) ?? '', replyText(text) ?? '');
       if (record && isLive(record, now)) records.push(record);
     }
     return records.sort((a, b) => a.createdAt - b.createdAt).map(summaryOf);
@@ -219,6 +218,13 @@ export class RedisSessionStore implements SessionStore {
   #userKey(subject: string): string {
     return taggedKey(this.#redis.prefix, 'sessions', createHash('sha256').update(subject).digest('base64url').slice(0, 22));
   }
+}
+
+/** HGETALL's reply as pairs: a flat array (RESP2), or a map or object (RESP3, as node-redis gives it). */
+function hashEntries(reply: unknown): [unknown, unknown][] {
+  if (Array.isArray(reply)) return Array.from({ length: reply.length >> 1 }, (_, i) => [reply[2 * i], reply[2 * i + 1]]);
+  if (reply instanceof Map) return [...reply.entries()];
+  return reply !== null && typeof reply === 'object' ? Object.entries(reply) : [];
 }
 
 const encode = (record: SessionRecord): string =>
