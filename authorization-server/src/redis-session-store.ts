@@ -33,9 +33,9 @@ import {
 /**
  * Sessions in Redis, shared by every instance. A user's sessions are one
  * hash, `<prefix>sessions:{<user digest>}`, public id → record, so every
- * change to them (open one and, with `oneSessionPerUser`, end the others;
- * end one; end all but one) is one Lua script over one key: atomic, and
- * runnable on a Redis Cluster. A cookie leads to its session through
+ * change to them (open one and end those beyond `maxSessionsPerUser`, or
+ * all others with `oneSessionPerUser`; end one; end all but one) is one
+ * Lua script over one key: atomic, and runnable on a Redis Cluster. A cookie leads to its session through
  * `<prefix>session-cookie:<cookie digest>` → `<id>|<subject>`, written once,
  * before the session exists, and never changed, so it needs no atomic step
  * with the user's hash. Times come from the caller's clock (a fake one in
@@ -44,7 +44,7 @@ import {
 
 export interface RedisSessionStoreOptions extends RedisStoreOptions, SessionStoreOptions {}
 
-// Shared by the scripts: a record's fields, and the record marked ended.
+// Shared by the scripts: a record's fields, whether it is live, the record marked ended.
 const RECORD_LUA = `
 local function parse(record) return string.match(record, '^(%d+)|(%d+)|(%d+)|(%d)|(.*)$') end
 local function live(record, now)
@@ -55,27 +55,34 @@ local function ended(record)
   local c, l, e, _, d = parse(record)
   return c .. '|' .. l .. '|' .. e .. '|1|' .. d
 end
--- Forgets the sessions of KEYS[1] past their keeping; with 'close', ends every live one but 'keep'.
-local function end_all(now, keep, keepMs, close)
-  local gone = {}
+-- Forgets the sessions of KEYS[1] past their keeping; returns the live ones, least recently used first.
+local function live_sessions(now, keepMs)
+  local open = {}
   local all = redis.call('HGETALL', KEYS[1])
   for i = 1, #all, 2 do
     local id, record = all[i], all[i + 1]
-    if tonumber((parse(record))) + keepMs <= now then
+    local c, l = parse(record)
+    if tonumber(c) + keepMs <= now then
       redis.call('HDEL', KEYS[1], id)
-    elseif close and id ~= keep and live(record, now) then
-      redis.call('HSET', KEYS[1], id, ended(record))
-      gone[#gone + 1] = id
+    elseif live(record, now) then
+      open[#open + 1] = { id, tonumber(l), record }
     end
   end
-  return gone
+  table.sort(open, function(a, b) return a[2] < b[2] end)
+  return open
 end
 `;
 
-// KEYS: the user's hash. ARGV: id, record, now, keepMs, '1' for one session per user.
+// KEYS: the user's hash. ARGV: id, record, now, keepMs, the most live sessions a user keeps.
+// Ends the least recently used sessions beyond the most (all others when it is 1); replies their ids.
 const CREATE = new RedisScript(`${RECORD_LUA}
 local now, keepMs = tonumber(ARGV[3]), tonumber(ARGV[4])
-local gone = end_all(now, '', keepMs, ARGV[5] == '1')
+local open = live_sessions(now, keepMs)
+local gone = {}
+for i = 1, #open - tonumber(ARGV[5]) + 1 do
+  redis.call('HSET', KEYS[1], open[i][1], ended(open[i][3]))
+  gone[#gone + 1] = open[i][1]
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], keepMs)
 return gone
@@ -105,7 +112,14 @@ return 1
 
 // KEYS: the user's hash. ARGV: the id kept, now, keepMs. Replies the ids it ended.
 const END_OTHERS = new RedisScript(`${RECORD_LUA}
-return end_all(tonumber(ARGV[2]), ARGV[1], tonumber(ARGV[3]), true)
+local gone = {}
+for _, session in ipairs(live_sessions(tonumber(ARGV[2]), tonumber(ARGV[3]))) do
+  if session[1] ~= ARGV[1] then
+    redis.call('HSET', KEYS[1], session[1], ended(session[3]))
+    gone[#gone + 1] = session[1]
+  end
+end
+return gone
 `);
 
 const FACTORY = 'RedisSessionStore';
@@ -136,16 +150,10 @@ export class RedisSessionStore implements SessionStore {
     const gone = (await CREATE.run(
       this.#redis,
       [this.#userKey(subject)],
-      [
-        record.id,
-        encode(record),
-        String(record.createdAt),
-        String(this.#rules.keepMs),
-        this.#rules.oneSessionPerUser ? '1' : '0',
-      ],
+      [record.id, encode(record), String(record.createdAt), String(this.#rules.keepMs), String(this.#rules.mostLive)],
     )) as unknown[];
     for (const id of gone.map(replyText)) {
-      if (id !== undefined) sessionEvents.ended(subject, id, 'ended by a new sign-in (one session per user)', options);
+      if (id !== undefined) sessionEvents.ended(subject, id, 'ended by a new sign-in', options);
     }
     sessionEvents.created(record, options);
     return { cookie, session: liveSessionOf(record) };

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import {
   checkBoolean,
   checkInteger,
+  invalidOption,
   publishSecurityEvent,
   readOptions,
   securityEventsWanted,
@@ -85,10 +86,16 @@ export interface SessionStoreOptions {
    * each device keeps its own session.
    */
   oneSessionPerUser?: boolean;
+  /**
+   * The most live sessions one user keeps (1 to 10,000): a sign-in beyond it
+   * ends the user's least recently used session in the same step, so the
+   * store and the list stay bounded. Default: 100.
+   */
+  maxSessionsPerUser?: number;
 }
 
 /** The options every session store reads. */
-export const SESSION_STORE_OPTIONS = ['ttlSeconds', 'oneSessionPerUser'] as const;
+export const SESSION_STORE_OPTIONS = ['ttlSeconds', 'oneSessionPerUser', 'maxSessionsPerUser'] as const;
 export const DEFAULT_SESSION_TTL_SECONDS = 8 * 60 * 60;
 /** lastSeenAt moves at most this often: a busy browser does not write on every request. */
 export const LAST_SEEN_INTERVAL_MS = 60_000;
@@ -97,7 +104,8 @@ const MAX_DEVICE = 64;
 /** The rules both stores follow, read once from their options. */
 export interface SessionRules {
   readonly ttlMs: number;
-  readonly oneSessionPerUser: boolean;
+  /** The most live sessions a user keeps: 1 with `oneSessionPerUser`, else `maxSessionsPerUser`. */
+  readonly mostLive: number;
   /**
    * How long an ended or expired session is remembered after it ends at the
    * latest: a full lifetime more, so that its cookie, presented again, is
@@ -112,7 +120,15 @@ export function readSessionRules(factory: string, given: Partial<SessionStoreOpt
     max: 30 * 86_400,
   });
   const oneSessionPerUser = checkBoolean(factory, 'oneSessionPerUser', given.oneSessionPerUser ?? false);
-  return { ttlMs: ttlSeconds * 1000, oneSessionPerUser, keepMs: 2 * ttlSeconds * 1000 };
+  const maxSessionsPerUser = checkInteger(factory, 'maxSessionsPerUser', given.maxSessionsPerUser ?? 100, {
+    min: 1,
+    max: 10_000,
+  });
+  if (oneSessionPerUser && given.maxSessionsPerUser !== undefined && maxSessionsPerUser !== 1) {
+    invalidOption(factory, 'maxSessionsPerUser', maxSessionsPerUser, '1 or left out when oneSessionPerUser is true');
+  }
+  const mostLive = oneSessionPerUser ? 1 : maxSessionsPerUser;
+  return { ttlMs: ttlSeconds * 1000, mostLive, keepMs: 2 * ttlSeconds * 1000 };
 }
 
 /** A session as both stores hold it: times in milliseconds. */
@@ -167,7 +183,7 @@ export const liveSessionOf = (record: SessionRecord): LiveSession => ({
 });
 
 /** Why a session ended, as its `session_ended` event says. */
-export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in (one session per user)';
+export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in';
 
 /**
  * The sessions' security events: the subject and the public id, never the
@@ -237,11 +253,11 @@ export class MemorySessionStore implements SessionStore {
     this.#forget(Date.now());
     const { cookie, record } = openSession(subject, options, this.#rules);
     const mine = this.#bySubject.get(subject) ?? new Map<string, SessionRecord>();
-    const replaced = this.#rules.oneSessionPerUser ? this.#endAll(mine, record.createdAt, undefined) : [];
+    const replaced = this.#makeRoom(mine, record.createdAt);
     mine.set(record.id, record);
     this.#bySubject.set(subject, mine);
     this.#byCookie.set(cookieDigest(cookie), record);
-    for (const id of replaced) sessionEvents.ended(subject, id, 'ended by a new sign-in (one session per user)', options);
+    for (const id of replaced) sessionEvents.ended(subject, id, 'ended by a new sign-in', options);
     sessionEvents.created(record, options);
     return { cookie, session: liveSessionOf(record) };
   }
@@ -274,9 +290,15 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async endOthers(subject: string, currentId: string, options: SessionCallOptions = {}): Promise<number> {
-    const ended = this.#endAll(this.#bySubject.get(subject), Date.now(), currentId);
-    for (const id of ended) sessionEvents.ended(subject, id, 'ended by its user', options);
-    return ended.length;
+    const now = Date.now();
+    const others = [...(this.#bySubject.get(subject)?.values() ?? [])].filter(
+      (record) => record.id !== currentId && isLive(record, now),
+    );
+    for (const record of others) {
+      record.ended = true;
+      sessionEvents.ended(subject, record.id, 'ended by its user', options);
+    }
+    return others.length;
   }
 
   async endByCookie(cookie: string, options: SessionCallOptions = {}): Promise<boolean> {
@@ -287,15 +309,12 @@ export class MemorySessionStore implements SessionStore {
     return true;
   }
 
-  /** Ends every live session in `records` but `keep`; the ids it ended. */
-  #endAll(records: Map<string, SessionRecord> | undefined, now: number, keep: string | undefined): string[] {
-    const ended: string[] = [];
-    for (const record of records?.values() ?? []) {
-      if (record.id === keep || !isLive(record, now)) continue;
-      record.ended = true;
-      ended.push(record.id);
-    }
-    return ended;
+  /** Ends the least recently used live sessions until one more fits (all of them with oneSessionPerUser); the ids it ended. */
+  #makeRoom(records: Map<string, SessionRecord>, now: number): string[] {
+    const live = [...records.values()].filter((record) => isLive(record, now)).sort((a, b) => a.lastSeenAt - b.lastSeenAt);
+    const over = live.slice(0, Math.max(0, live.length - this.#rules.mostLive + 1));
+    for (const record of over) record.ended = true;
+    return over.map((record) => record.id);
   }
 
   /** Drops the records past their keeping, oldest first. */

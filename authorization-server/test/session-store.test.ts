@@ -192,6 +192,32 @@ function sessionStoreContract(make: MakeStore): void {
     expect((await store.list(subject)).map((each) => each.id)).toEqual([later.session.id]);
   });
 
+  it('keeps at most maxSessionsPerUser live: a sign-in beyond it ends the least recently used', async () => {
+    useFakeDate();
+    const store = await make({ maxSessionsPerUser: 3 });
+    const subject = freshSubject();
+    const first = await store.create(subject);
+    jest.setSystemTime(Date.now() + 1_000);
+    const second = await store.create(subject);
+    jest.setSystemTime(Date.now() + 1_000);
+    const third = await store.create(subject);
+    // The first is used again: the second is now the least recently used.
+    jest.setSystemTime(Date.now() + 60_000);
+    expect(await store.find(first.cookie)).toBeDefined();
+    let fourth = third;
+    const events = await eventsDuring(async () => {
+      fourth = await store.create(subject);
+    });
+    expect(await store.find(second.cookie)).toBeUndefined();
+    expect((await store.list(subject)).map((each) => each.id)).toEqual([first.session.id, third.session.id, fourth.session.id]);
+    expect(
+      events.filter((event) => event.subject === subject).map((event) => [event.event, event.sessionId, event.description]),
+    ).toEqual([
+      ['session_ended', second.session.id, 'A session was ended by a new sign-in.'],
+      ['session_created', fourth.session.id, expect.any(String)],
+    ]);
+  });
+
   it('publishes session_created, session_ended and session_use_after_expire with the public id, never the cookie', async () => {
     const store = await make();
     const subject = freshSubject();
@@ -230,6 +256,9 @@ function sessionStoreContract(make: MakeStore): void {
       [{ ttlSeconds: '3600' }, /ttlSeconds/],
       [{ ttlSeconds: 31 * 86_400 }, /ttlSeconds/],
       [{ oneSessionPerUser: 'yes' }, /oneSessionPerUser/],
+      [{ maxSessionsPerUser: 0 }, /maxSessionsPerUser/],
+      [{ maxSessionsPerUser: 10_001 }, /maxSessionsPerUser/],
+      [{ oneSessionPerUser: true, maxSessionsPerUser: 5 }, /maxSessionsPerUser/],
       [{ oneSessionPerUsr: true }, /oneSessionPerUsr/],
     ] as const) {
       let thrown: unknown;
