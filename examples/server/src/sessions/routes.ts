@@ -55,7 +55,8 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   const signedIn: RequestHandler = (req, _res, next) => {
     next(req.auth ? undefined : apiError('unauthenticated', { message: 'Sign in, or send a bearer token.' }));
   };
-  // A read the cookie authenticates is for the page's own scripts only; a bearer caller needs no such header.
+  // A read the cookie authenticates is for the page's own scripts only (X-Requested-With). A request
+  // with Authorization is authenticated by it, and that header too cannot cross sites without a preflight.
   const xhr = requireXhr();
   const scriptOnlyForCookies: RequestHandler = (req, res, next) => {
     if (req.headers.authorization === undefined) xhr(req, res, next);
