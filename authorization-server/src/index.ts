@@ -15,6 +15,7 @@ export {
   verifyPassword,
 } from './password-hasher.js';
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
 export { RedisSignInGuardStore } from './redis-sign-in-guard-store.js';
 export {
   RedisClientStore,
@@ -22,6 +23,18 @@ export {
   type RedisRefreshTokenStoreOptions,
   RedisUserStore,
 } from './redis-stores.js';
+export { describeDevice } from './session-device.js';
+export {
+  DEFAULT_SESSION_TTL_SECONDS,
+  type LiveSession,
+  MemorySessionStore,
+  type NewSession,
+  type SessionCallOptions,
+  type SessionCreateOptions,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SessionSummary,
+} from './session-store.js';
 export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in-guard-options.js';
 export {

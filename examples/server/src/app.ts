@@ -6,6 +6,7 @@ import type { CounterStore } from 'express-api-conventions/stores';
 import {
   deviceCookies,
   type RefreshTokenStore,
+  type SessionStore,
   type SignInGuardStore,
   signInGuard,
   tokenRouter,
@@ -15,7 +16,7 @@ import { REALM, requireBearer, SCOPES, tokenSettings } from './auth.js';
 import { exportsRouter } from './exports.js';
 import { sessionAuth } from './sessions/auth.js';
 import { sessionsRouter } from './sessions/routes.js';
-import type { SessionStore } from './sessions/store.js';
+import { sessionOf } from './sessions/store.js';
 import type { Settings } from './settings.js';
 import { accessTokenKeys } from './signing-key.js';
 import type { SharedState } from './state.js';
@@ -111,7 +112,7 @@ export function createApp(settings: Settings, services: Services): Express {
         store: counters,
         partitionSecret: secrets.partition,
       },
-      csrfProtection: { tokens: csrf, sessionOf: async (req) => (await sessions.of(req))?.id },
+      csrfProtection: { tokens: csrf, sessionOf: async (req) => (await sessionOf(sessions, req))?.data.id },
       tokenRouter: tokenRouter({
         ...tokens,
         users: accounts,

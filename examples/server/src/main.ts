@@ -12,10 +12,12 @@ import {
   hashPassword,
   MemoryClientStore,
   MemoryRefreshTokenStore,
+  MemorySessionStore,
   MemorySignInGuardStore,
   MemoryUserStore,
   RedisClientStore,
   RedisRefreshTokenStore,
+  RedisSessionStore,
   RedisSignInGuardStore,
   RedisUserStore,
 } from 'express-api-conventions-authorization-server';
@@ -24,7 +26,6 @@ import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
-import { SessionStore } from './sessions/store.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
 import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
 import { connectRedis, type RedisClient, RedisState } from './state.js';
@@ -42,6 +43,7 @@ function openStores(redis: RedisClient | undefined) {
       revokedFamilies: new MemoryRevokedFamilies(),
       counters: new MemoryCounterStore(),
       signIns: new MemorySignInGuardStore(),
+      sessions: new MemorySessionStore(),
       dpopReplay: new MemoryDpopReplayStore(),
     };
   }
@@ -57,6 +59,8 @@ function openStores(redis: RedisClient | undefined) {
     counters: new RedisCounterStore({ client: redis }),
     // The sign-in guard checks and counts each attempt in one script, whichever instance it reaches.
     signIns: new RedisSignInGuardStore({ client: redis }),
+    // Browser sessions: each sign-in keeps its own, listed and ended from any instance.
+    sessions: new RedisSessionStore({ client: redis }),
     // A DPoP proof accepted by one instance is refused by all.
     dpopReplay: new RedisDpopReplayStore({ client: redis }),
   };
@@ -99,7 +103,7 @@ async function start(settings: Settings): Promise<void> {
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
-  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, signIns, dpopReplay } = openStores(redis);
+  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, signIns, sessions, dpopReplay } = openStores(redis);
   const users = new UserRepository(state);
 
   // The demo user (a user of the API and an account that signs in) and the demo application.
@@ -120,7 +124,7 @@ async function start(settings: Settings): Promise<void> {
   let services: Services = {
     state,
     users,
-    sessions: new SessionStore(state),
+    sessions,
     accounts,
     clients,
     refreshTokens,

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { SubjectActiveCheck } from 'express-api-conventions/oauth2';
+import type { SessionStore } from 'express-api-conventions-authorization-server';
 import { SCOPES } from '../auth.js';
-import type { SessionStore } from './store.js';
+import { sessionOf } from './store.js';
 
 /**
  * Authenticates by the session cookie when no bearer token did: fills
@@ -11,7 +12,7 @@ import type { SessionStore } from './store.js';
 export function sessionAuth(sessions: SessionStore, isSubjectActive: SubjectActiveCheck): RequestHandler {
   return async function sessionAuthMiddleware(req, _res, next) {
     if (!req.auth) {
-      const session = await sessions.of(req);
+      const session = await sessionOf(sessions, req);
       if (session && (await isSubjectActive(session.data.subject))) req.auth = { subject: session.data.subject, scopes: SCOPES };
     }
     next();
