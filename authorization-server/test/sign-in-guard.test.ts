@@ -401,6 +401,21 @@ function knownDevices(apps: () => Promise<[Express, Express]>, clock: Clock): vo
     }
   });
 
+  it("treats another account's device cookie, and one with a wrong signature, as an unknown device", async () => {
+    const [a, b] = await apps();
+    const readers = deviceCookieOf(
+      await browserSignIn(a, { username: 'reader', password: 'read-only-pass' }, from('198.51.100.7')),
+    );
+    const owners = deviceCookieOf(await browserSignIn(b, ALICE, from('198.51.100.7')));
+    for (let i = 1; i <= 3; i++) expect((await postToken(a, WRONG, from(`192.0.2.${i}`))).status).toBe(400);
+    // The reader's device is known for the reader only; the owner's id under another signature is no device at all.
+    const resigned = `${owners.slice(0, -2)}${owners.endsWith('AA') ? 'BB' : 'AA'}`;
+    for (const cookie of [readers, resigned]) {
+      expect([cookie, (await browserSignIn(b, ALICE, { ...from('203.0.113.5'), Cookie: cookie })).status]).toEqual([cookie, 429]);
+    }
+    expect((await browserSignIn(a, ALICE, { ...from('203.0.113.5'), Cookie: owners })).status).toBe(201);
+  });
+
   it('gives a known device its own allowance, then forgets it: a stolen device credential buys one allowance', async () => {
     const [a, b] = await apps();
     const cookie = deviceCookieOf(await browserSignIn(a, ALICE, from('198.51.100.7')));
