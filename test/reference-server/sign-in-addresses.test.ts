@@ -95,7 +95,13 @@ function dpopKey() {
   };
 }
 
-const browserSignIn = (server: RunningProcess, from: string, password: string, cookie?: string, username = DEMO.username) =>
+const browserSignIn = (
+  server: RunningProcess,
+  from: string,
+  password: string,
+  cookie?: string,
+  username: string = DEMO.username,
+) =>
   post(server, {
     path: '/v1/sessions',
     from,
@@ -103,7 +109,13 @@ const browserSignIn = (server: RunningProcess, from: string, password: string, c
     headers: cookie === undefined ? {} : { Cookie: cookie },
   });
 
-const passwordGrant = (server: RunningProcess, from: string, password: string, proof?: string, username = DEMO.username) =>
+const passwordGrant = (
+  server: RunningProcess,
+  from: string,
+  password: string,
+  proof?: string,
+  username: string = DEMO.username,
+) =>
   post(server, {
     path: '/v1/oauth2/token',
     from,
