@@ -7,13 +7,17 @@
  * same stages on, as plain data). `npm run openapi:build` writes it;
  * `--check` (CI, through `npm run lint:openapi`) fails when the committed
  * file is not the generation. Needs the build (`npm run build`): it imports
- * the package by its own name, as a service would.
+ * the package by its own name, as a service would, and the reference server's
+ * build (`npm run build:server`) for its e-mail rule, which the base leaves to
+ * examples/server/src/users/email.ts so that the server and the document
+ * share it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withConventions } from 'express-api-conventions/openapi';
 import { parse, stringify } from 'yaml';
+import { EMAIL_SCHEMA } from '../examples/server/dist/users/email.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BASE = join(root, 'examples/server/openapi.base.yaml');
@@ -28,10 +32,9 @@ const HEADER = [
 ].join('\n');
 
 // Integers as BigInt: a 64-bit bound (`User.id`'s maximum) is written back digit for digit.
-const document = withConventions(
-  parse(readFileSync(BASE, 'utf8'), { intAsBigInt: true }),
-  JSON.parse(readFileSync(OPTIONS, 'utf8')),
-);
+const base = parse(readFileSync(BASE, 'utf8'), { intAsBigInt: true });
+base.components.schemas.Email = EMAIL_SCHEMA;
+const document = withConventions(base, JSON.parse(readFileSync(OPTIONS, 'utf8')));
 const text = HEADER + stringify(document, { lineWidth: 0, aliasDuplicateObjects: false });
 
 if (process.argv.includes('--check')) {

@@ -62,7 +62,7 @@ local threshold = tonumber(ARGV[3])
 local inFlight = redis.call('HLEN', KEYS[2])
 if addresses >= threshold then
   if inFlight > 0 then return {'wait'} end
-elseif failures == 0 and (mine > 0 or addresses + inFlight >= threshold) then
+elseif redis.call('EXISTS', KEYS[1]) == 0 and (mine > 0 or addresses + inFlight >= threshold) then
   return {'wait'}
 end
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
@@ -107,17 +107,22 @@ const SETTLE_ACCOUNT = new RedisScript(`
 local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if mine > 1 then redis.call('HINCRBY', KEYS[2], ARGV[1], -1) else redis.call('HDEL', KEYS[2], ARGV[1]) end
 if ARGV[2] == 's' then
-  redis.call('DEL', KEYS[1])
+  -- The failures are cleared; the key lives on to the window's end, so the address is counted once.
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('SET', KEYS[1], '0', 'PX', ttl) end
   if ARGV[6] ~= '' then redis.call('SET', KEYS[6], '1', 'PX', ARGV[7]) end
 end
 if ARGV[2] ~= 'f' then return 0 end
 local function bump(key)
   local count = redis.call('INCR', key)
-  if count == 1 or redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ARGV[3]) end
+  -- A new key gets the window; a key kept at 0 by a success keeps the window it has.
+  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ARGV[3]) end
   return count
 end
+local counted = redis.call('EXISTS', KEYS[1]) == 1
+bump(KEYS[1])
 local addresses
-if bump(KEYS[1]) == 1 then addresses = bump(KEYS[3]) else addresses = tonumber(redis.call('GET', KEYS[3]) or '0') end
+if counted then addresses = tonumber(redis.call('GET', KEYS[3]) or '0') else addresses = bump(KEYS[3]) end
 if addresses < tonumber(ARGV[4]) then return 0 end
 local steps = bump(KEYS[4])
 local ms = math.min(math.pow(2, math.min(steps - 1, 30)) * 1000, tonumber(ARGV[5]))

@@ -19,7 +19,9 @@
  *   flight reach the threshold (each attempt in flight may become one more
  *   failed address);
  * - settle: a failure is counted where its reservation was (never an instant
- *   where neither counts); a success clears the pair's failures.
+ *   where neither counts); a success clears the pair's failures, but the
+ *   address stays one of the window's failed addresses (fail, succeed, fail
+ *   again from one address is one address, not two).
  *
  * Known devices (OWASP "Slow Down Online Guessing Attacks with Device
  * Cookies"): a device that signed the account in before (a success with that
@@ -144,15 +146,16 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     const mine = account.pending.get(identity.address) ?? 0;
     if (mine > 1) account.pending.set(identity.address, mine - 1);
     else account.pending.delete(identity.address);
+    const before = account.pairs.get(identity.address);
     if (outcome === 'succeeded') {
-      account.pairs.delete(identity.address);
+      // The failures are cleared, the address stays counted among the window's failed addresses.
+      if (before) before.count = 0;
       if (identity.device !== undefined) account.devices.set(identity.device, now + limits.deviceMs);
     }
     if (outcome !== 'failed') return;
     address.failures = bump(address.failures, now, limits.windowMs);
-    const pair = bump(account.pairs.get(identity.address), now, limits.windowMs);
-    account.pairs.set(identity.address, pair);
-    if (pair.count === 1) account.addresses = bump(account.addresses, now, limits.windowMs);
+    account.pairs.set(identity.address, bump(before, now, limits.windowMs));
+    if (!counted(before, now)) account.addresses = bump(account.addresses, now, limits.windowMs);
     if (live(account.addresses, now) < limits.delayAfterAddresses) return;
     account.delays = bump(account.delays, now, limits.windowMs);
     account.delayEndsAt = now + delayMs(account.delays.count, limits);
@@ -193,6 +196,7 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     const account = this.#account(identity.account, now);
     const pair = account.pairs.get(identity.address);
     const failures = live(pair, now);
+    const failedBefore = counted(pair, now);
     if (failures >= limits.maxPair) return { kind: 'refuse', reason: 'pair', retryAfterMs: (pair as Timed).endsAt - now };
     if (account.delayEndsAt > now) return { kind: 'refuse', reason: 'account', retryAfterMs: account.delayEndsAt - now };
     const mine = account.pending.get(identity.address) ?? 0;
@@ -200,7 +204,7 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     const addresses = live(account.addresses, now);
     if (addresses >= limits.delayAfterAddresses) {
       if (account.pending.size > 0) return WAIT;
-    } else if (failures === 0 && (mine > 0 || addresses + account.pending.size >= limits.delayAfterAddresses)) {
+    } else if (!failedBefore && (mine > 0 || addresses + account.pending.size >= limits.delayAfterAddresses)) {
       return WAIT;
     }
     account.pending.set(identity.address, mine + 1);
@@ -258,6 +262,9 @@ export class MemorySignInGuardStore implements SignInGuardStore {
 
 /** A count while its window lasts, else 0. */
 const live = (timed: Timed | undefined, now: number): number => (timed && timed.endsAt > now ? timed.count : 0);
+
+/** Whether the address is among the window's failed addresses (its failures may since have been cleared by a success). */
+const counted = (pair: Timed | undefined, now: number): boolean => pair !== undefined && pair.endsAt > now;
 
 /** One more in the window, or 1 in a new window. */
 const bump = (timed: Timed | undefined, now: number, windowMs: number): Timed =>

@@ -310,6 +310,19 @@ function lockOuts(apps: () => Promise<[Express, Express]>, clock: Clock): void {
     expect((await postToken(b, ALICE, from('203.0.113.1'))).status).toBe(429);
   });
 
+  it('counts an address once per window: an owner who mistypes now and then from one address never delays the username', async () => {
+    const [a, b] = await apps();
+    // Fail, then sign in, five times from one address (no device proven): one failed address, not five.
+    for (let i = 0; i < 5; i++) {
+      expect((await postToken(i % 2 ? a : b, WRONG, from('198.51.100.7'))).status).toBe(400);
+      expect((await browserSignIn(i % 2 ? b : a, ALICE, from('198.51.100.7'))).status).toBe(201);
+    }
+    // A second address failing once is the second failed address: still no username-wide delay.
+    expect((await postToken(a, WRONG, from('192.0.2.1'))).status).toBe(400);
+    expect((await postToken(b, ALICE, from('198.51.100.9'))).status).toBe(200);
+    expect((await browserSignIn(a, ALICE, from('198.51.100.10'))).status).toBe(201);
+  });
+
   it('failures from several addresses bring short, progressive delays for the username, never one long lock', async () => {
     clock.start();
     try {
@@ -386,6 +399,21 @@ function knownDevices(apps: () => Promise<[Express, Express]>, clock: Clock): vo
     } finally {
       clock.stop();
     }
+  });
+
+  it("treats another account's device cookie, and one with a wrong signature, as an unknown device", async () => {
+    const [a, b] = await apps();
+    const readers = deviceCookieOf(
+      await browserSignIn(a, { username: 'reader', password: 'read-only-pass' }, from('198.51.100.7')),
+    );
+    const owners = deviceCookieOf(await browserSignIn(b, ALICE, from('198.51.100.7')));
+    for (let i = 1; i <= 3; i++) expect((await postToken(a, WRONG, from(`192.0.2.${i}`))).status).toBe(400);
+    // The reader's device is known for the reader only; the owner's id under another signature is no device at all.
+    const resigned = `${owners.slice(0, -2)}${owners.endsWith('AA') ? 'BB' : 'AA'}`;
+    for (const cookie of [readers, resigned]) {
+      expect([cookie, (await browserSignIn(b, ALICE, { ...from('203.0.113.5'), Cookie: cookie })).status]).toEqual([cookie, 429]);
+    }
+    expect((await browserSignIn(a, ALICE, { ...from('203.0.113.5'), Cookie: owners })).status).toBe(201);
   });
 
   it('gives a known device its own allowance, then forgets it: a stolen device credential buys one allowance', async () => {

@@ -16,6 +16,9 @@ const oneOf = (...values: string[]): Json => ({
   enum: values,
   maxLength: Math.max(...values.map((v) => v.length)),
 });
+/** RFC 7009 §2.1, RFC 7662 §2.1: a hint the server may ignore, so other values are tolerated, not refused. */
+const TYPE_HINT =
+  "A hint of the token's type: `access_token` or `refresh_token`. The token is found either way, and any other value is tolerated (RFC 7009 §2.1, RFC 7662 §2.1).";
 const FORM = 'application/x-www-form-urlencoded';
 const REPEATED = 'Each parameter at most once: a repeated one is refused with 400 `invalid_request` (RFC 6749 §3.2).';
 
@@ -131,7 +134,7 @@ function tokenForm(doc: Json): Json {
     required: ['token'],
     properties: {
       token: value('The token; an empty one is refused with 400.'),
-      token_type_hint: oneOf('access_token', 'refresh_token'),
+      token_type_hint: value(TYPE_HINT, 0),
     },
   });
 }

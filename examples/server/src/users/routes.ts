@@ -17,6 +17,7 @@ import {
   validate,
 } from 'express-api-conventions';
 import { requireScope } from 'express-api-conventions/oauth2';
+import { EMAIL_SCHEMA } from './email.js';
 import type { Precondition, User, UserInput, UserRepository, WriteResult } from './repository.js';
 
 /** A user as clients see it: the `id` / `id_str` pair (docs/conventions.md rule 2.9), `gender`, `*At` timestamps. */
@@ -35,18 +36,9 @@ const USER_FIELDS = {
   sets: { summary: 'id,name' },
 } as const;
 
-/**
- * An address as docs/openapi.yaml's `Email` documents it: ajv-formats' `email` (a dot-atom local
- * part, a host name of two labels or more) and a top-level label of letters, or an ASCII-encoded
- * international one (`xn--`): RFC 3696 §2 rules out an all-numeric top-level domain, and other
- * readers of `format: email` refuse `user@b.0`.
- */
-const EMAIL_PATTERN =
-  "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\\.)+([A-Za-z]{2,63}|xn--[A-Za-z0-9]+(-[A-Za-z0-9]+)*)$";
-
 const PROPERTIES = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
-  email: { type: 'string', format: 'email', maxLength: 254, pattern: EMAIL_PATTERN },
+  email: EMAIL_SCHEMA,
   gender: { enum: ['male', 'female'] },
 } as const;
 
