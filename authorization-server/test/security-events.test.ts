@@ -316,9 +316,10 @@ describe('DPoP at the token endpoint', () => {
   });
 });
 
-describe('passwordSignIn() at another door', () => {
-  const door = { ip: '203.0.113.7', socket: {}, headers: {}, method: 'POST', path: '/v1/sessions' } as unknown as Request;
+/** A request at a browser sign-in door, as passwordSignIn() reads it. */
+const door = { ip: '203.0.113.7', socket: {}, headers: {}, method: 'POST', path: '/v1/sessions' } as unknown as Request;
 
+describe('passwordSignIn() at another door', () => {
   it('publishes a success itself, and leaves a failure to the door\u2019s refusal (noted, not published)', async () => {
     const users = new MemoryUserStore();
     await users.add({ username: 'alice', subject: 'u-1', passwordHash: await hasher.hash(ALICE.password, TEST_COST) });
@@ -343,6 +344,25 @@ describe('passwordSignIn() at another door', () => {
     events = [];
     expect(await checkPassword({ ...door } as Request, 'alice', WRONG.password, { device })).toBeUndefined();
     expect(events).toEqual([]);
+  });
+});
+
+describe('when nobody listens', () => {
+  it('measures nothing: the pool is given no callback, and the sign-in still answers', async () => {
+    const users = new MemoryUserStore();
+    await users.add({ username: 'alice', subject: 'u-1', passwordHash: await hasher.hash(ALICE.password, TEST_COST) });
+    const verify = jest.spyOn(hasher, 'verify');
+    const checkPassword = passwordSignIn({ users, passwordHasher: hasher, passwordCost: TEST_COST, signInGuard: false });
+    try {
+      expect(await checkPassword({ ...door } as Request, 'alice', ALICE.password)).toBeDefined();
+      expect(verify.mock.calls.at(-1)?.[2]).toHaveProperty('onStarted');
+      unsubscribe(SECURITY_EVENTS_CHANNEL, listener);
+      expect(await checkPassword({ ...door } as Request, 'alice', ALICE.password)).toBeDefined();
+      expect(verify.mock.calls.at(-1)?.[2]).not.toHaveProperty('onStarted');
+    } finally {
+      subscribe(SECURITY_EVENTS_CHANNEL, listener);
+      verify.mockRestore();
+    }
   });
 });
 
