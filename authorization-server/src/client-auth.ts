@@ -1,5 +1,11 @@
+import type { Request } from 'express';
 import type { ApiError } from 'express-api-conventions/errors';
-import { clientSecretMatches, parseBasicCredentials } from 'express-api-conventions/extend';
+import {
+  clientSecretMatches,
+  noteSecurityEvent,
+  parseBasicCredentials,
+  securityEventsWanted,
+} from 'express-api-conventions/extend';
 import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
 import { invalidClient, tokenError } from './token-errors.js';
 
@@ -32,10 +38,11 @@ export function clientAuthenticator(
   clients: ClientStore | undefined,
   requireClient: boolean,
   realm: string,
-): (header: string | undefined, params: Params) => Promise<ClientRecord | undefined> {
+): (req: Request, params: Params) => Promise<ClientRecord | undefined> {
   const challenge = basicChallenge(realm);
 
-  return async function authenticateClient(header, params) {
+  return async function authenticateClient(req, params) {
+    const header = req.headers.authorization;
     const inBody = hasBodyCredentials(params);
     if (header !== undefined && inBody) {
       throw tokenError(
@@ -62,6 +69,8 @@ export function clientAuthenticator(
     const secretOk = clientSecretMatches(presented.secret ?? '', client?.secretHash);
     // A public client (no secret registered) is identified by its id and sends no secret.
     const authenticated = client !== undefined && (client.secretHash === undefined ? !presented.secret : secretOk);
+    // The client id tried is named in the refusal's event (authn_client_fail, authz_fail); its secret never is.
+    if ((!authenticated || client.blocked) && securityEventsWanted()) noteSecurityEvent(req, { clientId: presented.id });
     if (!authenticated) throw refuseClient('Client authentication failed.', header, params, challenge);
     if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
     return client;

@@ -1,5 +1,13 @@
 import type { Request, Response } from 'express';
-import { type CheckedProof, DpopNonceRequired, DpopProofRejected, setResponseHeader } from 'express-api-conventions/extend';
+import {
+  type CheckedProof,
+  DpopNonceRequired,
+  DpopProofRejected,
+  noteSecurityEvent,
+  securityEventsWanted,
+  setResponseHeader,
+} from 'express-api-conventions/extend';
+import { deviceName } from './sign-in-guard.js';
 import { tokenError } from './token-errors.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
@@ -32,11 +40,26 @@ export function tokenEndpointProof(config: TokenRouterConfiguration, req: Reques
  * the request (503 with `Retry-After` through the error model) and nothing
  * else happens, so the client's retry works.
  */
-export async function reserveTokenEndpointProof(config: TokenRouterConfiguration, proof: CheckedProof): Promise<void> {
+export async function reserveTokenEndpointProof(
+  config: TokenRouterConfiguration,
+  req: Request,
+  proof: CheckedProof,
+): Promise<void> {
   try {
     await verifierOf(config).spend(proof);
   } catch (error) {
-    if (error instanceof DpopProofRejected) throw tokenError('invalid_dpop_proof', error.message);
+    if (error instanceof DpopProofRejected) {
+      // A proof seen before: a captured request replayed (RFC 9449 §11.1). The key is named, never the proof.
+      if (securityEventsWanted()) {
+        noteSecurityEvent(req, {
+          event: 'authn_proof_replay',
+          level: 'WARN',
+          description: 'A DPoP proof was presented again at the token endpoint.',
+          device: deviceName(`dpop:${proof.jkt}`),
+        });
+      }
+      throw tokenError('invalid_dpop_proof', error.message);
+    }
     throw error;
   }
 }

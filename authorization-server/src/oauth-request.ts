@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { noteSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
 import { clientAuthenticator, type Params } from './client-auth.js';
 import { checkContentType, formReader, readParams } from './form.js';
@@ -25,7 +26,9 @@ export function oauthRequestReader(config: TokenRouterConfiguration): OAuthReque
   return async function readOAuthRequest(req, res) {
     checkContentType(req);
     const params = readParams(await readForm(req, res));
-    const client = await authenticateClient(req.headers.authorization, params);
+    const client = await authenticateClient(req, params);
+    // Any refusal from here on is published naming the authenticated client.
+    if (client !== undefined && securityEventsWanted()) noteSecurityEvent(req, { clientId: client.id });
     return { params, client };
   };
 }

@@ -52,6 +52,7 @@ interface Pending {
   readonly onAbort: (() => void) | undefined;
   /** Drops the task when its deadline comes while it still waits. */
   timer?: NodeJS.Timeout;
+  readonly onStarted: (() => void) | undefined;
 }
 
 /** Whose work a hash or a comparison is, and whether it is still wanted. */
@@ -75,6 +76,12 @@ export interface PasswordTaskOptions {
    * Default: none (only `maxWaitMs` bounds the wait).
    */
   deadline?: number;
+  /**
+   * Called when a thread starts the task, so that the caller can measure
+   * its wait for the pool (a sign-in's `poolWaitMs`, docs/observability.md)
+   * only when it wants it. Default: none.
+   */
+  onStarted?: () => void;
 }
 
 /** What the pool has done and holds now (counts since it was made). */
@@ -282,7 +289,7 @@ export class PasswordHasher {
             }
           }
         : undefined;
-      const pending: Pending = { task, key, resolve, reject, signal, onAbort };
+      const pending: Pending = { task, key, resolve, reject, signal, onAbort, onStarted: options.onStarted };
       if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
       if (options.deadline !== undefined) pending.timer = this.#dropAtDeadline(pending, options.deadline);
       let queue = this.#queues.get(key);
@@ -453,6 +460,7 @@ export class PasswordHasher {
       const pending = this.#next() as Pending;
       idle.current = pending;
       idle.startedAt = performance.now();
+      pending.onStarted?.();
       // Referenced while busy, so that `await hasher.hash(...)` in a script
       // keeps the process alive until the answer comes back.
       idle.worker.ref();

@@ -1,5 +1,14 @@
 import type { Request } from 'express';
-import { checkInteger, invalidOption, isProductionEnvironment, readOptions, warnOnce } from 'express-api-conventions/extend';
+import {
+  checkInteger,
+  invalidOption,
+  isProductionEnvironment,
+  noteSecurityEvent,
+  publishSecurityEvent,
+  readOptions,
+  securityEventsWanted,
+  warnOnce,
+} from 'express-api-conventions/extend';
 import { needsRehash } from './password-hash-format.js';
 import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
@@ -9,7 +18,7 @@ import {
   SIGN_IN_DEADLINE_RANGE,
   setSignInDeadline,
 } from './request-deadline.js';
-import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInGuard } from './sign-in-guard.js';
+import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInFacts, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
 
@@ -125,6 +134,31 @@ async function warnIfStoreIsNotNormalized(users: UserStore, typed: string, canon
   );
 }
 
+/**
+ * A sign-in's clock for its security events (docs/observability.md), made
+ * only when someone listens: the sign-in's duration, and how long its
+ * password check waited for a thread of the pool.
+ */
+function signInClock(username: string, options: SignInAttemptOptions | undefined) {
+  const startedAt = performance.now();
+  let queuedAt = startedAt;
+  let poolWaitMs: number | undefined;
+  return {
+    queued(): void {
+      queuedAt = performance.now();
+    },
+    started: (): void => {
+      poolWaitMs = performance.now() - queuedAt;
+    },
+    /** What every event of this sign-in carries: signInFacts() and the times. */
+    facts: () => ({
+      ...signInFacts(username, options),
+      durationMs: performance.now() - startedAt,
+      ...(poolWaitMs === undefined ? {} : { poolWaitMs }),
+    }),
+  };
+}
+
 /** Makes the password check; options are checked now. */
 export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
   const given = readOptions<PasswordSignInOptions>(factory, options, OPTION_NAMES);
@@ -165,6 +199,7 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
     const allowed = usernameAllowed(username);
     // One budget from the request's arrival, for the guard's queue, the user store and the pool.
     const deadline = setSignInDeadline(req, deadlineMs);
+    const clock = securityEventsWanted() ? signInClock(canonical, attemptOptions) : undefined;
     const attempt = await guard?.attempt(req, canonical, attemptOptions);
     let user: UserRecord | undefined;
     let matches: boolean;
@@ -172,24 +207,46 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
       user = allowed ? await users.findByUsername(canonical) : undefined;
       if (remainingMs(deadline) <= 0) throw deadlineReached();
+      clock?.queued();
       // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
       matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
         key: signInAddressKey(req),
         signal: clientGone(req),
         // A tenth of the budget is kept for what follows the check (the store, signing, the answer).
         deadline: deadline - deadlineMs / 10,
+        ...(clock === undefined ? {} : { onStarted: clock.started }),
       });
     } catch (error) {
+      // A busy pool's refusal (signInBusy, signInQueueFull) is published with the sign-in it refused.
+      if (clock) noteSecurityEvent(req, clock.facts());
       await attempt?.cancelled();
       throw error;
     }
     if (!user || !matches) {
       if (!user && allowed && username !== canonical && !isProductionEnvironment())
         await warnIfStoreIsNotNormalized(users, username, canonical);
+      // Published with the door's refusal (one answer for an unknown user and a wrong password, one event too).
+      if (clock) {
+        noteSecurityEvent(req, {
+          event: 'authn_login_fail',
+          level: 'WARN',
+          description: 'Sign-in failed: unknown username or wrong password.',
+          ...clock.facts(),
+        });
+      }
       await attempt?.failed();
       return undefined;
     }
     await attempt?.succeeded();
+    if (clock) {
+      publishSecurityEvent(req, {
+        event: 'authn_login_success',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'Signed in with a password.',
+        ...clock.facts(),
+      });
+    }
     if (users.updatePasswordHash && needsRehash(user.passwordHash, cost)) {
       void upgradeHash(users, pool(), { username: canonical, user, password, cost, key: signInAddressKey(req) });
     }

@@ -6,13 +6,14 @@ import {
   taggedKey,
 } from 'express-api-conventions/extend';
 import type { RedisStoreOptions } from 'express-api-conventions/stores';
-import type {
-  SignInGuardStore,
-  SignInIdentity,
-  SignInLimits,
-  SignInOutcome,
-  SignInRefusal,
-  SignInReservation,
+import {
+  allowanceUsed,
+  type SignInGuardStore,
+  type SignInIdentity,
+  type SignInLimits,
+  type SignInOutcome,
+  type SignInRefusal,
+  type SignInReservation,
 } from './sign-in-guard-store.js';
 
 /**
@@ -37,14 +38,15 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return {'admit'}
 `);
 
-// KEYS: failures, pending. ARGV: '1' when the attempt failed, windowMs.
+// KEYS: failures, pending. ARGV: '1' when the attempt failed, windowMs. Replies the address's failures after a failure, else 0.
 const SETTLE_ADDRESS = new RedisScript(`
+local count = 0
 if ARGV[1] == '1' then
-  local count = redis.call('INCR', KEYS[1])
+  count = redis.call('INCR', KEYS[1])
   if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 end
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
-return 1
+return count
 `);
 
 // KEYS: pair failures, pending (hash: address → attempts in flight), failed addresses, delay steps, delay.
@@ -87,6 +89,7 @@ return {'admit'}
 `);
 
 // KEYS: as RESERVE_DEVICE. ARGV: pending field, outcome (s, f or c), windowMs, maxPair, deviceMs.
+// Replies the device's failures after a failure, else 0.
 const SETTLE_DEVICE = new RedisScript(`
 local mine = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if mine > 1 then redis.call('HINCRBY', KEYS[1], ARGV[1], -1) else redis.call('HDEL', KEYS[1], ARGV[1]) end
@@ -97,12 +100,14 @@ elseif ARGV[2] == 'f' then
   local count = redis.call('INCR', KEYS[3])
   if count == 1 or redis.call('PTTL', KEYS[3]) < 0 then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
   if count >= tonumber(ARGV[4]) then redis.call('DEL', KEYS[2]) end
+  return count
 end
-return 1
+return 0
 `);
 
 // KEYS: as RESERVE_ACCOUNT, then the known-device key (unused without a device).
 // ARGV: address, outcome (s, f or c), windowMs, delayAfterAddresses, maxDelayMs, device ('' for none), deviceMs.
+// Replies, after a failure, the pair's failures and the account's delay step (0 when not delayed); else {0, 0}.
 const SETTLE_ACCOUNT = new RedisScript(`
 local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if mine > 1 then redis.call('HINCRBY', KEYS[2], ARGV[1], -1) else redis.call('HDEL', KEYS[2], ARGV[1]) end
@@ -112,7 +117,7 @@ if ARGV[2] == 's' then
   if ttl > 0 then redis.call('SET', KEYS[1], '0', 'PX', ttl) end
   if ARGV[6] ~= '' then redis.call('SET', KEYS[6], '1', 'PX', ARGV[7]) end
 end
-if ARGV[2] ~= 'f' then return 0 end
+if ARGV[2] ~= 'f' then return {0, 0} end
 local function bump(key)
   local count = redis.call('INCR', key)
   -- A new key gets the window; a key kept at 0 by a success keeps the window it has.
@@ -120,14 +125,14 @@ local function bump(key)
   return count
 end
 local counted = redis.call('EXISTS', KEYS[1]) == 1
-bump(KEYS[1])
+local pair = bump(KEYS[1])
 local addresses
 if counted then addresses = tonumber(redis.call('GET', KEYS[3]) or '0') else addresses = bump(KEYS[3]) end
-if addresses < tonumber(ARGV[4]) then return 0 end
+if addresses < tonumber(ARGV[4]) then return {pair, 0} end
 local steps = bump(KEYS[4])
 local ms = math.min(math.pow(2, math.min(steps - 1, 30)) * 1000, tonumber(ARGV[5]))
 redis.call('SET', KEYS[5], '1', 'PX', string.format('%d', ms))
-return 1
+return {pair, steps}
 `);
 
 const OUTCOME_CODES: Record<SignInOutcome, string> = { succeeded: 's', failed: 'f', cancelled: 'c' };
@@ -173,18 +178,23 @@ export class RedisSignInGuardStore implements SignInGuardStore {
     return account;
   }
 
-  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void> {
+  async settle(
+    identity: SignInIdentity,
+    outcome: SignInOutcome,
+    limits: SignInLimits,
+    known: boolean,
+  ): Promise<SignInRefusal | undefined> {
     if (known) {
-      await SETTLE_DEVICE.run(this.#redis, this.#deviceKeys(identity), [
+      const failures = await SETTLE_DEVICE.run(this.#redis, this.#deviceKeys(identity), [
         `d:${identity.device}`,
         OUTCOME_CODES[outcome],
         String(limits.windowMs),
         String(limits.maxPair),
         String(limits.deviceMs),
       ]);
-      return;
+      return Number(failures) === limits.maxPair ? 'pair' : undefined;
     }
-    await SETTLE_ACCOUNT.run(
+    const [pair, step] = (await SETTLE_ACCOUNT.run(
       this.#redis,
       [...this.#accountKeys(identity), this.#deviceKeys(identity)[1]],
       [
@@ -196,11 +206,13 @@ export class RedisSignInGuardStore implements SignInGuardStore {
         identity.device ?? '',
         String(limits.deviceMs),
       ],
-    );
-    await SETTLE_ADDRESS.run(this.#redis, this.#addressKeys(identity), [
+    )) as [number, number];
+    const addressFailures = await SETTLE_ADDRESS.run(this.#redis, this.#addressKeys(identity), [
       outcome === 'failed' ? '1' : '0',
       String(limits.windowMs),
     ]);
+    if (outcome !== 'failed') return undefined;
+    return allowanceUsed(Number(pair), Number(addressFailures), limits) ?? (Number(step) === 1 ? 'account' : undefined);
   }
 
   #releaseAddress(keys: [string, string], limits: SignInLimits): Promise<unknown> {

@@ -5,6 +5,7 @@ import { recordRevokedFamily } from './grants/refresh-token.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 import { hashRefreshToken } from './stores.js';
 import { tokenError } from './token-errors.js';
+import { publishTokenRevoked } from './token-events.js';
 import type { TokenRouterConfiguration } from './token-options.js';
 
 /** The largest clock tolerance bearerAuth() accepts: a token some instance may still take is revoked too. */
@@ -35,7 +36,7 @@ export function revocationEndpoint(
     if (issuedTo !== client?.id) throw tokenError('unauthorized_client', 'The token was issued to another client.');
   };
 
-  async function revokeAccessToken(token: string, client: ClientRecord | undefined): Promise<void> {
+  async function revokeAccessToken(req: Request, token: string, client: ClientRecord | undefined): Promise<void> {
     let claims: ReturnType<AccessTokenVerifier['verify']>;
     try {
       claims = verifier.verify(token);
@@ -49,15 +50,18 @@ export function revocationEndpoint(
     }
     await config.refreshTokens.revokeFamily(claims.sid);
     await recordRevokedFamily(config.revokedFamilies, claims.sid, config.accessTokenTtlSeconds);
+    const owner = { subject: claims.sub, clientId: claims.client_id };
+    publishTokenRevoked(req, owner, 'An access token was revoked, and its token family with it.', claims.jti);
   }
 
-  async function revokeRefreshToken(token: string, client: ClientRecord | undefined): Promise<void> {
+  async function revokeRefreshToken(req: Request, token: string, client: ClientRecord | undefined): Promise<void> {
     const tokenHash = hashRefreshToken(token);
     const family = await config.refreshTokens.find(tokenHash);
     if (family === undefined) return;
     checkOwner(family.clientId, client);
     await config.refreshTokens.revokeByTokenHash(tokenHash);
     await recordRevokedFamily(config.revokedFamilies, family.familyId, config.accessTokenTtlSeconds);
+    publishTokenRevoked(req, family, 'A refresh token was revoked, and its token family with it.');
   }
 
   return async function revoke(req, res) {
@@ -65,8 +69,8 @@ export function revocationEndpoint(
     const token = params.token;
     if (token === undefined) throw tokenError('invalid_request', 'The token parameter is missing.');
     // The hint (§2.1) only saves a lookup; the two kinds of token are told apart by their shape.
-    if (looksLikeJwt(token)) await revokeAccessToken(token, client);
-    else await revokeRefreshToken(token, client);
+    if (looksLikeJwt(token)) await revokeAccessToken(req, token, client);
+    else await revokeRefreshToken(req, token, client);
     writeJsonAnswer(res, 200, REVOKED_BODY);
   };
 }

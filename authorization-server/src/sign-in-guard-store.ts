@@ -72,8 +72,18 @@ export type SignInOutcome = 'succeeded' | 'failed' | 'cancelled';
 export interface SignInGuardStore {
   /** Checks and reserves one attempt, atomically. */
   reserve(identity: SignInIdentity, limits: SignInLimits): Promise<SignInReservation>;
-  /** Gives an admitted attempt's reservation back, counting a failure first, atomically; `known` as reserve() said. */
-  settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void>;
+  /**
+   * Gives an admitted attempt's reservation back, counting a failure first, atomically; `known` as reserve() said.
+   * Resolves, for a failure that used up an allowance, which one (the refusal the next attempt meets); a
+   * store may resolve nothing, and the guard then publishes no `authn_login_fail_max` (docs/observability.md).
+   */
+  settle(
+    identity: SignInIdentity,
+    outcome: SignInOutcome,
+    limits: SignInLimits,
+    known: boolean,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a store written before the events resolves nothing, and still fits.
+  ): Promise<SignInRefusal | undefined | void>;
 }
 
 const ADMIT: SignInReservation = { kind: 'admit', known: false };
@@ -133,13 +143,15 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     return verdict;
   }
 
-  async settle(identity: SignInIdentity, outcome: SignInOutcome, limits: SignInLimits, known: boolean): Promise<void> {
+  async settle(
+    identity: SignInIdentity,
+    outcome: SignInOutcome,
+    limits: SignInLimits,
+    known: boolean,
+  ): Promise<SignInRefusal | undefined> {
     const now = this.#now();
     this.#sweep(now);
-    if (known) {
-      this.#settleKnown(identity.account, identity.device as string, outcome, limits, now);
-      return;
-    }
+    if (known) return this.#settleKnown(identity.account, identity.device as string, outcome, limits, now);
     const address = this.#address(identity.address, now);
     if (address.pending > 0) address.pending--;
     const account = this.#account(identity.account, now);
@@ -152,13 +164,16 @@ export class MemorySignInGuardStore implements SignInGuardStore {
       if (before) before.count = 0;
       if (identity.device !== undefined) account.devices.set(identity.device, now + limits.deviceMs);
     }
-    if (outcome !== 'failed') return;
+    if (outcome !== 'failed') return undefined;
     address.failures = bump(address.failures, now, limits.windowMs);
-    account.pairs.set(identity.address, bump(before, now, limits.windowMs));
+    const pair = bump(before, now, limits.windowMs);
+    account.pairs.set(identity.address, pair);
     if (!counted(before, now)) account.addresses = bump(account.addresses, now, limits.windowMs);
-    if (live(account.addresses, now) < limits.delayAfterAddresses) return;
+    const used = allowanceUsed(pair.count, address.failures.count, limits);
+    if (live(account.addresses, now) < limits.delayAfterAddresses) return used;
     account.delays = bump(account.delays, now, limits.windowMs);
     account.delayEndsAt = now + delayMs(account.delays.count, limits);
+    return used ?? (account.delays.count === 1 ? 'account' : undefined);
   }
 
   /** A known device's own reservation; `undefined` when the device is not known (or no longer). */
@@ -177,7 +192,13 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     return ADMIT_KNOWN;
   }
 
-  #settleKnown(key: string, device: string, outcome: SignInOutcome, limits: SignInLimits, now: number): void {
+  #settleKnown(
+    key: string,
+    device: string,
+    outcome: SignInOutcome,
+    limits: SignInLimits,
+    now: number,
+  ): SignInRefusal | undefined {
     const account = this.#account(key, now);
     const mine = account.pending.get(`d:${device}`) ?? 0;
     if (mine > 1) account.pending.set(`d:${device}`, mine - 1);
@@ -189,7 +210,9 @@ export class MemorySignInGuardStore implements SignInGuardStore {
       const failures = bump(account.deviceFailures.get(device), now, limits.windowMs);
       account.deviceFailures.set(device, failures);
       if (failures.count >= limits.maxPair) account.devices.delete(device);
+      if (failures.count === limits.maxPair) return 'pair';
     }
+    return undefined;
   }
 
   #reserveAccount(identity: SignInIdentity, limits: SignInLimits, now: number): SignInReservation {
@@ -269,6 +292,16 @@ const counted = (pair: Timed | undefined, now: number): boolean => pair !== unde
 /** One more in the window, or 1 in a new window. */
 const bump = (timed: Timed | undefined, now: number, windowMs: number): Timed =>
   timed && timed.endsAt > now ? { count: timed.count + 1, endsAt: timed.endsAt } : { count: 1, endsAt: now + windowMs };
+
+/**
+ * The allowance a failure used up, from the counts after it: the (account,
+ * address) pair's or the address's, when this failure is the one that
+ * reached it (the attempt after it is refused), else undefined.
+ */
+export function allowanceUsed(pairFailures: number, addressFailures: number, limits: SignInLimits): SignInRefusal | undefined {
+  if (pairFailures === limits.maxPair) return 'pair';
+  return addressFailures === limits.maxAddress ? 'address' : undefined;
+}
 
 /** The delay after the n-th delayed failure: 1 s, 2 s, 4 s… up to `maxDelayMs`. */
 export const delayMs = (step: number, limits: Pick<SignInLimits, 'maxDelayMs'>): number =>

@@ -1,7 +1,12 @@
 import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import { type ApiError, apiError, storeUnavailable } from 'express-api-conventions/errors';
-import { clientAddressKey } from 'express-api-conventions/extend';
+import {
+  clientAddressKey,
+  noteSecurityEvent,
+  type SecurityEventFields,
+  securityEventsWanted,
+} from 'express-api-conventions/extend';
 import { remainingMs, signInDeadline } from './request-deadline.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from './sign-in-guard-store.js';
@@ -51,6 +56,8 @@ export interface SignInAttemptOptions {
    * unknown.
    */
   device?: string;
+  /** The client the door authenticated, named in the sign-in's security events (docs/observability.md). */
+  clientId?: string;
 }
 
 /** One admitted sign-in attempt: say how it ended. */
@@ -102,6 +109,34 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** An identity as the store keeps it: a SHA-256 digest cut to 96 bits, never the identity itself. */
 const digest = (identity: string): string => hash('sha256', identity, 'buffer').toString('base64url', 0, 12);
 
+/** A device's kinds, as the doors prefix them (SignInAttemptOptions.device). */
+const DEVICE_KINDS: Readonly<Record<string, string>> = { dpop: 'dpop-key', client: 'client', cookie: 'cookie' };
+
+/**
+ * A device as a security event names it: its kind and a digest prefix,
+ * enough to tell one device's sign-ins apart, never its cookie's id or its
+ * key (docs/observability.md).
+ */
+export function deviceName(device: string | undefined): string | undefined {
+  if (device === undefined) return undefined;
+  const kind = DEVICE_KINDS[device.slice(0, device.indexOf(':'))] ?? 'device';
+  return `${kind}:${digest(device).slice(0, 8)}`;
+}
+
+/** What each refusal's event says, and the allowance that decided. */
+const LOCKS: Record<SignInRefusal, { why: string; limit: (guard: SignInGuard) => number }> = {
+  pair: { why: 'too many failures for this username from this address', limit: (g) => g.maxFailuresPerUsernameAndAddress },
+  address: { why: 'too many failures from this address', limit: (g) => g.maxFailuresPerAddress },
+  account: { why: 'the username is delayed after failures from several addresses', limit: (g) => g.usernameDelayAfterAddresses },
+};
+
+/** A sign-in's facts every event about it carries: the username tried (normalized), the client, the device's name. */
+export const signInFacts = (username: string, options: SignInAttemptOptions | undefined) => ({
+  subject: normalizeUsername(username),
+  ...(options?.clientId === undefined ? {} : { clientId: options.clientId }),
+  ...(options?.device === undefined ? {} : { device: deviceName(options.device) }),
+});
+
 /** Makes the sign-in guard; options are checked now (a wrong one throws ConfigurationError). */
 export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard {
   const configuration = readSignInGuardOptions(options);
@@ -116,7 +151,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     pendingMs: PENDING_WINDOW_MS,
     deviceMs: KNOWN_DEVICE_MS,
   };
-  return {
+  const guard: SignInGuard = {
     maxFailuresPerUsernameAndAddress,
     maxFailuresPerAddress,
     usernameDelayAfterAddresses,
@@ -130,11 +165,59 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
         address: digest(signInAddressKey(req)),
         ...(device === undefined ? {} : { device: digest(device) }),
       };
-      const known = await admission(configuration, limits, identity, signInDeadline(req));
-      return admittedAttempt(configuration.store, limits, identity, known);
+      const refused: Refused = (reason, retryAfterSeconds) => {
+        if (securityEventsWanted()) noteLock(req, guard, reason, retryAfterSeconds, signInFacts(username, attemptOptions));
+      };
+      const known = await admission(configuration, limits, identity, refused, signInDeadline(req));
+      const usedUp = (reason: SignInRefusal) => {
+        if (securityEventsWanted()) noteFailMax(req, guard, reason, signInFacts(username, attemptOptions));
+      };
+      return admittedAttempt(configuration.store, limits, identity, known, usedUp);
     },
   };
+  return guard;
 }
+
+/** The `authn_login_lock` the guard's 429 is published as: the allowance that refused, the device unknown. */
+function noteLock(
+  req: Request,
+  guard: SignInGuard,
+  refusal: SignInRefusal | undefined,
+  retryAfterSeconds: number,
+  facts: ReturnType<typeof signInFacts>,
+): void {
+  const policy: SecurityEventFields['policy'] =
+    refusal === undefined
+      ? { retryAfterSeconds }
+      : {
+          limit: LOCKS[refusal].limit(guard),
+          windowSeconds: guard.windowSeconds,
+          ...(refusal === 'account' ? { delaySeconds: retryAfterSeconds } : {}),
+          retryAfterSeconds,
+        };
+  const why = refusal === undefined ? 'too many sign-in attempts at once' : LOCKS[refusal].why;
+  const device = facts.device === undefined ? 'no device' : 'a device not known for this username';
+  noteSecurityEvent(req, {
+    ...facts,
+    event: 'authn_login_lock',
+    policy,
+    description: `Sign-in refused: ${why}, from ${device}.`,
+  });
+}
+
+/** The `authn_login_fail_max` a failure that used up an allowance is published as (instead of its `authn_login_fail`). */
+function noteFailMax(req: Request, guard: SignInGuard, reason: SignInRefusal, facts: ReturnType<typeof signInFacts>): void {
+  noteSecurityEvent(req, {
+    ...facts,
+    event: 'authn_login_fail_max',
+    level: 'WARN',
+    policy: { limit: LOCKS[reason].limit(guard), windowSeconds: guard.windowSeconds },
+    description: `Sign-in failed and used up the allowance: ${LOCKS[reason].why}; the next attempt is refused.`,
+  });
+}
+
+/** Told of a refusal before its 429 is thrown: the allowance that refused (none: the wait ran out), and the Retry-After. */
+type Refused = (reason: SignInRefusal | undefined, retryAfterSeconds: number) => void;
 
 /**
  * Reserves the attempt, waiting while it is held only by attempts in flight
@@ -146,6 +229,7 @@ async function admission(
   configuration: SignInGuardConfiguration,
   limits: SignInLimits,
   identity: SignInIdentity,
+  refused: Refused,
   signInBy?: number,
 ): Promise<boolean> {
   // The wait is bounded by queueTimeoutMs, and by what is left of the request's sign-in deadline.
@@ -157,12 +241,14 @@ async function admission(
     if (verdict.kind === 'admit') return verdict.known;
     if (verdict.kind === 'refuse') {
       const retryAfter = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      refused(verdict.reason, retryAfter);
       throw apiError('tooManyLoginFailures', {
         message: REFUSALS[verdict.reason],
         headers: { 'Retry-After': String(retryAfter) },
       });
     }
     if (Date.now() + delay > deadline) {
+      refused(undefined, 1);
       throw apiError('tooManyLoginFailures', {
         message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
         headers: { 'Retry-After': '1' },
@@ -174,7 +260,13 @@ async function admission(
 }
 
 /** The attempt once admitted: each outcome settles its reservation in one step, and may be told once. */
-function admittedAttempt(store: SignInGuardStore, limits: SignInLimits, identity: SignInIdentity, known: boolean): SignInAttempt {
+function admittedAttempt(
+  store: SignInGuardStore,
+  limits: SignInLimits,
+  identity: SignInIdentity,
+  known: boolean,
+  usedUp: (reason: SignInRefusal) => void,
+): SignInAttempt {
   let settled = false;
   const settle = () => {
     if (settled) throw new Error('This sign-in attempt was already settled.');
@@ -192,7 +284,8 @@ function admittedAttempt(store: SignInGuardStore, limits: SignInLimits, identity
     },
     async failed() {
       settle();
-      await guarded(() => store.settle(identity, 'failed', limits, known));
+      const reason = await guarded(() => store.settle(identity, 'failed', limits, known));
+      if (reason) usedUp(reason);
     },
   };
 }

@@ -17,6 +17,7 @@ import { revocationEndpoint } from './revocation.js';
 import { hashRefreshToken, type RefreshTokenStore } from './stores.js';
 import { tokenEndpointErrors } from './token-endpoint-errors.js';
 import { tokenError } from './token-errors.js';
+import { publishTokenCreated } from './token-events.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from './token-options.js';
 
 export { TOKEN_REQUEST_TYPE } from './form.js';
@@ -81,18 +82,19 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     // changes nothing; a refused grant gives the jti back.
     const proof = tokenEndpointProof(config, req, res);
     const jkt = proof?.jkt;
-    if (proof !== undefined) await reserveTokenEndpointProof(config, proof);
+    if (proof !== undefined) await reserveTokenEndpointProof(config, req, proof);
     let issued: Issued;
     try {
       issued =
         grantType === 'password'
           ? await passwordGrant(context, req, params, client, jkt)
-          : await refreshTokenGrant(context, params, client, jkt);
+          : await refreshTokenGrant(context, req, params, client, jkt);
     } catch (error) {
       if (proof !== undefined) await releaseTokenEndpointProof(config, proof);
       throw error;
     }
-    sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
+    const accessToken = sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
+    publishTokenCreated(req, { subject: issued.subject, clientId: issued.clientId, accessToken, grantType });
   }
 
   const router = express.Router();

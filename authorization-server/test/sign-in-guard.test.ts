@@ -20,6 +20,7 @@ import {
   type SignInGuard,
   type SignInGuardOptions,
   type SignInGuardStore,
+  type SignInLimits,
   signInGuard,
   tokenEndpointErrors,
   tokenRouter,
@@ -484,6 +485,42 @@ describe('known devices: one instance', () => {
   }, FAKE_DATE);
 });
 
+/**
+ * What a store's settle() says of a failure (the guard's `authn_login_fail_max`,
+ * docs/observability.md): the allowance it used up, the one the next attempt meets.
+ */
+function allowancesUsed(makeStore: () => Promise<SignInGuardStore>): void {
+  const limits: SignInLimits = {
+    maxPair: 2,
+    maxAddress: 3,
+    delayAfterAddresses: 2,
+    maxDelayMs: 60_000,
+    windowMs: 60_000,
+    pendingMs: 60_000,
+    deviceMs: 86_400_000,
+  };
+  const attempt = async (store: SignInGuardStore, account: string, address: string, outcome: 'failed' | 'succeeded') => {
+    expect(await store.reserve({ account, address }, limits)).toEqual({ kind: 'admit', known: false });
+    return store.settle({ account, address }, outcome, limits, false);
+  };
+
+  it("settle() names the allowance a failure used up: the pair's, the address's, the username-wide delay's first step", async () => {
+    const store = await makeStore();
+    expect(await attempt(store, 'account-1', 'address-1', 'failed')).toBeUndefined();
+    expect(await attempt(store, 'account-1', 'address-1', 'failed')).toBe('pair');
+    // The address's third failure, for another username.
+    expect(await attempt(store, 'account-2', 'address-1', 'failed')).toBe('address');
+    // A second failed address for one username starts its delay; a success uses nothing up.
+    expect(await attempt(store, 'account-3', 'address-2', 'succeeded')).toBeUndefined();
+    expect(await attempt(store, 'account-3', 'address-2', 'failed')).toBeUndefined();
+    expect(await attempt(store, 'account-3', 'address-3', 'failed')).toBe('account');
+  });
+}
+
+describe('MemorySignInGuardStore: the allowance a failure used up', () => {
+  allowancesUsed(async () => new MemorySignInGuardStore());
+});
+
 describe('parallel wrong passwords: one instance', () => {
   parallelGuesses(async () => {
     const app = await twoDoors(newGuard(), true);
@@ -523,6 +560,15 @@ describeWith(REDIS_SERVER, 'signInGuard() on a real redis-server: two instances,
   describe('known devices: two instances', () => {
     let round = 0;
     knownDevices(() => twoInstances(`guard-devices-${round++}:`, { maxUsernameDelaySeconds: 2 }, true), REAL_TIME);
+  });
+
+  describe('RedisSignInGuardStore: the allowance a failure used up', () => {
+    allowancesUsed(async () => {
+      const client = makeClient(redis.url);
+      await client.connect();
+      clients.push(client);
+      return new RedisSignInGuardStore({ client, prefix: 'guard-used-up:' });
+    });
   });
 
   describe('parallel wrong passwords: two instances', () => {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
+import { noteSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
 import type { Params } from '../client-auth.js';
+import { signInFacts } from '../sign-in-guard.js';
 import { hashRefreshToken, newRefreshToken } from '../stores.js';
 import { tokenError } from '../token-errors.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
@@ -41,9 +43,20 @@ export async function passwordGrant(
   if (requested?.some((scope) => !allowed.has(scope))) throw tokenError('invalid_scope', 'The requested scope is not allowed.');
   // The device the guard may know (docs/oauth2-choices.md): the proved DPoP key, else the authenticated confidential client.
   const device = jkt !== undefined ? `dpop:${jkt}` : client?.secretHash !== undefined ? `client:${client.id}` : undefined;
-  const user = await config.checkPassword(req, username, password, device === undefined ? undefined : { device });
+  const user = await config.checkPassword(req, username, password, {
+    ...(device === undefined ? {} : { device }),
+    ...(client === undefined ? {} : { clientId: client.id }),
+  });
   // One answer for an unknown user, a wrong password and a user who is gone: no user enumeration.
-  if (!user || (config.isSubjectActive && !(await config.isSubjectActive(user.subject)))) {
+  if (!user) throw tokenError('invalid_grant', 'The username or password is not correct.');
+  if (config.isSubjectActive && !(await config.isSubjectActive(user.subject))) {
+    if (securityEventsWanted()) {
+      noteSecurityEvent(req, {
+        ...signInFacts(username, undefined),
+        event: 'authn_login_fail',
+        description: 'Sign-in refused: the user is no longer active.',
+      });
+    }
     throw tokenError('invalid_grant', 'The username or password is not correct.');
   }
   const userScopes = user.scopes === undefined ? undefined : new Set(user.scopes);

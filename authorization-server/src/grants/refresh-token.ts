@@ -1,8 +1,10 @@
+import type { Request } from 'express';
 import type { ClientRecord, RevokedFamilies } from 'express-api-conventions/oauth2';
 import type { Params } from '../client-auth.js';
 import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from '../refresh-grace.js';
 import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores.js';
 import { tokenError } from '../token-errors.js';
+import { noteRefreshRefusal, publishTokenRevoked } from '../token-events.js';
 import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
 /** Seconds added to an access token's lifetime when its family is revoked: bearerAuth()'s clock tolerance at most. */
@@ -33,6 +35,7 @@ export function recordRevokedFamily(
  */
 export async function refreshTokenGrant(
   context: GrantContext,
+  req: Request,
   params: Params,
   client: ClientRecord | undefined,
   jkt?: string,
@@ -42,7 +45,7 @@ export async function refreshTokenGrant(
   if (presented === undefined) throw tokenError('invalid_request', 'The refresh_token grant needs refresh_token.');
   const requested = requestedScopes(params);
   const tokenHash = hashRefreshToken(presented);
-  const family = await checkedFamily(context, tokenHash, client, jkt);
+  const family = await checkedFamily(context, req, tokenHash, client, jkt);
   // RFC 6749 §6: the scope may narrow, never widen.
   if (requested?.some((scope) => !family.scopes.includes(scope))) {
     throw tokenError('invalid_scope', 'The requested scope exceeds the scope originally granted.');
@@ -61,9 +64,18 @@ export async function refreshTokenGrant(
   );
   if (outcome.status === 'reused') {
     await recordRevokedFamily(config.revokedFamilies, outcome.familyId, config.accessTokenTtlSeconds);
+    // Token theft or a broken client (RFC 9700 §4.14.2): the family ends, and the refusal is CRITICAL.
+    publishTokenRevoked(req, family, 'The token family was revoked: one of its refresh tokens was used again.');
+    noteRefreshRefusal(
+      req,
+      'authn_token_reuse',
+      family,
+      'A refresh token was used again outside the grace; its family is revoked.',
+    );
     throw tokenError('invalid_grant', 'The refresh token was already used; its token family is revoked.');
   }
   if (outcome.status !== 'rotated' && outcome.status !== 'retried') {
+    noteRefreshRefusal(req, 'authn_token_invalid', family, 'The refresh token is no longer valid.');
     throw tokenError('invalid_grant', 'The refresh token is not valid.');
   }
   const granted = outcome.family;
@@ -78,15 +90,29 @@ export async function refreshTokenGrant(
 /** The live family of `tokenHash`, checked against the client, its DPoP key and its subject. */
 async function checkedFamily(
   context: GrantContext,
+  req: Request,
   tokenHash: string,
   client: ClientRecord | undefined,
   jkt: string | undefined,
 ): Promise<RefreshFamily> {
   const { config } = context;
   const family = await config.refreshTokens.find(tokenHash);
-  if (!family) throw tokenError('invalid_grant', 'The refresh token is not valid.');
+  if (!family) {
+    noteRefreshRefusal(req, 'authn_token_invalid', undefined, 'The refresh token is unknown, expired or revoked.');
+    throw tokenError('invalid_grant', 'The refresh token is not valid.');
+  }
   // RFC 6749 §6: a token issued to a client is only refreshed by that client.
-  if (family.clientId !== client?.id) throw tokenError('invalid_grant', 'The refresh token was issued to another client.');
+  if (family.clientId !== client?.id) {
+    // The client named is the one that presented it (noted by the router), not the family's.
+    const { subject } = family;
+    noteRefreshRefusal(
+      req,
+      'authn_token_invalid',
+      { subject, clientId: undefined },
+      'The refresh token was presented by another client.',
+    );
+    throw tokenError('invalid_grant', 'The refresh token was issued to another client.');
+  }
   // RFC 9449 §5: a bound refresh token is refreshed only with a proof of its key.
   if (family.jkt !== undefined && family.jkt !== jkt) {
     throw tokenError('invalid_dpop_proof', 'The refresh token is bound to a DPoP key: send a proof of that key.');
@@ -94,6 +120,8 @@ async function checkedFamily(
   // The user is gone (deleted, disabled): nothing more is issued in their name, and the family ends.
   if (config.isSubjectActive && !(await config.isSubjectActive(family.subject))) {
     await config.refreshTokens.revokeFamily(family.familyId);
+    publishTokenRevoked(req, family, 'The token family was revoked: its user is no longer active.');
+    noteRefreshRefusal(req, 'authn_token_invalid', family, 'The refresh token belongs to a user who is no longer active.');
     throw tokenError('invalid_grant', 'The refresh token is not valid.');
   }
   return family;

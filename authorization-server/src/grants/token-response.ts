@@ -51,19 +51,20 @@ export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | un
   return client?.scopes === undefined ? known : new Set(client.scopes.filter((scope) => known.has(scope)));
 }
 
-/** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"). */
-export function sendTokens(res: Response, context: GrantContext, issued: Issued): void {
+/** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"); returns the access token, for its event. */
+export function sendTokens(res: Response, context: GrantContext, issued: Issued): string {
   const { subject, clientId, familyId, scopes, requested, refreshToken, jkt, identity } = issued;
   const ttl = context.config.accessTokenTtlSeconds;
+  const accessToken = context.signer.sign({
+    subject,
+    clientId,
+    scopes,
+    familyId,
+    ...(jkt === undefined ? {} : { jkt }),
+    ...(identity === undefined ? {} : { identity }),
+  });
   const body: Record<string, unknown> = {
-    access_token: context.signer.sign({
-      subject,
-      clientId,
-      scopes,
-      familyId,
-      ...(jkt === undefined ? {} : { jkt }),
-      ...(identity === undefined ? {} : { identity }),
-    }),
+    access_token: accessToken,
     // rule 13.4's `bearer` (docs/conventions.md), unless the client proved a key (RFC 9449 §5).
     token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
     // A retry answers the rotation's token: what is left of its lifetime.
@@ -76,4 +77,5 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued)
   }
   // Through the one writer of protocol answers: no entity tag, no 304.
   writeJsonAnswer(res, 200, stringifyJson(body));
+  return accessToken;
 }
