@@ -1,0 +1,67 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { type Attributes, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
+import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../events/index.js';
+
+/** The instrumentation scope the instruments belong to. */
+export const SECURITY_METRICS_METER = 'express-api-conventions';
+
+/**
+ * The instruments' names, after OpenTelemetry's naming guidance: a namespace
+ * of the library, dots between levels, a plural for a count of discrete
+ * things (no `_total`), the unit in the instrument's unit, not its name.
+ */
+export const SECURITY_METRICS = {
+  events: 'express_api_conventions.security.events',
+  signInDuration: 'express_api_conventions.sign_in.duration',
+  passwordPoolWait: 'express_api_conventions.password_pool.wait_time',
+} as const;
+
+// Seconds; the buckets OpenTelemetry advises for http.server.request.duration,
+// which cover a password hash (tens to hundreds of milliseconds) and a queue.
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+export interface SecurityMetricsOptions {
+  /** The meter to record with; by default one of `meterProvider`. */
+  readonly meter?: Meter;
+  /** By default the global one (`metrics.getMeterProvider()`), which the OpenTelemetry SDK sets. */
+  readonly meterProvider?: MeterProvider;
+}
+
+/**
+ * Subscribes to the security-event channel and records every event as
+ * OpenTelemetry metrics: a count of events by name, outcome, rule and level,
+ * the sign-ins' durations and the password pool's waits
+ * (docs/observability.md, "OpenTelemetry"). Returns the function that
+ * unsubscribes; until it is called, events are built on every decision.
+ */
+export function recordSecurityMetrics(options: SecurityMetricsOptions = {}): () => void {
+  const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SECURITY_METRICS_METER);
+  const events = meter.createCounter(SECURITY_METRICS.events, {
+    description: 'Security decisions published on the express-api-conventions:security channel.',
+    unit: '{event}',
+  });
+  const signIns = meter.createHistogram(SECURITY_METRICS.signInDuration, {
+    description: 'Duration of sign-ins, the password check included.',
+    unit: 's',
+    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+  });
+  const poolWaits = meter.createHistogram(SECURITY_METRICS.passwordPoolWait, {
+    description: 'Time a password check waited for the hashing pool.',
+    unit: 's',
+    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+  });
+
+  const record = (message: unknown): void => {
+    const event = message as SecurityEvent;
+    const attributes: Attributes = { event: event.event, outcome: event.outcome, level: event.level };
+    if (event.rule !== undefined) attributes.rule = event.rule;
+    events.add(1, attributes);
+    const outcome = { event: event.event, outcome: event.outcome };
+    if (typeof event.durationMs === 'number') signIns.record(event.durationMs / 1000, outcome);
+    if (typeof event.poolWaitMs === 'number') poolWaits.record(event.poolWaitMs / 1000, outcome);
+  };
+  subscribe(SECURITY_EVENTS_CHANNEL, record);
+  return () => {
+    unsubscribe(SECURITY_EVENTS_CHANNEL, record);
+  };
+}
