@@ -98,10 +98,7 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
 
 /** The otel subpath is what loads OpenTelemetry's API: the checks above look for the right files. */
 it('the otel subpath loads @opentelemetry/api and its own module', async () => {
-  writeFileSync(
-    join(SCRATCH, 'otel.cjs'),
-    `require('express-api-conventions/otel').recordSecurityMetrics()();\n${REPORT}\n`,
-  );
+  writeFileSync(join(SCRATCH, 'otel.cjs'), `require('express-api-conventions/otel').recordSecurityMetrics()();\n${REPORT}\n`);
   const { stdout } = await promisify(execFile)('node', [join(SCRATCH, 'otel.cjs')], { cwd: ROOT, timeout: 30_000 });
   const loaded = JSON.parse(stdout) as string[];
   expect(loaded.map(packageOf)).toContain('@opentelemetry/api');

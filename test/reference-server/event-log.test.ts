@@ -81,8 +81,9 @@ describe('LOG_EVENTS=0: no event is written', () => {
   it('writes no JSON line for the same refusals', async () => {
     const stderr = standardError(server);
     await refusals(server.url);
-    // The lines are written synchronously, before the answers: a quarter second is ample for the pipe.
-    await new Promise((done) => setTimeout(done, 250));
+    // Everything the process wrote is read once it has ended and its standard error is closed.
+    await server.stop();
+    await waitUntil(() => server.child.stderr?.closed === true, 'standard error closed');
     expect(jsonLines(stderr())).toEqual([]);
   });
 });
