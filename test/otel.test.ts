@@ -1,4 +1,4 @@
-import type { Attributes } from '@opentelemetry/api';
+import { type Attributes, metrics } from '@opentelemetry/api';
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import express from 'express';
 import request from 'supertest';
@@ -126,6 +126,30 @@ describe('recordSecurityMetrics()', () => {
     publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
     const { resourceMetrics } = await reader.collect();
     expect(resourceMetrics.scopeMetrics.map((scope) => scope.scope.name)).toEqual(['my-service']);
+  });
+
+  it('records on the global meter provider when given none, the one the SDK registers', async () => {
+    stop();
+    metrics.setGlobalMeterProvider(provider);
+    try {
+      stop = recordSecurityMetrics();
+      publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+      expect((await pointsOf(reader, SECURITY_METRICS.events)).map((point) => point.value)).toEqual([1]);
+    } finally {
+      metrics.disable();
+    }
+  });
+
+  it('says what to install when @opentelemetry/api is missing and no meter is given', () => {
+    jest.isolateModules(() => {
+      jest.doMock('@opentelemetry/api', () => {
+        throw new Error("Cannot find module '@opentelemetry/api' from 'src/otel/security-metrics.ts'");
+      });
+      const isolated = require('../src/otel/index.js') as typeof import('../src/otel/index.js');
+      expect(() => isolated.recordSecurityMetrics()).toThrow(/npm install @opentelemetry\/api.*EAC_PEER_MISSING/s);
+      // A meter provider given needs nothing of the API at run time.
+      isolated.recordSecurityMetrics({ meterProvider: provider })();
+    });
   });
 
   it('is a subscriber: the library builds events while it records', () => {

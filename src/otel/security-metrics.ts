@@ -1,5 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { type Attributes, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
+import type { Attributes, Meter, MeterProvider } from '@opentelemetry/api';
+import { ConfigurationError } from '../config/index.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../events/index.js';
 
 /** The instrumentation scope the instruments belong to. */
@@ -28,6 +29,24 @@ export interface SecurityMetricsOptions {
 }
 
 /**
+ * The global meter provider, the one the OpenTelemetry SDK registers.
+ * `@opentelemetry/api` is an optional peer dependency, loaded here, when
+ * first needed: the subpath loads without it, and a meter or provider given
+ * needs nothing of it at run time.
+ */
+function globalMeterProvider(): MeterProvider {
+  try {
+    return (require('@opentelemetry/api') as typeof import('@opentelemetry/api')).metrics.getMeterProvider();
+  } catch (error) {
+    if (!/Cannot find module '@opentelemetry\/api'/.test((error as Error).message)) throw error;
+    throw new ConfigurationError(
+      'EAC_PEER_MISSING',
+      "recordSecurityMetrics(): the global meter provider is `@opentelemetry/api`'s (an optional peer dependency), and it is not installed: `npm install @opentelemetry/api` with an OpenTelemetry SDK, or pass a `meter` or `meterProvider`.",
+    );
+  }
+}
+
+/**
  * Subscribes to the security-event channel and records every event as
  * OpenTelemetry metrics: a count of events by name, outcome, rule and level,
  * the sign-ins' durations and the password pool's waits
@@ -35,7 +54,7 @@ export interface SecurityMetricsOptions {
  * unsubscribes; until it is called, events are built on every decision.
  */
 export function recordSecurityMetrics(options: SecurityMetricsOptions = {}): () => void {
-  const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SECURITY_METRICS_METER);
+  const meter = options.meter ?? (options.meterProvider ?? globalMeterProvider()).getMeter(SECURITY_METRICS_METER);
   const events = meter.createCounter(SECURITY_METRICS.events, {
     description: 'Security decisions published on the express-api-conventions:security channel.',
     unit: '{event}',
