@@ -1,5 +1,4 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { Attributes, Meter, MeterProvider } from '@opentelemetry/api';
 import { ConfigurationError } from '../config/index.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../events/index.js';
 
@@ -20,6 +19,22 @@ export const SECURITY_METRICS = {
 // Seconds; the buckets OpenTelemetry advises for http.server.request.duration,
 // which cover a password hash (tens to hundreds of milliseconds) and a queue.
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+// The parts of `@opentelemetry/api` used here, by their shape: the package's
+// declarations then name nothing of the optional peer, and compile without it.
+type Attributes = Record<string, string | number | undefined>;
+interface InstrumentOptions {
+  readonly description?: string;
+  readonly unit?: string;
+  readonly advice?: { readonly explicitBucketBoundaries?: number[] };
+}
+interface Meter {
+  createCounter(name: string, options?: InstrumentOptions): { add(value: number, attributes?: Attributes): void };
+  createHistogram(name: string, options?: InstrumentOptions): { record(value: number, attributes?: Attributes): void };
+}
+interface MeterProvider {
+  getMeter(name: string): Meter;
+}
 
 export interface SecurityMetricsOptions {
   /** The meter to record with; by default one of `meterProvider`. */
