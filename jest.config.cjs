@@ -17,6 +17,8 @@ module.exports = {
       testEnvironment: 'node',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.test.ts'],
+      // Every security event published in a test file is scanned for secrets (CONTRIBUTING.md).
+      setupFilesAfterEnv: ['<rootDir>/test/support/event-scan.setup.ts'],
       moduleNameMapper: {
         // Tests that need tokens issued use the authorization server's sources, which import the library by name.
         '^express-api-conventions-authorization-server$': '<rootDir>/authorization-server/src/index.ts',

@@ -12,6 +12,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
+  setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
     '^express-api-conventions$': '<rootDir>/../src/index.ts',
     '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',

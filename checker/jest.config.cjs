@@ -11,6 +11,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
+  setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
     // Sources import './x.js' (ESM style); in tests that is './x.ts'.
     '^(\\.{1,2}/.*)\\.js$': '$1',

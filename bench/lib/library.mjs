@@ -31,11 +31,16 @@ const SUBPATHS = [
 ];
 
 export async function loadLibrary() {
-  const entries = await Promise.all(SUBPATHS.map((subpath) => import(new URL(`./${subpath}/index.js`, LIBRARY_URL).href)));
-  const root = await import(LIBRARY_URL);
+  const root = await libraryAt(LIBRARY_URL);
   const internal = (path) => import(new URL(path, MODULES_URL).href);
   const { bodyEntityTag } = await internal('./caching/entity-tag.js');
-  return Object.assign({}, ...entries, root, { bodyEntityTag });
+  return Object.assign(root, { bodyEntityTag });
+}
+
+/** The names of the root and of every subpath of the build whose ESM entry is at `url` (another build, to compare). */
+export async function libraryAt(url) {
+  const entries = await Promise.all(SUBPATHS.map((subpath) => import(new URL(`./${subpath}/index.js`, url).href)));
+  return Object.assign({}, ...entries, await import(url));
 }
 
 /**

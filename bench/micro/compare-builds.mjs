@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import inject from 'light-my-request';
 import { createHandler as oursApp } from '../apps/ours.mjs';
 import { bearerTokenForBench, EXPECTED_BODY } from '../http.mjs';
+import { libraryAt } from '../lib/library.mjs';
 import { BEARER_PATH, BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { median } from '../lib/stats.mjs';
 import { bytesPerCall } from './allocations.mjs';
@@ -27,7 +28,7 @@ for (const [name, path] of [
   ['old', oldPath],
   ['new', newPath],
 ]) {
-  const app = await oursApp({}, await import(pathToFileURL(path).href));
+  const app = await oursApp({}, await libraryAt(pathToFileURL(path).href));
   cases[`${name} public`] = () => inject(app, { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } });
   cases[`${name} bearer`] = () =>
     inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${token}` } });

@@ -9,7 +9,8 @@ import { ensureBuilt } from '../reference-server/harness.js';
  * that `require`s or `import`s the built package and calls `conventions()`
  * with its defaults loads no module of the token service (src/oauth2) or of
  * the checker (src/conformance), and none of jsonwebtoken, bcryptjs, yaml,
- * ajv, structured-headers or NestJS (only the `nestjs` subpath is for it). Each run is a fresh `node` process, a file
+ * ajv, structured-headers or NestJS (only the `nestjs` subpath is for it), nor
+ * OpenTelemetry (only the `otel` subpath is for it). Each run is a fresh `node` process, a file
  * inside the package, so that `express-api-conventions` resolves through the
  * package's own `exports`, as it does from node_modules.
  */
@@ -40,6 +41,7 @@ const NOT_LOADED = [
   '@nestjs/platform-express',
   'reflect-metadata',
   'rxjs',
+  '@opentelemetry/api',
 ];
 
 /** The package a node_modules path belongs to (`@scope/name` or `name`). */
@@ -84,15 +86,24 @@ describe.each(Object.entries(SCRIPTS))('%s and conventions() with its defaults',
     ).toEqual([]);
   });
 
-  it('loads no module of the nestjs subpath', () => {
-    expect(ours().filter((path) => /[/\\]nestjs[/\\]/.test(path))).toEqual([]);
+  it('loads no module of the nestjs or otel subpaths', () => {
+    expect(ours().filter((path) => /[/\\](nestjs|otel)[/\\]/.test(path))).toEqual([]);
   });
 
-  it('loads none of jsonwebtoken, bcryptjs, yaml, ajv, ajv-formats, structured-headers or NestJS', () => {
+  it('loads none of jsonwebtoken, bcryptjs, yaml, ajv, ajv-formats, structured-headers, NestJS or OpenTelemetry', () => {
     const packages = new Set(loaded.map(packageOf));
     expect(NOT_LOADED.filter((name) => packages.has(name))).toEqual([]);
   });
 });
+
+/** The otel subpath is what loads OpenTelemetry's API: the checks above look for the right files. */
+it('the otel subpath loads @opentelemetry/api and its own module', async () => {
+  writeFileSync(join(SCRATCH, 'otel.cjs'), `require('express-api-conventions/otel').recordSecurityMetrics()();\n${REPORT}\n`);
+  const { stdout } = await promisify(execFile)('node', [join(SCRATCH, 'otel.cjs')], { cwd: ROOT, timeout: 30_000 });
+  const loaded = JSON.parse(stdout) as string[];
+  expect(loaded.map(packageOf)).toContain('@opentelemetry/api');
+  expect(loaded).toContain(join(ROOT, 'dist', 'cjs', 'otel', 'security-metrics.js'));
+}, 40_000);
 
 /**
  * An issuer's key set (issue 37: discovery, the JWKS fetch, JWK import) is

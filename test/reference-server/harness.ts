@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { scanLoggedLines } from '../support/event-scan.js';
 import { freePort, REDIS_SERVER } from '../support/services.js';
 
 /**
@@ -91,11 +92,14 @@ function spawnNode(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let seen = '';
+  // The server's event log (LOG_EVENTS) joins the whole-suite scan of security events, line by line.
+  let unscanned = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     seen += chunk.toString();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     seen += chunk.toString();
+    unscanned = scanLoggedLines(unscanned + chunk.toString(), `logged by ${script.replace(/^.*[/\\]/, '')}`);
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return { child, output: () => seen, exited };

@@ -40,6 +40,7 @@ describe('settings', () => {
       refreshGrace: 10,
       // Issue 31: DPoP on by default (a client without a proof still gets a bearer token).
       dpop: true,
+      logEvents: true,
     });
   });
 
@@ -109,6 +110,7 @@ describe('settings', () => {
         'RATE_LIMIT_PARTITION_SECRET="(hidden)" is not valid: expected at least 32 bytes, with no space at either end',
       ],
       ['EXPORT_LIMIT', '0', 'EXPORT_LIMIT="0" is not valid: expected a whole number from 1 to 1000000.'],
+      ['LOG_EVENTS', 'yes', 'LOG_EVENTS="yes" is not valid: expected 1 or unset (on), 0 (off).'],
     ])('%s=%s', (name, value, message) => {
       expect(() => readSettings({ [name]: value })).toThrow(message);
     });
@@ -119,6 +121,11 @@ describe('settings', () => {
         'CORS_ORIGINS',
         'http://a.example/path',
         'reference server: cannot start: CORS_ORIGINS="http://a.example/path" is not valid',
+      ],
+      [
+        'LOG_EVENTS',
+        'true',
+        'reference server: cannot start: LOG_EVENTS="true" is not valid: expected 1 or unset (on), 0 (off).',
       ],
     ])('stops the process: %s=%s exits 1 with the message', async (name, value, message) => {
       const { code, output } = await startFailure({ [name]: value });

@@ -23,6 +23,7 @@ import {
 } from 'express-api-conventions-authorization-server';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
+import { logSecurityEvents } from './event-log.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
@@ -100,6 +101,8 @@ function listen(server: Server, settings: Settings): Promise<void> {
  * SIGTERM stops accepting, finishes the requests in flight and exits 0.
  */
 async function start(settings: Settings): Promise<void> {
+  // Every security decision as one JSON line on standard error, unless LOG_EVENTS=0.
+  if (settings.logEvents) logSecurityEvents();
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;

@@ -61,6 +61,8 @@ export interface Settings {
   readonly refreshGrace: number;
   /** DPoP (RFC 9449; on unless DPOP=0): tokens bound to the client's key when it sends a proof, bearer tokens otherwise. */
   readonly dpop: boolean;
+  /** Security events as JSON lines on standard error (LOG_EVENTS; on unless 0). */
+  readonly logEvents: boolean;
 }
 
 /** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
@@ -215,5 +217,6 @@ export function readSettings(env: Environment = process.env): Settings {
     refreshGrace: integer(env, 'REFRESH_GRACE', DEFAULT_REFRESH_GRACE, 0, 300),
     // On unless DPOP=0: a client with a proof gets a bound token, one without a bearer token (it costs it nothing).
     dpop: flag(env, 'DPOP', true),
+    logEvents: flag(env, 'LOG_EVENTS', true),
   };
 }

@@ -1,0 +1,6 @@
+export {
+  recordSecurityMetrics,
+  SECURITY_METRICS,
+  SECURITY_METRICS_METER,
+  type SecurityMetricsOptions,
+} from './security-metrics.js';
