@@ -406,7 +406,7 @@ describe('security events of dpopAuth()', () => {
     expect(again.status).toBe(401);
     expect(theEvent()).toMatchObject({
       event: 'authn_proof_replay',
-      level: 'CRITICAL',
+      level: 'WARN',
       outcome: 'failure',
       rule: 'invalidDpopProof',
       status: 401,

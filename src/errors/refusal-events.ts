@@ -30,8 +30,8 @@ export const TOKEN_EVENTS = {
   revoked: { event: 'authn_token_reuse', level: 'CRITICAL' },
 } as const satisfies Record<string, RefusalEvent>;
 
-/** A DPoP proof presented a second time: a captured request sent again. */
-export const PROOF_REPLAY_EVENT: RefusalEvent = { event: 'authn_proof_replay', level: 'CRITICAL' };
+/** A DPoP proof presented a second time: a captured request sent again, or a retry that reused the proof. */
+export const PROOF_REPLAY_EVENT: RefusalEvent = { event: 'authn_proof_replay', level: 'WARN' };
 
 /** The event of each refusal that is a security decision; a refusal not named here (a 404, a 503) publishes nothing. */
 const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {

@@ -199,7 +199,7 @@ describe('reference server: security events over HTTP', () => {
     expect((await me()).status).toBe(401);
     expect(theEvent()).toMatchObject({
       event: 'authn_proof_replay',
-      level: 'CRITICAL',
+      level: 'WARN',
       outcome: 'failure',
       rule: 'invalidDpopProof',
       status: 401,
