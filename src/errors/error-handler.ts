@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { checkBoolean, checkLog, checkString, isProductionEnvironment, readOptions } from '../config/options.js';
 import { warnOnce } from '../config/warnings.js';
+import { securityEventsWanted } from '../events/index.js';
 import { stringifyJson } from '../http/json-output/serialize.js';
 import { writeJsonAnswer } from '../http/json-output/writer.js';
 import { pathWithoutQuery } from '../http/paths.js';
@@ -11,6 +12,7 @@ import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE } from './catalogue.js';
 import { shapeError } from './error-shape.js';
 import { boundedDetail, boundedItem, REFLECTED_INPUT_LIMITS } from './reflected-input.js';
+import { publishUnlessPublished } from './refusal-events.js';
 import { toApiError } from './to-api-error.js';
 
 /** What the error handler reports to the log hook. */
@@ -223,6 +225,8 @@ export function errorHandler(options?: Readonly<ErrorHandlerOptions>): ErrorRequ
       warnOfUnreachableErrorMiddleware(req.app, middleware);
     }
     const error = toApiError(thrown);
+    // An error handed here directly (Express's parsers, the app's code) is published here; refuse() published its own.
+    if (securityEventsWanted()) publishUnlessPublished(req, thrown);
     logServerError(config, error, thrown, req);
     if (res.headersSent) {
       // Part of a response is already on the wire: no error can be sent any

@@ -2,18 +2,36 @@ import type { Request } from 'express';
 import { publishSecurityEvent, type SecurityEventFields, type SecurityEventLevel } from '../events/index.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
+import { toApiError } from './to-api-error.js';
 
 // Every refusal the library answers is a security event (docs/observability.md):
-// published here, where every refusal passes (refuse()), named by its
-// catalogue entry. A middleware that knows more (the subject, the policy, a
-// more precise event) notes it on the request before it refuses.
+// published where every refusal passes (refuse(), else errorHandler() for an
+// error handed to it directly, answerParserErrors() for the parser's), named
+// by its catalogue entry. A middleware that knows more (the subject, the
+// policy, a more precise event) notes it on the request before it refuses.
 
-interface RefusalEvent {
+/** An event's name and level: OWASP's Application Logging Vocabulary's, or one in its style (docs/observability.md). */
+export interface RefusalEvent {
   readonly event: string;
   readonly level: SecurityEventLevel;
 }
 
 const input: RefusalEvent = { event: 'input_validation_fail', level: 'WARN' };
+const authzFail: RefusalEvent = { event: 'authz_fail', level: 'CRITICAL' };
+const clientFail: RefusalEvent = { event: 'authn_client_fail', level: 'WARN' };
+const proofInvalid: RefusalEvent = { event: 'authn_proof_invalid', level: 'WARN' };
+const rateLimited: RefusalEvent = { event: 'excess_rate_limit_exceeded', level: 'WARN' };
+
+/** The events of a refused access token, by why it was refused (resource-token.ts). */
+export const TOKEN_EVENTS = {
+  expired: { event: 'authn_token_expired', level: 'INFO' },
+  invalid: { event: 'authn_token_invalid', level: 'WARN' },
+  // OWASP's authn_token_reuse: a token of a revoked family, presented again.
+  revoked: { event: 'authn_token_reuse', level: 'CRITICAL' },
+} as const satisfies Record<string, RefusalEvent>;
+
+/** A DPoP proof presented a second time: a captured request sent again, or a retry that reused the proof. */
+export const PROOF_REPLAY_EVENT: RefusalEvent = { event: 'authn_proof_replay', level: 'WARN' };
 
 /** The event of each refusal that is a security decision; a refusal not named here (a 404, a 503) publishes nothing. */
 const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
@@ -33,25 +51,25 @@ const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
   headerFieldsTooLarge: input,
   oauthInvalidRequest: input,
   oauthInvalidGrant: { event: 'authn_login_fail', level: 'WARN' },
-  oauthUnauthorizedClient: { event: 'authz_fail', level: 'WARN' },
+  oauthUnauthorizedClient: authzFail,
   oauthUnsupportedGrantType: input,
-  oauthInvalidScope: { event: 'authz_fail', level: 'WARN' },
-  oauthInvalidClientRequest: { event: 'authn_client_fail', level: 'WARN' },
-  oauthInvalidClient: { event: 'authn_client_fail', level: 'WARN' },
+  oauthInvalidScope: authzFail,
+  oauthInvalidClientRequest: clientFail,
+  oauthInvalidClient: clientFail,
   oauthUnsupportedTokenType: input,
-  oauthInvalidDpopProof: { event: 'authn_proof_invalid', level: 'WARN' },
-  unauthenticated: { event: 'authn_fail', level: 'WARN' },
-  invalidToken: { event: 'authn_token_invalid', level: 'WARN' },
-  invalidDpopProof: { event: 'authn_proof_invalid', level: 'WARN' },
-  forbidden: { event: 'authz_fail', level: 'WARN' },
-  insufficientScope: { event: 'authz_fail', level: 'WARN' },
+  oauthInvalidDpopProof: proofInvalid,
+  unauthenticated: { event: 'authn_credentials_missing', level: 'INFO' },
+  invalidToken: TOKEN_EVENTS.invalid,
+  invalidDpopProof: proofInvalid,
+  forbidden: authzFail,
+  insufficientScope: authzFail,
   xhrRequired: { event: 'malicious_not_script', level: 'WARN' },
   csrfTokenInvalid: { event: 'malicious_csrf', level: 'WARN' },
-  corsOriginRefused: { event: 'malicious_cors', level: 'WARN' },
+  corsOriginRefused: { event: 'malicious_cors', level: 'CRITICAL' },
   crossSiteRequestRefused: { event: 'malicious_cross_site', level: 'WARN' },
-  tooManyRequests: { event: 'excess_rate_limit_exceeded', level: 'WARN' },
+  tooManyRequests: rateLimited,
   tooManyLoginFailures: { event: 'authn_login_lock', level: 'WARN' },
-  signInQueueFull: { event: 'excess_rate_limit_exceeded', level: 'WARN' },
+  signInQueueFull: rateLimited,
   signInBusy: { event: 'excess_sign_in_busy', level: 'WARN' },
 };
 
@@ -61,6 +79,9 @@ const NAME_OF_CODE = new Map<number, ErrorName>(
 
 // What a middleware knows of a refusal before it refuses, per request.
 const NOTES = new WeakMap<object, Partial<SecurityEventFields>>();
+
+// The refusal published for each request, so that errorHandler() does not publish it again.
+const PUBLISHED = new WeakMap<object, unknown>();
 
 /**
  * Adds what a middleware knows of the refusal it is about to make (the
@@ -72,20 +93,68 @@ export function noteSecurityEvent(req: Request, fields: Partial<SecurityEventFie
   NOTES.set(req, { ...NOTES.get(req), ...fields });
 }
 
-/** Publishes the event of one refusal, if it is a security decision. */
-export function publishRefusal(req: Request, answer: ApiError, rule?: string): void {
+/** Takes the note of the refusal being made away from the request (a held refusal keeps it for later). */
+export function takeSecurityNote(req: Request): Partial<SecurityEventFields> | undefined {
+  const note = NOTES.get(req);
+  NOTES.delete(req);
+  return note;
+}
+
+/**
+ * The event fields of a refusal that is a security decision, else undefined:
+ * `rule` is always the catalogue entry's name.
+ */
+export function refusalEventOf(answer: ApiError): SecurityEventFields | undefined {
   const name = NAME_OF_CODE.get(answer.code);
   const known = name === undefined ? undefined : EVENT_OF[name];
-  const note = NOTES.get(req);
-  if (known === undefined && note?.event === undefined) return;
-  NOTES.delete(req);
-  publishSecurityEvent(req, {
-    event: known?.event ?? 'input_validation_fail',
-    level: known?.level ?? 'WARN',
-    description: answer.message,
-    outcome: 'failure',
-    rule: rule ?? name,
-    status: answer.status,
-    ...note,
-  });
+  if (known === undefined) return undefined;
+  return { ...known, description: answer.message, outcome: 'failure', rule: name, status: answer.status };
+}
+
+/** Who a request acted for, as a verified token or verified client credentials named them. */
+function actorOf(req: Request): Partial<SecurityEventFields> | undefined {
+  const auth = req.auth;
+  const clientId = auth?.clientId ?? req.verifiedClient?.id;
+  const jti = req.accessToken?.jti;
+  if (auth === undefined && clientId === undefined) return undefined;
+  return { subject: auth?.subject, clientId, jti };
+}
+
+/**
+ * Publishes the event of one refusal, if it is a security decision (or a
+ * middleware noted one). `reportOnly`: the refusal was only reported and the
+ * request went on (reportOnly()), so the outcome is a success and nothing
+ * was answered.
+ */
+export function publishRefusal(req: Request, error: unknown, reportOnly?: string): void {
+  const answer = toApiError(error);
+  const note = takeSecurityNote(req);
+  const fields = refusalEventOf(answer) ?? (note?.event === undefined ? undefined : { ...input, ...fieldsOf(answer) });
+  if (fields === undefined) return;
+  const event = { ...fields, ...actorOf(req), ...note };
+  if (reportOnly === undefined) {
+    PUBLISHED.set(req, error);
+    publishSecurityEvent(req, event);
+  } else {
+    publishSecurityEvent(req, {
+      ...event,
+      outcome: 'success',
+      status: undefined,
+      description: `Report-only, would have ${reportOnly}: ${event.description}`,
+    });
+  }
+}
+
+/** What any refusal says of itself, when the catalogue names no event for it. */
+function fieldsOf(answer: ApiError) {
+  return { description: answer.message, outcome: 'failure', rule: NAME_OF_CODE.get(answer.code), status: answer.status } as const;
+}
+
+/**
+ * errorHandler()'s part: publishes a refusal handed to it directly (by
+ * Express's own parsers, by the app's code), unless refuse() published it
+ * for this request already.
+ */
+export function publishUnlessPublished(req: Request, thrown: unknown): void {
+  if (PUBLISHED.get(req) !== thrown) publishRefusal(req, thrown);
 }

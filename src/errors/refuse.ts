@@ -4,7 +4,7 @@ import { securityEventsWanted } from '../events/index.js';
 import { routerStackOf } from '../http/router-stack.js';
 import { reportInstead } from './adoption.js';
 import { isLibraryErrorHandler, renderError } from './error-handler.js';
-import { publishRefusal } from './refusal-events.js';
+import { noteSecurityEvent, publishRefusal, takeSecurityNote } from './refusal-events.js';
 import { toApiError } from './to-api-error.js';
 
 type AppLike = { readonly parent?: unknown };
@@ -45,13 +45,17 @@ export const enforcedAnswer = (answer: { readonly status: number; readonly code:
  */
 function reportRefusal(req: Request, res: Response, error: unknown, convention: BrokenConvention): boolean {
   const answer = toApiError(error);
-  return reportInstead(req, res, {
+  const enforced = enforcedAnswer(answer);
+  const reported = reportInstead(req, res, {
     ...convention,
-    enforced: enforcedAnswer(answer),
+    enforced,
     message: answer.message,
     status: answer.status,
     code: answer.code,
   });
+  // Published too, as a decision that let the request through: what enforcing would refuse shows before it is enforced.
+  if (reported && securityEventsWanted()) publishRefusal(req, answer, enforced);
+  return reported;
 }
 
 /**
@@ -71,12 +75,13 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
     return;
   }
   if (HOLDING.has(req)) {
-    // The first refusal is the one answered, once the request is counted.
-    if (!HELD.has(req)) HELD.set(req, error);
+    // The first refusal is the one answered, once the request is counted; its event's note waits with it.
+    const note = takeSecurityNote(req);
+    if (!HELD.has(req)) HELD.set(req, { error, note });
     next();
     return;
   }
-  if (securityEventsWanted()) publishRefusal(req, toApiError(error), convention?.rule);
+  if (securityEventsWanted()) publishRefusal(req, error);
   if (reachesErrorHandler(req)) {
     next(error);
     return;
@@ -90,7 +95,7 @@ export function refuse(req: Request, res: Response, next: NextFunction, error: u
 
 // Requests whose refusals are held while a wrapped middleware runs, and the refusal held for each.
 const HOLDING = new WeakSet<object>();
-const HELD = new WeakMap<object, unknown>();
+const HELD = new WeakMap<object, { readonly error: unknown; readonly note: ReturnType<typeof takeSecurityNote> }>();
 
 /** What a middleware run by holdRefusals() passes on when it held a refusal: the preset skips to its counting stage. */
 export const REFUSAL_HELD: unique symbol = Symbol('refusal held');
@@ -125,11 +130,12 @@ export function holdRefusals(handler: RequestHandler): RequestHandler {
 
 /** Answers the refusal holdRefusals() held for this request, if any (it is handed out once); else the request goes on. */
 export function answerHeldRefusal(req: Request, res: Response, next: NextFunction): void {
-  const error = HELD.get(req);
-  if (error === undefined) {
+  const held = HELD.get(req);
+  if (held === undefined) {
     next();
     return;
   }
   HELD.delete(req);
-  refuse(req, res, next, error);
+  if (held.note !== undefined) noteSecurityEvent(req, held.note);
+  refuse(req, res, next, held.error);
 }

@@ -19,10 +19,16 @@ export type SecurityEventLevel = 'INFO' | 'WARN' | 'CRITICAL';
  * the `Retry-After` the client was given. Seconds throughout.
  */
 export interface SecurityPolicy {
+  /** The limiter policy's name (rateLimit()'s `policies`). */
+  readonly name?: string;
+  /** What the caller was counted by: its user, its application, or its address when neither is known. */
+  readonly identity?: 'user' | 'application' | 'address';
   readonly limit?: number;
   readonly windowSeconds?: number;
   readonly delaySeconds?: number;
   readonly retryAfterSeconds?: number;
+  /** The scopes a route requires and the caller's token lacks (requireScope()), space-separated. */
+  readonly scope?: string;
 }
 
 /**
@@ -40,7 +46,12 @@ export interface SecurityEvent {
   readonly description: string;
   /** Whether the decision let the request through. */
   readonly outcome: 'success' | 'failure';
-  /** The rule's code: an error name of the one error model or a docs/conventions.md rule. */
+  /**
+   * The code of the rule that decided: for a refusal, the name of its entry
+   * in the one error model (`csrfTokenInvalid`, `tooManyRequests`: each with
+   * its `code` and rule in docs/errors.md), the same whether or not the
+   * middleware enforces a docs/conventions.md rule.
+   */
   readonly rule?: string;
   /** The HTTP status answered, when the decision answered. */
   readonly status?: number;
@@ -56,7 +67,7 @@ export interface SecurityEvent {
   readonly device?: string;
   /** A session's public id (never its cookie). */
   readonly sessionId?: string;
-  /** A token's or a proof's `jti`, the only way a token is named. */
+  /** A token's or a proof's `jti` (a proof's for a proof's event), the only way a token is named. */
   readonly jti?: string;
   readonly policy?: SecurityPolicy;
   /** A sign-in's duration, milliseconds (the OpenTelemetry bridge's histogram). */

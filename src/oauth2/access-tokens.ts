@@ -116,6 +116,9 @@ export class AccessTokenSigner {
 /** Why a token was refused; the text of `error_description`. */
 export class TokenRejected extends Error {}
 
+/** The `error_description` of a token past its `exp` (its security event is told apart: docs/observability.md). */
+export const TOKEN_EXPIRED = 'The access token expired.';
+
 // jsonwebtoken has no EdDSA (RFC 8037): Node's crypto signs and checks those signatures, over the same JWS input.
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -294,7 +297,7 @@ export class AccessTokenVerifier {
       throw new TokenRejected('The access token lacks required claims.');
     }
     const now = Math.floor(Date.now() / 1000);
-    if (now >= exp + this.#tolerance) throw new TokenRejected('The access token expired.');
+    if (now >= exp + this.#tolerance) throw new TokenRejected(TOKEN_EXPIRED);
     if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + this.#tolerance)) {
       throw new TokenRejected('The access token is not valid yet.');
     }

@@ -2,14 +2,25 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import { invalidOption } from '../config/options.js';
 import { type ApiError, apiError, isApiError } from '../errors/api-error.js';
+import { noteSecurityEvent } from '../errors/refusal-events.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure } from '../errors/store-unavailable.js';
+import { securityEventsWanted } from '../events/index.js';
 import type { AccessTokenClaims } from './access-tokens.js';
 import { parseBasicCredentials } from './basic-credentials.js';
 import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOptions } from './bearer-auth-options.js';
 import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
-import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
+import {
+  checkAccessToken,
+  noteTokenRefusal,
+  SUBJECT_GONE,
+  setTokenAuth,
+  type TokenCheckResult,
+  TokenRefusal,
+  tokenFailure,
+  unavailable,
+} from './resource-token.js';
 import { SCOPE_TOKEN } from './scope.js';
 
 declare module 'express-serve-static-core' {
@@ -46,7 +57,10 @@ export function bearerAuthWith(config: BearerAuthConfiguration): RequestHandler 
     const bearerHere = header !== undefined && BEARER_SCHEME.test(header) && !(config.optional && isOAuthEndpoint(res));
     if (!bearerHere) return withoutBearer(config, req, res, next, header);
     const match = BEARER.exec(header);
-    if (!match) return refuse(req, res, next, invalid(config, 'The Authorization header is not a valid bearer token.'));
+    if (!match) {
+      noteTokenRefusal(req, 'invalid');
+      return refuse(req, res, next, invalid(config, 'The Authorization header is not a valid bearer token.'));
+    }
     let checked: ReturnType<typeof checkAccessToken>;
     try {
       checked = checkAccessToken(config, match[1] as string, false);
@@ -68,10 +82,12 @@ function checkedToken(
   req: Request,
   res: Response,
   next: NextFunction,
-  claims: AccessTokenClaims | string,
+  claims: TokenCheckResult,
 ): void {
-  if (typeof claims === 'string') refuse(req, res, next, invalid(config, claims));
-  else checkSubject(config, req, res, next, claims);
+  if (claims instanceof TokenRefusal) {
+    noteTokenRefusal(req, claims.reason, claims.claims);
+    refuse(req, res, next, invalid(config, claims.description));
+  } else checkSubject(config, req, res, next, claims);
 }
 
 /** 401 `invalid_token` with the bearer challenge. */
@@ -167,7 +183,10 @@ function subjectAnswered(
   active: boolean,
 ): void {
   if (active) authenticated(req, claims, next);
-  else refuse(req, res, next, invalid(config, SUBJECT_GONE));
+  else {
+    noteTokenRefusal(req, 'invalid', claims);
+    refuse(req, res, next, invalid(config, SUBJECT_GONE));
+  }
 }
 
 function authenticated(req: Request, claims: AccessTokenClaims, next: NextFunction): void {
@@ -181,6 +200,10 @@ function lookupFailed(req: Request, res: Response, next: NextFunction, error: un
   else if (isStoreFailure(error)) refuse(req, res, next, unavailable(error));
   else next(error);
 }
+
+/** The scopes of `needed` that `granted` lacks, space-separated. */
+const lacking = (needed: readonly string[], granted: readonly string[]): string =>
+  needed.filter((scope) => !granted.includes(scope)).join(' ');
 
 /**
  * Authorization by scope (RFC 6750 §3.1): after bearerAuth(), lets the
@@ -213,6 +236,7 @@ export function requireScope(...scopes: string[]): RequestHandler {
     }
     for (const scope of scopes) {
       if (!auth.scopes.includes(scope)) {
+        if (securityEventsWanted()) noteSecurityEvent(req, { policy: { scope: lacking(scopes, auth.scopes) } });
         return refuse(
           req,
           res,

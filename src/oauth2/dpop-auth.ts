@@ -1,12 +1,24 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import '../auth-context.js';
 import type { ApiError } from '../errors/api-error.js';
+import { noteSecurityEvent, PROOF_REPLAY_EVENT } from '../errors/refusal-events.js';
 import { refuse } from '../errors/refuse.js';
 import { isStoreFailure } from '../errors/store-unavailable.js';
+import { securityEventsWanted } from '../events/index.js';
+import type { AccessTokenClaims } from './access-tokens.js';
 import { bearerAuthWith } from './bearer-auth.js';
-import { type CheckedProof, DpopNonceRequired, DpopProofRejected } from './dpop.js';
+import { type CheckedProof, DpopNonceRequired, DpopProofRejected, DpopProofReplayed } from './dpop.js';
 import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions } from './dpop-auth-options.js';
-import { checkAccessToken, SUBJECT_GONE, setTokenAuth, tokenFailure, unavailable } from './resource-token.js';
+import {
+  checkAccessToken,
+  noteTokenRefusal,
+  SUBJECT_GONE,
+  setTokenAuth,
+  TokenRefusal,
+  tokenActor,
+  tokenFailure,
+  unavailable,
+} from './resource-token.js';
 
 // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68.
 const DPOP_SCHEME = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -55,25 +67,43 @@ function refusal(
 /** Sets `req.auth` when the token and its proof hold; throws the refusal otherwise. */
 async function authenticate(config: DpopAuthConfiguration, req: Request, token: string): Promise<void> {
   const claims = await checkAccessToken(config, token, true);
-  if (typeof claims === 'string') throw refusal(config, 'invalid_token', claims);
+  if (claims instanceof TokenRefusal) {
+    noteTokenRefusal(req, claims.reason, claims.claims);
+    throw refusal(config, 'invalid_token', claims.description);
+  }
   if (config.isSubjectActive !== undefined && !(await config.isSubjectActive(claims.sub))) {
+    noteTokenRefusal(req, 'invalid', claims);
     throw refusal(config, 'invalid_token', SUBJECT_GONE);
   }
-  const proof = checkedProof(config, req, token);
+  const proof = checkedProof(config, req, token, claims);
   // RFC 9449 §7.1: the proof's key is the one the token is bound to (checkAccessToken() made sure there is one).
-  if (proof.jkt !== claims.cnf?.jkt)
+  if (proof.jkt !== claims.cnf?.jkt) {
+    noteProofRefusal(req, claims, proof.jti);
     throw refusal(config, 'invalid_dpop_proof', 'The DPoP proof key is not the key the token is bound to.');
+  }
   // Spent last, once the token and the proof are both accepted: a refused request writes nothing.
   try {
     await config.proofs.spend(proof);
   } catch (error) {
-    throw error instanceof DpopProofRejected ? refusal(config, 'invalid_dpop_proof', error.message) : error;
+    if (!(error instanceof DpopProofRejected)) throw error;
+    noteProofRefusal(req, claims, proof.jti, error instanceof DpopProofReplayed);
+    throw refusal(config, 'invalid_dpop_proof', error.message);
   }
   setTokenAuth(req, claims);
 }
 
+/**
+ * Notes a refused proof of a token that verified: whom the token names, the
+ * proof's `jti` when it was read (never the token's: the event is the
+ * proof's), and whether it was a replay.
+ */
+function noteProofRefusal(req: Request, claims: AccessTokenClaims, jti?: string, replayed = false): void {
+  if (!securityEventsWanted()) return;
+  noteSecurityEvent(req, { ...tokenActor(claims), jti, ...(replayed ? PROOF_REPLAY_EVENT : undefined) });
+}
+
 /** The request's proof, checked for this method, URL and token but not yet spent; throws the refusal otherwise. */
-function checkedProof(config: DpopAuthConfiguration, req: Request, token: string): CheckedProof {
+function checkedProof(config: DpopAuthConfiguration, req: Request, token: string, claims: AccessTokenClaims): CheckedProof {
   // The path as parsed from the request target (an absolute-form target names its own host, which is not ours).
   const path = requestPath(req.originalUrl);
   try {
@@ -84,8 +114,9 @@ function checkedProof(config: DpopAuthConfiguration, req: Request, token: string
     if (error instanceof DpopNonceRequired) {
       throw refusal(config, 'use_dpop_nonce', error.message, { 'DPoP-Nonce': config.proofs.nonce() as string });
     }
-    if (error instanceof DpopProofRejected) throw refusal(config, 'invalid_dpop_proof', error.message);
-    throw error;
+    if (!(error instanceof DpopProofRejected)) throw error;
+    noteProofRefusal(req, claims);
+    throw refusal(config, 'invalid_dpop_proof', error.message);
   }
 }
 

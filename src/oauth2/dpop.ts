@@ -232,6 +232,9 @@ export function readDpopOptions(factory: string, options: unknown): DpopConfigur
 /** Why a proof was refused: the `error_description` of `invalid_dpop_proof`. */
 export class DpopProofRejected extends Error {}
 
+/** A proof refused because its `jti` was seen before: a request captured and sent again (its own security event). */
+export class DpopProofReplayed extends DpopProofRejected {}
+
 // RFC 7638 §3.2: the required members of each key type, in lexicographic order.
 const THUMBPRINT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   EC: ['crv', 'kty', 'x', 'y'],
@@ -283,6 +286,8 @@ export interface VerifiedProof {
 
 /** A proof that passed every check but the replay one, with what spend() records. */
 export interface CheckedProof extends VerifiedProof {
+  /** The proof's `jti`, which names it in a security event. */
+  readonly jti: string;
   readonly replayKey: string;
   readonly expiresAtMs: number;
 }
@@ -362,7 +367,12 @@ export class DpopVerifier {
     if (this.#config.nonces !== undefined && !this.#config.nonces.accepts((claims as { nonce?: unknown }).nonce)) {
       throw new DpopNonceRequired('The DPoP proof must carry the nonce in the DPoP-Nonce header.');
     }
-    return { jkt, replayKey: `${jkt}:${claims.jti}`, expiresAtMs: (claims.iat + this.#config.windowSeconds + 1) * 1000 };
+    return {
+      jkt,
+      jti: claims.jti,
+      replayKey: `${jkt}:${claims.jti}`,
+      expiresAtMs: (claims.iat + this.#config.windowSeconds + 1) * 1000,
+    };
   }
 
   /**
@@ -372,7 +382,7 @@ export class DpopVerifier {
    */
   async spend(proof: CheckedProof): Promise<void> {
     if (!(await this.#config.replay.remember(proof.replayKey, proof.expiresAtMs))) {
-      throw new DpopProofRejected('The DPoP proof was used before.');
+      throw new DpopProofReplayed('The DPoP proof was used before.');
     }
   }
 

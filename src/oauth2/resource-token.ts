@@ -3,13 +3,16 @@ import '../auth-context.js';
 import { checkBoolean, checkInteger, checkString, invalidOption } from '../config/options.js';
 import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
+import { noteSecurityEvent, TOKEN_EVENTS } from '../errors/refusal-events.js';
 import { isStoreFailure, storeUnavailable } from '../errors/store-unavailable.js';
+import { securityEventsWanted } from '../events/index.js';
 import { TOKEN_FAILURE_HEADERS } from '../http/spec.js';
 import {
   type AccessTokenClaims,
   AccessTokenVerifier,
   DEFAULT_MAX_TOKEN_LIFETIME,
   type KeySource,
+  TOKEN_EXPIRED,
   TokenRejected,
 } from './access-tokens.js';
 import { checkAudience, checkRealm, checkSubjectActive, type SubjectActiveCheck } from './checks.js';
@@ -107,14 +110,26 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
 /** The description of a token whose user `isSubjectActive` denies. */
 export const SUBJECT_GONE = 'The user of the access token no longer exists.';
 
-/** The claims of an accepted token, or the `error_description` of its refusal. */
-export type TokenCheckResult = AccessTokenClaims | string;
+/**
+ * A refused token: the `error_description` of its refusal, why (its
+ * security event), and its claims when it verified (a revoked family, a
+ * binding that does not fit).
+ */
+export class TokenRefusal {
+  constructor(
+    readonly description: string,
+    readonly reason: keyof typeof TOKEN_EVENTS,
+    readonly claims?: AccessTokenClaims,
+  ) {}
+}
+
+/** The claims of an accepted token, or its refusal. */
+export type TokenCheckResult = AccessTokenClaims | TokenRefusal;
 
 /**
  * The claims of `token` when it verifies, is bound to a DPoP key exactly
- * when `bound` asks for one, and its family is not revoked; otherwise the
- * `error_description` of its `invalid_token` refusal. A string rather than
- * a throw, and a promise only when an issuer's keys must be fetched first:
+ * when `bound` asks for one, and its family is not revoked; otherwise its
+ * `invalid_token` refusal. A value rather than a throw, and a promise only when an issuer's keys must be fetched first:
  * the bearer path runs this on every request. Throws (or rejects with) a
  * StoreUnavailableError when the issuer's keys cannot be had (503).
  */
@@ -142,25 +157,35 @@ function checkAccessTokenNow(check: AccessTokenCheck, token: string, bound: bool
   }
 }
 
-/** The description of a refused token; a store failure (the issuer's keys) is thrown on. */
-function rejection(error: unknown): string {
-  if (error instanceof TokenRejected) return error.message;
+/** A refused token's refusal; a store failure (the issuer's keys) is thrown on. */
+function rejection(error: unknown): TokenRefusal {
+  if (error instanceof TokenRejected)
+    return new TokenRefusal(error.message, error.message === TOKEN_EXPIRED ? 'expired' : 'invalid');
   if (isStoreFailure(error)) throw error;
-  return 'The access token is not valid.';
+  return new TokenRefusal('The access token is not valid.', 'invalid');
 }
 
 function checkedToken(check: AccessTokenCheck, bound: boolean, claims: AccessTokenClaims): TokenCheckResult {
   if (bound) {
-    if (claims.cnf === undefined) return 'The access token is not bound to a DPoP key.';
+    if (claims.cnf === undefined) return new TokenRefusal('The access token is not bound to a DPoP key.', 'invalid', claims);
   } else if (claims.cnf !== undefined) {
     // RFC 9449 §7.2: a token bound to a DPoP key is no bearer token; accepting it here would undo the binding.
-    return 'The access token is bound to a DPoP key.';
+    return new TokenRefusal('The access token is bound to a DPoP key.', 'invalid', claims);
   }
   // Checked on every request, after the verifier's cache too: a revoked family's tokens stop at once.
   if (check.revokedFamilies !== undefined && claims.sid !== undefined && check.revokedFamilies.isRevoked(claims.sid)) {
-    return 'The access token was revoked.';
+    return new TokenRefusal('The access token was revoked.', 'revoked', claims);
   }
   return claims;
+}
+
+/** Who a verified token names, for a security event: never the token, at most its `jti`. */
+export const tokenActor = (claims: AccessTokenClaims) =>
+  ({ subject: claims.sub, clientId: claims.client_id ?? claims.azp, jti: claims.jti }) as const;
+
+/** Notes why a token was refused, and whom it named when it verified, on the event of the refusal about to be made. */
+export function noteTokenRefusal(req: Request, reason: keyof typeof TOKEN_EVENTS, claims?: AccessTokenClaims): void {
+  if (securityEventsWanted()) noteSecurityEvent(req, { ...TOKEN_EVENTS[reason], ...(claims && tokenActor(claims)) });
 }
 
 /**

@@ -242,6 +242,15 @@ export interface TooManyRequestsInit {
   body?: Readonly<Record<string, unknown>>;
 }
 
+/** `Retry-After` of a refusal: the seconds until the last of the limited policies' windows ends. */
+export function retryAfterOf(states: readonly (LimitState | undefined)[]): number {
+  let retryAfter = 0;
+  for (const state of states) {
+    if (state?.limited && state.resetSeconds > retryAfter) retryAfter = state.resetSeconds;
+  }
+  return retryAfter;
+}
+
 /**
  * The 429 ApiError for states that are over their limit, with `Retry-After`
  * in seconds (the conventions' Limits "Signalling"). When several policies are
@@ -250,11 +259,7 @@ export interface TooManyRequestsInit {
  * instant (the conventions' Limits rule 2).
  */
 export function tooManyRequests(states: LimitState | readonly LimitState[], init: TooManyRequestsInit = {}): ApiError {
-  const list: readonly LimitState[] = Array.isArray(states) ? states : [states as LimitState];
-  let retryAfter = 0;
-  for (const state of list) {
-    if (state.limited && state.resetSeconds > retryAfter) retryAfter = state.resetSeconds;
-  }
+  const retryAfter = retryAfterOf(Array.isArray(states) ? states : [states as LimitState]);
   return markLimiterRefusal(
     apiError(init.error ?? 'tooManyRequests', {
       headers: { 'Retry-After': String(retryAfter) },

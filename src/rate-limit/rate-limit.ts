@@ -1,9 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { noteSecurityEvent } from '../errors/refusal-events.js';
 import { refuse } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
+import { securityEventsWanted } from '../events/index.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
-import { type KeyedLimiter, type LimitState, type PolicyKey, tooManyRequests } from './limiter.js';
+import { type KeyedLimiter, type LimitState, type PolicyKey, retryAfterOf, tooManyRequests } from './limiter.js';
 import { type RateLimitConfiguration, type RateLimitOptions, readRateLimitOptions } from './options.js';
 import type { PartitionHasher } from './partition.js';
 
@@ -31,6 +33,7 @@ interface Counting {
   readonly req: Request;
   readonly res: Response;
   readonly next: NextFunction;
+  readonly who: RequestIdentity;
   readonly keys: readonly PolicyKey[];
   readonly states: (LimitState | undefined)[];
 }
@@ -140,7 +143,7 @@ function keysOf(limits: LimiterSetup, req: Request, who: RequestIdentity): Polic
 }
 
 function countRequest(limits: LimiterSetup, req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
-  const counting: Counting = { req, res, next, keys: keysOf(limits, req, who), states: new Array(limits.policies.length) };
+  const counting: Counting = { req, res, next, who, keys: keysOf(limits, req, who), states: new Array(limits.policies.length) };
   countFrom(limits, counting, 0);
 }
 
@@ -218,8 +221,35 @@ function giveBackAndRefuse(limits: LimiterSetup, counting: Counting, at: number,
     }
   }
   // Answered whatever happened to the refunds (even a `log` that throws).
-  const done = (): void => (failure === undefined ? answer(counting, 'refused') : answer(counting, 'failed', failure.error));
+  const done = (): void => {
+    if (failure !== undefined) answer(counting, 'failed', failure.error);
+    else {
+      if (securityEventsWanted()) noteRefusingPolicy(limits, counting, at);
+      answer(counting, 'refused');
+    }
+  };
   Promise.all(pending).then(done, done);
+}
+
+/**
+ * What the event of a 429 says of the policy that refused: its name, limit
+ * and window, and whether the caller was counted as its user, its
+ * application or its address; never the identity itself, which a custom
+ * `identify` may have made of a key.
+ */
+function noteRefusingPolicy(limits: LimiterSetup, counting: Counting, at: number): void {
+  const policy = limits.policies[at] as KeyedLimiter;
+  const kind = limits.kinds[at];
+  const id = kind === 'user' ? counting.who.user : counting.who.application;
+  noteSecurityEvent(counting.req, {
+    policy: {
+      name: policy.name,
+      identity: id !== undefined && id !== '' ? kind : 'address',
+      limit: policy.limit,
+      windowSeconds: policy.windowSeconds,
+      retryAfterSeconds: retryAfterOf(counting.states),
+    },
+  });
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { checkBoolean, isProductionEnvironment, readOptions } from '../config/options.js';
-import { apiError } from '../errors/api-error.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ErrorName } from '../errors/catalogue.js';
 import { errorBody } from '../errors/error-handler.js';
+import { refusalEventOf } from '../errors/refusal-events.js';
+import { publishSecurityEvent, securityEventsWanted } from '../events/index.js';
 import { stringifyJson } from '../http/json-output/serialize.js';
 import { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE } from '../http/spec.js';
 import { rawHttpResponse } from './raw-response.js';
@@ -39,7 +41,13 @@ const PARSER_ERRORS: Readonly<Record<string, ErrorName>> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'requestTimeout',
 };
 
-type ClientSocket = Duplex & { _httpMessage?: { headersSent?: boolean } | null };
+type ClientSocket = Duplex & { _httpMessage?: { headersSent?: boolean } | null; remoteAddress?: string };
+
+/** No request was parsed: the address is the connection's own, as `trust proxy` cannot resolve one. */
+function publishParserRefusal(socket: ClientSocket, refused: ApiError): void {
+  const fields = refusalEventOf(refused);
+  if (fields !== undefined) publishSecurityEvent(undefined, { ...fields, sourceIp: socket.remoteAddress });
+}
 
 /**
  * Answers in the conventions' error shape what Node's HTTP parser refuses before
@@ -78,6 +86,7 @@ export function answerParserErrors<S extends Server>(server: S, options?: Readon
     }
     const code = error.code ?? 'unknown';
     const refused = apiError(PARSER_ERRORS[code] ?? 'malformedRequest', { detail: { parserError: code } });
+    if (securityEventsWanted()) publishParserRefusal(socket, refused);
     const body = stringifyJson(errorBody(refused, production));
     const headers = [['Date', new Date().toUTCString()] as const, ...fixed];
     socket.end(rawHttpResponse(refused.status, headers, body), () => socket.destroy());
