@@ -65,7 +65,7 @@ describe('recordSecurityMetrics()', () => {
     const points = await pointsOf(reader, SECURITY_METRICS.events);
     expect(byAttributes(points)).toEqual([
       {
-        attributes: { event: 'malicious_cross_site', outcome: 'failure', level: 'WARN', rule: '10.1' },
+        attributes: { event: 'malicious_cross_site', outcome: 'failure', level: 'WARN', rule: 'crossSiteRequestRefused' },
         value: 3,
       },
     ]);

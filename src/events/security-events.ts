@@ -97,7 +97,14 @@ function routeOf(req: Request): string | undefined {
  * a request is given. Call it only after securityEventsWanted() said yes.
  */
 export function publishSecurityEvent(req: Request | undefined, fields: SecurityEventFields): void {
-  const fromRequest =
-    req === undefined ? undefined : { method: req.method, route: routeOf(req), sourceIp: req.ip ?? req.socket?.remoteAddress };
-  securityChannel.publish({ datetime: new Date().toISOString(), ...fromRequest, ...fields });
+  const event: Record<string, unknown> = { datetime: new Date().toISOString() };
+  if (req !== undefined) {
+    event.method = req.method;
+    event.route = routeOf(req);
+    event.sourceIp = req.ip ?? req.socket?.remoteAddress;
+  }
+  Object.assign(event, fields);
+  // A subscriber sees only the fields the decision knows: none holds `undefined`.
+  for (const key in event) if (event[key] === undefined) delete event[key];
+  securityChannel.publish(event);
 }

@@ -30,10 +30,15 @@ const EVENT_FIELDS = new Set(
   } satisfies Record<keyof SecurityEvent, true>),
 );
 const POLICY_FIELDS = new Set(
-  Object.keys({ limit: true, windowSeconds: true, delaySeconds: true, retryAfterSeconds: true } satisfies Record<
-    keyof SecurityPolicy,
-    true
-  >),
+  Object.keys({
+    name: true,
+    identity: true,
+    limit: true,
+    windowSeconds: true,
+    delaySeconds: true,
+    retryAfterSeconds: true,
+    scope: true,
+  } satisfies Record<keyof SecurityPolicy, true>),
 );
 
 /** The passwords and client secrets the suite signs in with, the demo's first. */
