@@ -3,7 +3,8 @@
 // bench/micro/compare-builds.mjs <old dist/esm/index.js> [<new dist/esm/index.js>]`,
 // the new one by default this worktree's dist/). CPU µs per request
 // (light-my-request, medians of interleaved batches) and bytes allocated per
-// request, of the public route and of the bearer route. How each change in
+// request, of the public route, of the bearer route, and of the public route
+// in the typical set (behind morgan and cookie-parser). How each change in
 // docs/performance.md was measured; `git worktree add /tmp/old <commit>` and
 // `npm run build` there give the old build.
 import '../lib/production.mjs';
@@ -14,6 +15,7 @@ import { bearerTokenForBench, EXPECTED_BODY } from '../http.mjs';
 import { libraryAt } from '../lib/library.mjs';
 import { BEARER_PATH, BENCH_ORIGIN, PUBLIC_PATH } from '../lib/payload.mjs';
 import { median } from '../lib/stats.mjs';
+import { typical } from '../lib/typical.mjs';
 import { bytesPerCall } from './allocations.mjs';
 
 const [oldPath, newPath = new URL('../../dist/esm/index.js', import.meta.url).pathname] = process.argv.slice(2);
@@ -28,15 +30,20 @@ for (const [name, path] of [
   ['old', oldPath],
   ['new', newPath],
 ]) {
-  const app = await oursApp({}, await libraryAt(pathToFileURL(path).href));
+  const library = await libraryAt(pathToFileURL(path).href);
+  const app = await oursApp({}, library);
   cases[`${name} public`] = () => inject(app, { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } });
   cases[`${name} bearer`] = () =>
     inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${token}` } });
+  // The typical set: an app of its own (mounting changes an app's prototypes) behind morgan and cookie-parser.
+  const typicalApp = typical(await oursApp({}, library));
+  cases[`${name} typical`] = () => inject(typicalApp, { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } });
 }
 const names = Object.keys(cases);
 for (const n of names) {
   const answer = await cases[n]();
-  if (answer.statusCode !== 200 || answer.payload !== EXPECTED_BODY) throw new Error(`${n}: unexpected answer`);
+  if (answer.statusCode !== 200 || answer.payload !== EXPECTED_BODY)
+    throw new Error(`${n}: unexpected answer ${answer.statusCode} ${answer.payload.slice(0, 300)}`);
   for (let i = 0; i < 1500; i++) await cases[n]();
 }
 const samples = Object.fromEntries(names.map((n) => [n, []]));
@@ -48,7 +55,7 @@ for (let b = 0; b < batches; b++) {
     samples[n].push((cpuMicros() - start) / 300);
   }
 }
-for (const route of ['public', 'bearer']) {
+for (const route of ['public', 'bearer', 'typical']) {
   const ratios = samples[`new ${route}`].map((v, i) => v / samples[`old ${route}`][i]);
   const oldBytes = await bytesPerCall(cases[`old ${route}`]);
   const newBytes = await bytesPerCall(cases[`new ${route}`]);
