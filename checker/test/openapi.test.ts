@@ -25,7 +25,7 @@ describe('planFromOpenApi()', () => {
     const plan = planFromOpenApi(await loadOpenApi(REFERENCE_DOC), BASE);
     expect(plan).toEqual({
       // GETs without path parameters; the search needs `q`, which has no example, so it is only the reflect target.
-      paths: ['/.well-known/oauth-authorization-server', '/v1/users', '/v1/me', '/v1/sessions/current'],
+      paths: ['/.well-known/oauth-authorization-server', '/v1/users', '/v1/me', '/v1/sessions', '/v1/sessions/current'],
       lintPaths: [
         '/v1/oauth2/token',
         '/v1/oauth2/revocations',
@@ -39,6 +39,7 @@ describe('planFromOpenApi()', () => {
         '/v1/exports/{id}',
         '/v1/sessions',
         '/v1/sessions/current',
+        '/v1/sessions/{id}',
       ],
       // No example id: filled at run time from the first item of GET /v1/users.
       resource: { template: '/v1/users/{id}', parameter: 'id', collection: '/v1/users' },

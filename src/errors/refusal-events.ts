@@ -108,7 +108,9 @@ export function refusalEventOf(answer: ApiError): SecurityEventFields | undefine
   const name = NAME_OF_CODE.get(answer.code);
   const known = name === undefined ? undefined : EVENT_OF[name];
   if (known === undefined) return undefined;
-  return { ...known, description: answer.message, outcome: 'failure', rule: name, status: answer.status };
+  // A refused input's own message quotes the input (docs/errors.md); its event names the refusal only.
+  const description = known.event === input.event && name !== undefined ? ERROR_CATALOGUE[name].message : answer.message;
+  return { ...known, description, outcome: 'failure', rule: name, status: answer.status };
 }
 
 /** Who a request acted for, as a verified token or verified client credentials named them. */

@@ -71,6 +71,8 @@ const JWS = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
  * odds of about 1 in 10^11.
  */
 const LONG_RUN = /[A-Za-z0-9_-]{32,}/g;
+// A UUID names a resource (an export's id in a path), not a secret: its hex and hyphens are left out of the runs.
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const looksRandom = (run: string): boolean => [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length >= 2;
 
 function findingsOfValue(field: string, value: unknown): string[] {
@@ -80,7 +82,7 @@ function findingsOfValue(field: string, value: unknown): string[] {
   for (const secret of SUITE_SECRETS) if (value.includes(secret)) found.push(`${field}: a password or secret of the suite`);
   if (JWS.test(value)) found.push(`${field}: a token or proof (JWS-shaped)`);
   // A token is named by its jti only, which may be long; nothing else may hold a random run.
-  if (field !== 'jti' && (value.match(LONG_RUN) ?? []).some(looksRandom)) {
+  if (field !== 'jti' && (value.replace(UUID, '').match(LONG_RUN) ?? []).some(looksRandom)) {
     found.push(`${field}: a random run of 32 base64url characters or more (a token, cookie or CSRF value)`);
   }
   return found;
