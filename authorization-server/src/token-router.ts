@@ -93,8 +93,9 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
       if (proof !== undefined) await releaseTokenEndpointProof(config, proof);
       throw error;
     }
-    const accessToken = sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt });
-    publishTokenCreated(req, { subject: issued.subject, clientId: issued.clientId, accessToken, grantType });
+    sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt }, (accessToken) =>
+      publishTokenCreated(req, { subject: issued.subject, clientId: issued.clientId, accessToken, grantType }),
+    );
   }
 
   const router = express.Router();

@@ -6,7 +6,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import type { SecurityEvent } from '../../src/index.js';
 import { decodeJwt } from '../support/oauth2.js';
-import { DEMO, demoAccessToken, signIn } from './client.js';
+import { DEMO, demoAccessToken, exactId, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
@@ -21,55 +21,63 @@ const RECORDER = join(__dirname, '..', 'support', 'security-event-recorder.cjs')
 const TOKEN_SECRET = 'pinned-token-secret-0123456789abcdef';
 const RATE_LIMIT = 40;
 const LOOPBACK = expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/);
+const DEMO_FORM = { username: DEMO.username, password: DEMO.password };
 const DEMO_BASIC = `Basic ${Buffer.from(`${DEMO.clientId}:${DEMO.clientSecret}`).toString('base64')}`;
 
-describe('reference server: security events over HTTP', () => {
-  let server: RunningProcess;
-  let dir: string;
-  let file: string;
+/** A reference server with the recorder preloaded, and the events it published, read back request by request. */
+function recordedServer(env: Record<string, string>) {
+  let server: RunningProcess | undefined;
+  let dir = '';
+  let file = '';
   let seen = 0;
-
-  /** The events published since the last call. */
-  const newEvents = (): SecurityEvent[] => {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      // Nothing published yet: the recorder creates the file on the first event.
-    }
-    const all = text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as SecurityEvent);
-    const fresh = all.slice(seen);
-    seen = all.length;
-    return fresh;
+  const recorded = {
+    get url(): string {
+      if (!server) throw new Error('the server has not started');
+      return server.url;
+    },
+    async start(): Promise<void> {
+      dir = mkdtempSync(join(tmpdir(), 'security-events-'));
+      file = join(dir, 'events.jsonl');
+      server = await startServer({ NODE_OPTIONS: `--require ${RECORDER}`, SECURITY_EVENTS_FILE: file, TOKEN_SECRET, ...env });
+    },
+    async stop(): Promise<void> {
+      await server?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    /** The events published since the last call. */
+    newEvents(): SecurityEvent[] {
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        // Nothing published yet: the recorder creates the file on the first event.
+      }
+      const all = text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as SecurityEvent);
+      const fresh = all.slice(seen);
+      seen = all.length;
+      return fresh;
+    },
+    /** The one event the last request published. */
+    theEvent(): SecurityEvent {
+      const events = recorded.newEvents();
+      expect(events).toHaveLength(1);
+      return events[0] as SecurityEvent;
+    },
   };
-
-  /** The one event the last request published. */
-  const theEvent = (): SecurityEvent => {
-    const events = newEvents();
-    expect(events).toHaveLength(1);
-    return events[0] as SecurityEvent;
-  };
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'security-events-'));
-    file = join(dir, 'events.jsonl');
-    server = await startServer({
-      NODE_OPTIONS: `--require ${RECORDER}`,
-      SECURITY_EVENTS_FILE: file,
-      TOKEN_SECRET,
-      RATE_LIMIT: String(RATE_LIMIT),
-    });
-  });
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => recorded.start());
+  afterAll(() => recorded.stop());
   beforeEach(() => {
-    newEvents();
+    recorded.newEvents();
   });
+  return recorded;
+}
+
+describe('reference server: security events over HTTP', () => {
+  const server = recordedServer({ RATE_LIMIT: String(RATE_LIMIT) });
+  const { newEvents, theEvent } = server;
 
   it('a bad bearer token at GET /v1/me: authn_token_invalid', async () => {
     const res = await request(server.url).get('/v1/me').set('Authorization', 'Bearer not.a.token');
@@ -233,5 +241,309 @@ describe('reference server: security events over HTTP', () => {
         retryAfterSeconds: Number(res.headers['retry-after']),
       },
     });
+  });
+});
+
+const TOKEN_PATH = '/v1/oauth2/token';
+const XHR = { 'X-Requested-With': 'XMLHttpRequest' };
+/** What the sign-in events of the demo application at the token endpoint carry. */
+const DEMO_CLIENT_DEVICE = { clientId: DEMO.clientId, device: expect.stringMatching(/^client:[A-Za-z0-9_-]{8}$/) };
+const TIMES = { durationMs: expect.any(Number), poolWaitMs: expect.any(Number) };
+/** The time and description every event has. */
+const STAMPED = {
+  datetime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+  description: expect.any(String),
+};
+const fromRequest = (method: string, route: string) => ({ ...STAMPED, method, route, sourceIp: LOOPBACK });
+
+/** The password grant of the demo application, as a form with its Basic credentials. */
+const passwordGrant = (url: string, password: string = DEMO.password) =>
+  request(url)
+    .post(TOKEN_PATH)
+    .type('form')
+    .set('Authorization', DEMO_BASIC)
+    .send({ grant_type: 'password', username: DEMO.username, password });
+
+describe('reference server: sign-in, token and session events over HTTP', () => {
+  // No grace for a refresh token used again; a limit no test reaches.
+  const server = recordedServer({ RATE_LIMIT: '1000', REFRESH_GRACE: '0' });
+  const { newEvents } = server;
+  /** The public id of the session a cookie names, as GET /v1/sessions lists it (marked current). */
+  const listedId = async (cookie: string): Promise<string | undefined> => {
+    const listed = await request(server.url).get('/v1/sessions').set('Cookie', cookie).set(XHR);
+    return (listed.body.sessions as { id: string; current: boolean }[]).find((each) => each.current)?.id;
+  };
+
+  it('a wrong password at the token endpoint: one authn_login_fail naming the username, the client and its device', async () => {
+    const res = await passwordGrant(server.url, 'not-the-rabbit-hole');
+    expect(res.status).toBe(400);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        ...DEMO_CLIENT_DEVICE,
+        ...TIMES,
+        event: 'authn_login_fail',
+        level: 'WARN',
+        outcome: 'failure',
+        rule: 'oauthInvalidGrant',
+        status: 400,
+        subject: DEMO.username,
+      },
+    ]);
+  });
+
+  it('a wrong password at the browser door POST /v1/sessions: one authn_login_fail with the 401', async () => {
+    const res = await request(server.url)
+      .post('/v1/sessions')
+      .type('form')
+      .send({ username: DEMO.username, password: 'not-the-rabbit-hole' });
+    expect(res.status).toBe(401);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('POST', '/v1/sessions'),
+        ...TIMES,
+        device: expect.stringMatching(/^cookie:[A-Za-z0-9_-]{8}$/),
+        event: 'authn_login_fail',
+        level: 'WARN',
+        outcome: 'failure',
+        rule: 'unauthenticated',
+        status: 401,
+        subject: DEMO.username,
+      },
+    ]);
+  });
+
+  it('a sign-in at the token endpoint: authn_login_success with its times, then authn_token_created with the token’s jti', async () => {
+    const res = await passwordGrant(server.url);
+    expect(res.status).toBe(200);
+    const { payload } = decodeJwt(res.body.access_token);
+    const events = newEvents();
+    expect(events).toEqual([
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        ...DEMO_CLIENT_DEVICE,
+        ...TIMES,
+        event: 'authn_login_success',
+        level: 'INFO',
+        outcome: 'success',
+        subject: DEMO.username,
+      },
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        event: 'authn_token_created',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'Tokens issued by the password grant.',
+        subject: payload.sub,
+        clientId: DEMO.clientId,
+        jti: payload.jti,
+      },
+    ]);
+    const [signedIn] = events as [SecurityEvent];
+    expect(signedIn.poolWaitMs).toBeGreaterThanOrEqual(0);
+    expect(signedIn.durationMs).toBeGreaterThanOrEqual(signedIn.poolWaitMs as number);
+  });
+
+  it('a refresh token used again past the grace: its family’s authn_token_revoked, and CRITICAL authn_token_reuse', async () => {
+    const signedIn = await passwordGrant(server.url);
+    const subject = decodeJwt(signedIn.body.access_token).payload.sub;
+    const refresh = () =>
+      request(server.url)
+        .post(TOKEN_PATH)
+        .type('form')
+        .set('Authorization', DEMO_BASIC)
+        .send({ grant_type: 'refresh_token', refresh_token: signedIn.body.refresh_token });
+    expect((await refresh()).status).toBe(200);
+    newEvents();
+    const reused = await refresh();
+    expect(reused.status).toBe(400);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        event: 'authn_token_revoked',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'The token family was revoked: one of its refresh tokens was used again.',
+        subject,
+        clientId: DEMO.clientId,
+      },
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        event: 'authn_token_reuse',
+        level: 'CRITICAL',
+        outcome: 'failure',
+        rule: 'oauthInvalidGrant',
+        status: 400,
+        subject,
+        clientId: DEMO.clientId,
+      },
+    ]);
+  });
+
+  it('a revocation at the revocation endpoint: authn_token_revoked, an access token named by its jti', async () => {
+    const signedIn = await passwordGrant(server.url);
+    const { payload } = decodeJwt(signedIn.body.access_token);
+    newEvents();
+    const revoked = await request(server.url)
+      .post('/v1/oauth2/revocations')
+      .type('form')
+      .set('Authorization', DEMO_BASIC)
+      .send({ token: signedIn.body.access_token });
+    expect(revoked.status).toBe(200);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('POST', '/v1/oauth2/revocations'),
+        event: 'authn_token_revoked',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'An access token was revoked, and its token family with it.',
+        subject: payload.sub,
+        clientId: DEMO.clientId,
+        jti: payload.jti,
+      },
+    ]);
+  });
+
+  it('sessions: session_created with the id the list shows, session_ended by another session and by sign-out, then session_use_after_expire', async () => {
+    const signingIn = await request(server.url).post('/v1/sessions').type('form').send(DEMO_FORM);
+    expect(signingIn.status).toBe(201);
+    const laptop = {
+      cookie: ((signingIn.headers['set-cookie'] as unknown as string[])[0] ?? '').split(';')[0] ?? '',
+      csrfToken: signingIn.body.csrfToken as string,
+    };
+    const created = newEvents();
+    const laptopId = await listedId(laptop.cookie);
+    expect(laptopId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // The user's 64-bit id, exactly (JSON.parse would round it).
+    const subject = exactId((await request(server.url).get('/v1/sessions/current').set('Cookie', laptop.cookie).set(XHR)).text);
+    expect(created).toEqual([
+      {
+        ...fromRequest('POST', '/v1/sessions'),
+        ...TIMES,
+        device: expect.stringMatching(/^cookie:[A-Za-z0-9_-]{8}$/),
+        event: 'authn_login_success',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'Signed in with a password.',
+        subject: DEMO.username,
+      },
+      {
+        ...fromRequest('POST', '/v1/sessions'),
+        event: 'session_created',
+        level: 'INFO',
+        outcome: 'success',
+        subject,
+        sessionId: laptopId,
+      },
+    ]);
+
+    // Ended from another session of the same user.
+    const phone = await signIn(server.url);
+    newEvents();
+    const ended = await request(server.url)
+      .delete(`/v1/sessions/${laptopId}`)
+      .set('Cookie', phone.cookie)
+      .set('CSRF-Token', phone.csrfToken);
+    expect(ended.status).toBe(204);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('DELETE', '/v1/sessions/:id'),
+        event: 'session_ended',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'A session was ended by its user.',
+        subject,
+        sessionId: laptopId,
+      },
+    ]);
+
+    // The ended cookie, presented again: the sessions name the session it was (whatever the route
+    // does next), then the route refuses a request that has no live session, as any other.
+    const stale = await request(server.url).get('/v1/sessions/current').set('Cookie', laptop.cookie).set(XHR);
+    expect(stale.status).toBe(401);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('GET', '/v1/sessions/current'),
+        event: 'session_use_after_expire',
+        level: 'WARN',
+        outcome: 'failure',
+        description: 'The cookie of a session that has ended or expired was presented.',
+        rule: 'unauthenticated',
+        subject,
+        sessionId: laptopId,
+      },
+      {
+        ...fromRequest('GET', '/v1/sessions/current'),
+        event: 'authn_credentials_missing',
+        level: 'INFO',
+        outcome: 'failure',
+        description: 'No session: sign in first.',
+        rule: 'unauthenticated',
+        status: 401,
+      },
+    ]);
+
+    // Sign-out.
+    const phoneId = await listedId(phone.cookie);
+    newEvents();
+    const signedOut = await request(server.url)
+      .delete('/v1/sessions/current')
+      .set('Cookie', phone.cookie)
+      .set('CSRF-Token', phone.csrfToken);
+    expect(signedOut.status).toBe(204);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('DELETE', '/v1/sessions/current'),
+        event: 'session_ended',
+        level: 'INFO',
+        outcome: 'success',
+        description: 'A session was signed out.',
+        subject,
+        sessionId: phoneId,
+      },
+    ]);
+  });
+});
+
+describe('reference server: the sign-in guard’s lock-out over HTTP', () => {
+  // Its own server: the guard's counts for alice from this address start at zero.
+  const server = recordedServer({ RATE_LIMIT: '1000' });
+  const { newEvents } = server;
+  const MAX_FAILURES = 10;
+
+  it('wrong passwords: authn_login_fail, the one that uses up the allowance authn_login_fail_max, then authn_login_lock with its 429 and policy', async () => {
+    const failure = {
+      ...fromRequest('POST', TOKEN_PATH),
+      ...DEMO_CLIENT_DEVICE,
+      ...TIMES,
+      level: 'WARN',
+      outcome: 'failure',
+      rule: 'oauthInvalidGrant',
+      status: 400,
+      subject: DEMO.username,
+    };
+    for (let i = 1; i < MAX_FAILURES; i++) {
+      expect((await passwordGrant(server.url, 'not-the-rabbit-hole')).status).toBe(400);
+      expect(newEvents()).toEqual([{ ...failure, event: 'authn_login_fail' }]);
+    }
+    expect((await passwordGrant(server.url, 'not-the-rabbit-hole')).status).toBe(400);
+    const policy = { limit: MAX_FAILURES, windowSeconds: 900 };
+    expect(newEvents()).toEqual([{ ...failure, event: 'authn_login_fail_max', policy }]);
+    // The right password now: refused too, so the one success among the 429s tells the guesser nothing.
+    const locked = await passwordGrant(server.url);
+    expect(locked.status).toBe(429);
+    expect(newEvents()).toEqual([
+      {
+        ...fromRequest('POST', TOKEN_PATH),
+        ...DEMO_CLIENT_DEVICE,
+        event: 'authn_login_lock',
+        level: 'WARN',
+        outcome: 'failure',
+        rule: 'tooManyLoginFailures',
+        status: 429,
+        subject: DEMO.username,
+        policy: { ...policy, retryAfterSeconds: Number(locked.headers['retry-after']) },
+      },
+    ]);
   });
 });

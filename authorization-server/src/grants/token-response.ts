@@ -51,8 +51,13 @@ export function allowedFor(known: ReadonlySet<string>, client: ClientRecord | un
   return client?.scopes === undefined ? known : new Set(client.scopes.filter((scope) => known.has(scope)));
 }
 
-/** Writes the RFC 6749 §5.1 token response (the conventions' "Token response"); returns the access token, for its event. */
-export function sendTokens(res: Response, context: GrantContext, issued: Issued): string {
+/**
+ * Writes the RFC 6749 §5.1 token response (the conventions' "Token response"),
+ * after `signed` is told the access token (for its event): a decision is
+ * published before its answer leaves, so a client never sees an answer whose
+ * event is not out yet.
+ */
+export function sendTokens(res: Response, context: GrantContext, issued: Issued, signed: (accessToken: string) => void): void {
   const { subject, clientId, familyId, scopes, requested, refreshToken, jkt, identity } = issued;
   const ttl = context.config.accessTokenTtlSeconds;
   const accessToken = context.signer.sign({
@@ -75,7 +80,7 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued)
   if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes)) {
     body.scope = scopes.join(' ');
   }
+  signed(accessToken);
   // Through the one writer of protocol answers: no entity tag, no 304.
   writeJsonAnswer(res, 200, stringifyJson(body));
-  return accessToken;
 }
