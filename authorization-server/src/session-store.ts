@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
 import {
   checkBoolean,
@@ -9,6 +9,7 @@ import {
   securityEventsWanted,
 } from 'express-api-conventions/extend';
 import { describeDevice } from './session-device.js';
+import { hashRefreshToken } from './stores.js';
 
 /**
  * Browser sessions a user can see and end (OWASP ASVS 4.0.3 V3.3.4): each
@@ -143,7 +144,8 @@ export interface SessionRecord {
 }
 
 /** The digest a store keeps in place of the cookie value. */
-export const cookieDigest = (cookie: string): string => createHash('sha256').update(cookie).digest('base64url');
+// A session cookie is stored as a refresh token is: its SHA-256, one stored form for every random secret.
+export const cookieDigest = (cookie: string): string => hashRefreshToken(cookie);
 
 /** A new session's cookie value (256 random bits), public id (128) and record. */
 export function openSession(
