@@ -14,7 +14,7 @@ rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: here, stdio: 'inherit' });
 writeFileSync(new URL('../dist/cjs/package.json', import.meta.url), '{ "type": "commonjs" }\n');
 // The password worker is a plain CommonJS file the hasher starts by its path: copied beside its module.
-for (const file of readdirSync(new URL('../src', import.meta.url)).filter((name) => name.endsWith('.cjs'))) {
+for (const file of readdirSync(new URL('../src', import.meta.url), { recursive: true }).filter((name) => name.endsWith('.cjs'))) {
   copyFileSync(new URL(`../src/${file}`, import.meta.url), new URL(`../dist/cjs/${file}`, import.meta.url));
 }
 mkdirSync(new URL('../dist/esm', import.meta.url), { recursive: true });

@@ -1,11 +1,22 @@
+export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
+export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
+export type { TokenErrorCode } from './endpoints/token-errors.js';
+export {
+  type RevokeRefreshTokenOptions,
+  revokeRefreshToken,
+  type TokenRouter,
+  type TokenRouterConfiguration,
+  type TokenRouterOptions,
+  tokenRouter,
+} from './endpoints/token-router.js';
+export { describeDevice } from './sessions/session-device.js';
 export {
   type BrowserDevice,
   DEVICE_COOKIE,
   type DeviceCookies,
   type DeviceCookiesOptions,
   deviceCookies,
-} from './device-cookie.js';
-export type { IntrospectionRight, Introspectors } from './introspectors.js';
+} from './sign-in/device-cookie.js';
 export {
   hashPassword,
   PasswordHasher,
@@ -13,17 +24,18 @@ export {
   type PasswordHasherStats,
   type PasswordTaskOptions,
   verifyPassword,
-} from './password-hasher.js';
-export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './password-sign-in.js';
-export { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
-export { RedisSignInGuardStore } from './redis-sign-in-guard-store.js';
+} from './sign-in/password-hasher.js';
+export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './sign-in/password-sign-in.js';
+export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in/sign-in-guard.js';
+export type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './stores/redis-session-store.js';
+export { RedisSignInGuardStore } from './stores/redis-sign-in-guard-store.js';
 export {
   RedisClientStore,
   RedisRefreshTokenStore,
   type RedisRefreshTokenStoreOptions,
   RedisUserStore,
-} from './redis-stores.js';
-export { describeDevice } from './session-device.js';
+} from './stores/redis-stores.js';
 export {
   DEFAULT_SESSION_TTL_SECONDS,
   type LiveSession,
@@ -34,9 +46,7 @@ export {
   type SessionStore,
   type SessionStoreOptions,
   type SessionSummary,
-} from './session-store.js';
-export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in-guard.js';
-export type { SignInGuardOptions } from './sign-in-guard-options.js';
+} from './stores/session-store.js';
 export {
   MemorySignInGuardStore,
   type SignInGuardStore,
@@ -45,7 +55,7 @@ export {
   type SignInOutcome,
   type SignInRefusal,
   type SignInReservation,
-} from './sign-in-guard-store.js';
+} from './stores/sign-in-guard-store.js';
 export {
   type FoundFamily,
   MemoryClientStore,
@@ -59,14 +69,4 @@ export {
   type RotateResult,
   type UserRecord,
   type UserStore,
-} from './stores.js';
-export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './token-endpoint-errors.js';
-export type { TokenErrorCode } from './token-errors.js';
-export {
-  type RevokeRefreshTokenOptions,
-  revokeRefreshToken,
-  type TokenRouter,
-  type TokenRouterConfiguration,
-  type TokenRouterOptions,
-  tokenRouter,
-} from './token-router.js';
+} from './stores/stores.js';

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { noteSecurityEvent, publishSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
-import type { RefreshFamily } from './stores.js';
+import type { RefreshFamily } from './stores/stores.js';
 
 /**
  * The token service's security events (docs/observability.md), each built

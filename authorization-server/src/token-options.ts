@@ -26,14 +26,14 @@ import type {
   RevokedFamilies,
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
-import { type IntrospectionRight, type Introspectors, readIntrospectors } from './introspectors.js';
-import { issuerUrl, metadataPath } from './metadata.js';
-import type { PasswordHasher } from './password-hasher.js';
-import { type PasswordSignIn, passwordSignIn } from './password-sign-in.js';
-import { SIGN_IN_DEADLINE_RANGE } from './request-deadline.js';
-import type { SignInGuard } from './sign-in-guard.js';
-import type { SignInGuardOptions } from './sign-in-guard-options.js';
-import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores.js';
+import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
+import { issuerUrl, metadataPath } from './endpoints/metadata.js';
+import { SIGN_IN_DEADLINE_RANGE } from './endpoints/request-deadline.js';
+import type { PasswordHasher } from './sign-in/password-hasher.js';
+import { type PasswordSignIn, passwordSignIn } from './sign-in/password-sign-in.js';
+import type { SignInGuard } from './sign-in/sign-in-guard.js';
+import type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
+import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores/stores.js';
 
 // The paths' one source is a leaf that openapi/ reads too; the token router takes them from here.
 export { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH };

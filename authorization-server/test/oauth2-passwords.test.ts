@@ -18,8 +18,8 @@ import {
   PLAIN_BCRYPT_VERSION,
   PREHASHED_BCRYPT_PREFIX,
   parsePasswordHash,
-} from '../src/password-hash-format.js';
-import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST } from '../src/password-hasher.js';
+} from '../src/sign-in/password-hash-format.js';
+import { BCRYPT_MAX_INPUT_BYTES, DEFAULT_BCRYPT_COST } from '../src/sign-in/password-hasher.js';
 
 // Cost 4 (bcrypt's minimum) keeps the suite fast; the pool is the same at cost 12.
 const COST = 4;

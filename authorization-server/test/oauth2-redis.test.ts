@@ -17,8 +17,8 @@ import {
   revokeRefreshToken,
   tokenRouter,
 } from '../src/index.js';
-import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hash-format.js';
-import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/stores.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/sign-in/password-hash-format.js';
+import { hashRefreshToken, REMEMBERED_REFRESH_TOKENS } from '../src/stores/stores.js';
 
 const makeClient = (url: string) => createClient({ url });
 type Client = ReturnType<typeof makeClient>;

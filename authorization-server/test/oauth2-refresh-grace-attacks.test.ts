@@ -28,7 +28,7 @@ import {
   type RefreshTokenStore,
   tokenRouter,
 } from '../src/index.js';
-import { hashRefreshToken } from '../src/stores.js';
+import { hashRefreshToken } from '../src/stores/stores.js';
 
 /**
  * Issue 32, finding 2: the refresh grace (a retry after a lost answer) must

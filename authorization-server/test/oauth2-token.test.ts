@@ -29,7 +29,7 @@ import {
   tokenRouter,
   type UserStore,
 } from '../src/index.js';
-import { PREHASHED_BCRYPT_PREFIX } from '../src/password-hash-format.js';
+import { PREHASHED_BCRYPT_PREFIX } from '../src/sign-in/password-hash-format.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REFRESH_TOKEN = /^[A-Za-z0-9_-]{43}$/;

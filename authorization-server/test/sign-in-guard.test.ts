@@ -12,6 +12,7 @@ import { expectHeaders } from '../../test/helpers.js';
 import { ALICE, basic, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from '../../test/support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, useFakeDate, waitUntil } from '../../test/support/timing.js';
+import { tokenErrorShape } from '../src/endpoints/token-errors.js';
 import {
   deviceCookies,
   MemorySignInGuardStore,
@@ -25,8 +26,7 @@ import {
   tokenEndpointErrors,
   tokenRouter,
 } from '../src/index.js';
-import { signInAddressKey } from '../src/sign-in-guard.js';
-import { tokenErrorShape } from '../src/token-errors.js';
+import { signInAddressKey } from '../src/sign-in/sign-in-guard.js';
 
 /**
  * The sign-in guard (issue 12 part 2): one allowance of failed sign-ins

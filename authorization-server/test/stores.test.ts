@@ -1,7 +1,7 @@
 import { MemoryCounterStore } from '../../src/stores/index.js';
 import { hashSlot, redisKey, taggedKey } from '../../src/stores/redis/index.js';
 import { MemoryRefreshTokenStore } from '../src/index.js';
-import { REMEMBERED_REFRESH_TOKENS } from '../src/stores.js';
+import { REMEMBERED_REFRESH_TOKENS } from '../src/stores/stores.js';
 
 const family = (familyId: string) => ({ familyId, subject: 'u-1', clientId: undefined, scopes: ['a'] });
 const later = (ms = 60_000) => Date.now() + ms;

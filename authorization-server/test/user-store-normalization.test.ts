@@ -1,6 +1,6 @@
 import { postToken, TEST_COST, tokenApp } from '../../test/support/oauth2.js';
 import { hashPassword, MemoryUserStore, type UserRecord, type UserStore } from '../src/index.js';
-import { usernameAllowed } from '../src/stores.js';
+import { usernameAllowed } from '../src/stores/stores.js';
 
 /**
  * A custom UserStore that keeps usernames as typed: the library asks it for

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { noteSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
-import type { Params } from '../client-auth.js';
-import { signInFacts } from '../sign-in-guard.js';
-import { hashRefreshToken, newRefreshToken } from '../stores.js';
-import { tokenError } from '../token-errors.js';
+import type { Params } from '../endpoints/client-auth.js';
+import { tokenError } from '../endpoints/token-errors.js';
+import { signInFacts } from '../sign-in/sign-in-guard.js';
+import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
 /** Longest username and password read (every byte of the password counts: it is pre-hashed before bcrypt). */

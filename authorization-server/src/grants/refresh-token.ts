@@ -1,10 +1,10 @@
 import type { Request } from 'express';
 import type { ClientRecord, RevokedFamilies } from 'express-api-conventions/oauth2';
-import type { Params } from '../client-auth.js';
-import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from '../refresh-grace.js';
-import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores.js';
-import { tokenError } from '../token-errors.js';
+import type { Params } from '../endpoints/client-auth.js';
+import { tokenError } from '../endpoints/token-errors.js';
+import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores/stores.js';
 import { noteRefreshRefusal, publishTokenRevoked } from '../token-events.js';
+import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from './refresh-grace.js';
 import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
 /** Seconds added to an access token's lifetime when its family is revoked: bearerAuth()'s clock tolerance at most. */

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import { noteSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
+import type { TokenRouterConfiguration } from '../token-options.js';
 import { clientAuthenticator, type Params } from './client-auth.js';
 import { checkContentType, formReader, readParams } from './form.js';
-import type { TokenRouterConfiguration } from './token-options.js';
 
 /** A form request to an OAuth endpoint, read and its client authenticated. */
 export interface OAuthRequest {

@@ -7,10 +7,10 @@ import {
   type SecurityEventFields,
   securityEventsWanted,
 } from 'express-api-conventions/extend';
-import { remainingMs, signInDeadline } from './request-deadline.js';
+import { remainingMs, signInDeadline } from '../endpoints/request-deadline.js';
+import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from '../stores/sign-in-guard-store.js';
+import { normalizeUsername } from '../stores/stores.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
-import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from './sign-in-guard-store.js';
-import { normalizeUsername } from './stores.js';
 
 /**
  * The sign-in guard: one brute-force throttle for every door that checks a

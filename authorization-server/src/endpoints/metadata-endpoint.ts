@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { writeJsonAnswer } from 'express-api-conventions/extend';
 import { stringifyJson } from 'express-api-conventions/json';
+import { enabledGrantTypes, type TokenRouterConfiguration } from '../token-options.js';
 import { authorizationServerMetadata } from './metadata.js';
-import { enabledGrantTypes, type TokenRouterConfiguration } from './token-options.js';
 
 /**
  * GET of the RFC 8414 document. The text is serialized once, at

@@ -9,18 +9,18 @@ import {
   securityEventsWanted,
   warnOnce,
 } from 'express-api-conventions/extend';
-import { needsRehash } from './password-hash-format.js';
-import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
   DEFAULT_SIGN_IN_DEADLINE_MS,
   deadlineReached,
   remainingMs,
   SIGN_IN_DEADLINE_RANGE,
   setSignInDeadline,
-} from './request-deadline.js';
+} from '../endpoints/request-deadline.js';
+import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from '../stores/stores.js';
+import { needsRehash } from './password-hash-format.js';
+import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInFacts, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
-import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from './stores.js';
 
 /**
  * The one password check of the library, for every door that takes a

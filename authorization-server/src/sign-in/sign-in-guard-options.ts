@@ -1,5 +1,5 @@
 import { checkInteger, invalidOption, type OptionHints, readOptions } from 'express-api-conventions/extend';
-import { MemorySignInGuardStore, type SignInGuardStore } from './sign-in-guard-store.js';
+import { MemorySignInGuardStore, type SignInGuardStore } from '../stores/sign-in-guard-store.js';
 
 /** Default: 10 failed sign-ins per username from one address per window, far below what guessing needs. */
 export const DEFAULT_MAX_FAILURES_PER_USERNAME_AND_ADDRESS = 10;

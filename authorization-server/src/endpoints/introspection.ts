@@ -2,13 +2,13 @@ import type { Request, Response } from 'express';
 import { AccessTokenVerifier, DPOP_TOKEN_TYPE, TokenRejected, writeJsonAnswer } from 'express-api-conventions/extend';
 import { stringifyJson } from 'express-api-conventions/json';
 import type { AccessTokenClaims, ClientRecord } from 'express-api-conventions/oauth2';
+import { TOKEN_TYPE } from '../grants/token-response.js';
+import { hashRefreshToken } from '../stores/stores.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
 import { basicChallenge, type Params, refuseClient } from './client-auth.js';
-import { TOKEN_TYPE } from './grants/token-response.js';
 import type { IntrospectionRight } from './introspectors.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
-import { hashRefreshToken } from './stores.js';
 import { tokenError } from './token-errors.js';
-import type { TokenRouterConfiguration } from './token-options.js';
 
 /** RFC 7662 §2.2: all a caller learns of a token that is not active, or that it may not see. */
 const INACTIVE_BODY = '{"active":false}';

@@ -2,26 +2,25 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
 import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import { passwordGrant } from '../grants/password.js';
+import { refreshDerivationKey } from '../grants/refresh-grace.js';
+import { recordRevokedFamily, refreshTokenGrant } from '../grants/refresh-token.js';
+import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
+import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
+import { publishTokenCreated } from '../token-events.js';
+import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
 import { releaseTokenEndpointProof, reserveTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
-import { passwordGrant } from './grants/password.js';
-import { recordRevokedFamily, refreshTokenGrant } from './grants/refresh-token.js';
-import { type GrantContext, type Issued, sendTokens } from './grants/token-response.js';
 import { introspectionEndpoint } from './introspection.js';
 import { jwksEndpoint } from './jwks-endpoint.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
 import { oauthRequestReader } from './oauth-request.js';
-import { refreshDerivationKey } from './refresh-grace.js';
 import { arrivalMarker } from './request-deadline.js';
 import { revocationEndpoint } from './revocation.js';
-import { hashRefreshToken, type RefreshTokenStore } from './stores.js';
 import { tokenEndpointErrors } from './token-endpoint-errors.js';
 import { tokenError } from './token-errors.js';
-import { publishTokenCreated } from './token-events.js';
-import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from './token-options.js';
 
-export { TOKEN_REQUEST_TYPE } from './form.js';
-export { TOKEN_TYPE } from './grants/token-response.js';
+export { TOKEN_TYPE } from '../grants/token-response.js';
 export {
   DEFAULT_ACCESS_TOKEN_TTL,
   DEFAULT_REFRESH_TOKEN_TTL,
@@ -30,7 +29,8 @@ export {
   TOKEN_PATH,
   type TokenRouterConfiguration,
   type TokenRouterOptions,
-} from './token-options.js';
+} from '../token-options.js';
+export { TOKEN_REQUEST_TYPE } from './form.js';
 
 /**
  * The token endpoint (the conventions' "Token endpoint" and "Authentication"; RFC

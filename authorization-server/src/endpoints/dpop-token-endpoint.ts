@@ -7,9 +7,9 @@ import {
   securityEventsWanted,
   setResponseHeader,
 } from 'express-api-conventions/extend';
-import { deviceName } from './sign-in-guard.js';
+import { deviceName } from '../sign-in/sign-in-guard.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
 import { tokenError } from './token-errors.js';
-import type { TokenRouterConfiguration } from './token-options.js';
 
 /**
  * The DPoP proof of a token request (RFC 9449 §5), checked but not yet
