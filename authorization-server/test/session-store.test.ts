@@ -273,8 +273,27 @@ function sessionStoreContract(make: MakeStore): void {
   });
 }
 
+/**
+ * 1,000 sign-ins of one user, every tenth signed out at once: the live
+ * sessions stay at maxSessionsPerUser (20 here), and of the sessions that are
+ * over (ended by the cap, signed out) only the 10 most recent are kept.
+ */
+async function thousandSignIns(store: SessionStore, subject: string): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const { cookie } = await store.create(subject);
+    if (i % 10 === 0) expect(await store.endByCookie(cookie)).toBe(true);
+  }
+  expect(await store.list(subject)).toHaveLength(20);
+}
+
 describe('MemorySessionStore', () => {
   sessionStoreContract((options) => new MemorySessionStore(options));
+
+  it('holds one user at 20 live sessions and 10 over after 1,000 sign-ins: an ended session leaves in the step that ends it', async () => {
+    const store = new MemorySessionStore({ maxSessionsPerUser: 20 });
+    await thousandSignIns(store, freshSubject());
+    expect(store.size()).toEqual({ sessions: 30, cookies: 30 });
+  });
 
   it('forgets a session a lifetime after it ended, so memory stays bounded', async () => {
     useFakeDate();
@@ -316,6 +335,17 @@ describeWith(REDIS_SERVER, 'RedisSessionStore on a real redis-server', () => {
 
   // Each store has its own connection, as two instances would.
   sessionStoreContract(async (options) => new RedisSessionStore({ client: await connect(), ...options }));
+
+  it('holds one user at 20 live sessions and 10 over after 1,000 sign-ins: one hash of 30, 30 cookie keys', async () => {
+    const client = await connect();
+    const store = new RedisSessionStore({ client, prefix: 'thousand:', maxSessionsPerUser: 20 });
+    await thousandSignIns(store, freshSubject());
+    const keys = await client.keys('thousand:*');
+    const hashes = keys.filter((key) => key.startsWith('thousand:sessions:{'));
+    expect(hashes).toHaveLength(1);
+    expect(await client.hLen(hashes[0] as string)).toBe(30);
+    expect(keys.filter((key) => key.startsWith('thousand:session-cookie:'))).toHaveLength(30);
+  }, 60_000);
 
   it('keeps a digest of the cookie value, never the value, and a user’s sessions in one hash slot', async () => {
     const client = await connect();

@@ -239,6 +239,7 @@ describe('signInGuard(): one guard for every door', () => {
       [{ store: new MemoryCounterStore() }, 'a CounterStore cannot check and count in one step'],
       [{ maxAttemptsPerAddress: 5 }, 'unsupported option `maxAttemptsPerAddress`'],
       [{ queueTimeoutMs: 50 }, '`queueTimeoutMs` must be an integer from 100 to 60000'],
+      [{ maxKnownDevicesPerUsername: 0 }, '`maxKnownDevicesPerUsername` must be an integer from 1 to 1000'],
     ])('refuses %j', (wrong, message) => {
       expect(() => signInGuard(wrong as never)).toThrow(ConfigurationError);
       expect(() => signInGuard(wrong as never)).toThrow(message);
@@ -258,7 +259,7 @@ describe('signInGuard(): one guard for every door', () => {
       await first.succeeded();
     });
 
-    it('reports its allowances, delays and window (defaults: 10, 100, 3 addresses, 60 s, 900 s)', () => {
+    it('reports its allowances, delays, window and known devices (defaults: 10, 100, 3 addresses, 60 s, 900 s, 20)', () => {
       const guard = signInGuard();
       expect([
         guard.maxFailuresPerUsernameAndAddress,
@@ -266,7 +267,8 @@ describe('signInGuard(): one guard for every door', () => {
         guard.usernameDelayAfterAddresses,
         guard.maxUsernameDelaySeconds,
         guard.windowSeconds,
-      ]).toEqual([10, 100, 3, 60, 900]);
+        guard.maxKnownDevicesPerUsername,
+      ]).toEqual([10, 100, 3, 60, 900, 20]);
     });
   });
 });
@@ -498,6 +500,7 @@ function allowancesUsed(makeStore: () => Promise<SignInGuardStore>): void {
     windowMs: 60_000,
     pendingMs: 60_000,
     deviceMs: 86_400_000,
+    maxDevices: 20,
   };
   const attempt = async (store: SignInGuardStore, account: string, address: string, outcome: 'failed' | 'succeeded') => {
     expect(await store.reserve({ account, address }, limits)).toEqual({ kind: 'admit', known: false });

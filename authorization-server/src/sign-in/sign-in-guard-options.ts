@@ -9,6 +9,8 @@ export const DEFAULT_USERNAME_DELAY_AFTER_ADDRESSES = 3;
 export const DEFAULT_MAX_USERNAME_DELAY_SECONDS = 60;
 /** Default: 100 failed sign-ins per client address per window (one address may serve many users). */
 export const DEFAULT_MAX_FAILURES_PER_ADDRESS = 100;
+/** Default: an account keeps its 20 most recently used known devices (browsers, DPoP keys, clients). */
+export const DEFAULT_MAX_KNOWN_DEVICES_PER_USERNAME = 20;
 /** Default window: 15 minutes. */
 export const DEFAULT_GUARD_WINDOW_SECONDS = 900;
 /**
@@ -45,6 +47,14 @@ export interface SignInGuardOptions {
   /** Window length in seconds; a throttled username or address is free again at its end. Default: 900 (15 minutes). */
   windowSeconds?: number;
   /**
+   * The most known devices one username keeps (1 to 1000): a successful
+   * sign-in from a device beyond it forgets the least recently used one,
+   * which then counts as unknown (delayed during an attack) until it signs
+   * in again. Keeps each account's state bounded however often it signs in.
+   * Default: 20.
+   */
+  maxKnownDevicesPerUsername?: number;
+  /**
    * Longest an attempt held only by attempts in flight (many parallel
    * sign-ins of one user) waits for them to be decided, in ms (100 to
    * 60000); then it is refused with 429 and `Retry-After: 1`. Default: 3000.
@@ -59,6 +69,7 @@ const OPTION_NAMES = [
   'usernameDelayAfterAddresses',
   'maxUsernameDelaySeconds',
   'windowSeconds',
+  'maxKnownDevicesPerUsername',
   'queueTimeoutMs',
 ] as const;
 
@@ -85,6 +96,7 @@ export interface SignInGuardConfiguration {
   readonly windowSeconds: number;
   /** `windowSeconds` in milliseconds, as the store takes it. */
   readonly windowMs: number;
+  readonly maxKnownDevicesPerUsername: number;
   readonly queueTimeoutMs: number;
 }
 
@@ -136,6 +148,12 @@ export function readSignInGuardOptions(options: unknown): SignInGuardConfigurati
     ),
     windowSeconds,
     windowMs: windowSeconds * 1000,
+    maxKnownDevicesPerUsername: checkInteger(
+      FACTORY,
+      'maxKnownDevicesPerUsername',
+      given.maxKnownDevicesPerUsername ?? DEFAULT_MAX_KNOWN_DEVICES_PER_USERNAME,
+      { min: 1, max: 1000 },
+    ),
     queueTimeoutMs: checkInteger(FACTORY, 'queueTimeoutMs', given.queueTimeoutMs ?? SIGN_IN_QUEUE_TIMEOUT_MS, {
       min: 100,
       max: 60_000,

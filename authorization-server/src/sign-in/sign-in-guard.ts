@@ -77,6 +77,7 @@ export interface SignInGuard {
   readonly usernameDelayAfterAddresses: number;
   readonly maxUsernameDelaySeconds: number;
   readonly windowSeconds: number;
+  readonly maxKnownDevicesPerUsername: number;
   /**
    * Reserves one attempt for `username` from the request's address, before
    * the password is checked. Rejects with a 429 ApiError (`tooManyLoginFailures`,
@@ -150,6 +151,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     windowMs: configuration.windowMs,
     pendingMs: PENDING_WINDOW_MS,
     deviceMs: KNOWN_DEVICE_MS,
+    maxDevices: configuration.maxKnownDevicesPerUsername,
   };
   const guard: SignInGuard = {
     maxFailuresPerUsernameAndAddress,
@@ -157,6 +159,7 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
     usernameDelayAfterAddresses,
     maxUsernameDelaySeconds,
     windowSeconds,
+    maxKnownDevicesPerUsername: configuration.maxKnownDevicesPerUsername,
     async attempt(req, username, attemptOptions) {
       // Usernames in their normalizeUsername() spelling.
       const device = attemptOptions?.device;

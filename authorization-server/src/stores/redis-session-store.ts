@@ -12,6 +12,7 @@ import type { RedisStoreOptions } from 'express-api-conventions/stores';
 import {
   cookieDigest,
   isLive,
+  KEPT_OVER_SESSIONS,
   LAST_SEEN_INTERVAL_MS,
   type LiveSession,
   liveSessionOf,
@@ -38,22 +39,33 @@ import {
  * Lua script over one key: atomic, and runnable on a Redis Cluster. A cookie leads to its session through
  * `<prefix>session-cookie:<cookie digest>` → `<id>|<subject>`, written once,
  * before the session exists, and never changed, so it needs no atomic step
- * with the user's hash. Times come from the caller's clock (a fake one in
+ * with the user's hash; it is deleted right after the script that forgot its
+ * session. Of a user's sessions that are over, each script keeps only the
+ * KEPT_OVER_SESSIONS most recent, so the hash holds at most
+ * `maxSessionsPerUser` + 10 records and every script reads that many. Times come from the caller's clock (a fake one in
  * tests); a record is `createdAt|lastSeenAt|expiresAt|ended|device`.
  */
 
 export interface RedisSessionStoreOptions extends RedisStoreOptions, SessionStoreOptions {}
 
 // Shared by the scripts: a record's fields, whether it is live, the record marked ended.
+// A record is `createdAt|lastSeenAt|expiresAt|ended|#<cookie digest>|device` (a record written before the
+// cookie digest was kept has no `#…|` part: its cookie key expires on its own).
 const RECORD_LUA = `
-local function parse(record) return string.match(record, '^(%d+)|(%d+)|(%d+)|(%d)|(.*)$') end
+local function parse(record)
+  local c, l, e, x, rest = string.match(record, '^(%d+)|(%d+)|(%d+)|(%d)|(.*)$')
+  local digest, d = string.match(rest, '^#([%w_%-]+)|(.*)$')
+  if digest then return c, l, e, x, d, '#' .. digest .. '|' end
+  return c, l, e, x, rest, ''
+end
 local function live(record, now)
   local _, _, e, x = parse(record)
   return x == '0' and tonumber(e) > now
 end
-local function ended(record)
-  local c, l, e, _, d = parse(record)
-  return c .. '|' .. l .. '|' .. e .. '|1|' .. d
+-- The record ended now: its lastSeenAt becomes when it ended.
+local function ended(record, now)
+  local c, _, e, _, d, digest = parse(record)
+  return c .. '|' .. now .. '|' .. e .. '|1|' .. digest .. d
 end
 -- Forgets the sessions of KEYS[1] past their keeping; returns the live ones, least recently used first.
 local function live_sessions(now, keepMs)
@@ -71,21 +83,42 @@ local function live_sessions(now, keepMs)
   table.sort(open, function(a, b) return a[2] < b[2] end)
   return open
 end
+-- Forgets the sessions that are over beyond the most recent ARGV kept; returns their cookie digests.
+local function drop_over(now, kept)
+  local over = {}
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    if not live(all[i + 1], now) then
+      local _, l, e, x, _, digest = parse(all[i + 1])
+      local since = tonumber(e)
+      if x == '1' then since = tonumber(l) end
+      over[#over + 1] = { all[i], since, string.sub(digest, 2, -2) }
+    end
+  end
+  table.sort(over, function(a, b) return a[2] > b[2] end)
+  local digests = {}
+  for i = kept + 1, #over do
+    redis.call('HDEL', KEYS[1], over[i][1])
+    if over[i][3] ~= '' then digests[#digests + 1] = over[i][3] end
+  end
+  return digests
+end
 `;
 
-// KEYS: the user's hash. ARGV: id, record, now, keepMs, the most live sessions a user keeps.
-// Ends the least recently used sessions beyond the most (all others when it is 1); replies their ids.
+// KEYS: the user's hash. ARGV: id, record, now, keepMs, the most live sessions a user keeps, the sessions over kept.
+// Ends the least recently used sessions beyond the most (all others when it is 1); replies their ids and the
+// cookie digests of the sessions it forgot.
 const CREATE = new RedisScript(`${RECORD_LUA}
 local now, keepMs = tonumber(ARGV[3]), tonumber(ARGV[4])
 local open = live_sessions(now, keepMs)
 local gone = {}
 for i = 1, #open - tonumber(ARGV[5]) + 1 do
-  redis.call('HSET', KEYS[1], open[i][1], ended(open[i][3]))
+  redis.call('HSET', KEYS[1], open[i][1], ended(open[i][3], now))
   gone[#gone + 1] = open[i][1]
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], keepMs)
-return gone
+return {gone, drop_over(now, tonumber(ARGV[6]))}
 `);
 
 // KEYS: the user's hash. ARGV: id, now, lastSeen interval. Replies nil, {'over', record} or {'live', record}.
@@ -94,32 +127,34 @@ local record = redis.call('HGET', KEYS[1], ARGV[1])
 if not record then return false end
 local now = tonumber(ARGV[2])
 if not live(record, now) then return {'over', record} end
-local c, l, e, _, d = parse(record)
+local c, l, e, _, d, digest = parse(record)
 if now - tonumber(l) >= tonumber(ARGV[3]) then
-  record = c .. '|' .. ARGV[2] .. '|' .. e .. '|0|' .. d
+  record = c .. '|' .. ARGV[2] .. '|' .. e .. '|0|' .. digest .. d
   redis.call('HSET', KEYS[1], ARGV[1], record)
 end
 return {'live', record}
 `);
 
-// KEYS: the user's hash. ARGV: id, now. Replies 1 when it ended a live session.
+// KEYS: the user's hash. ARGV: id, now, the sessions over kept. Replies {1 when it ended a live session, digests forgotten}.
 const END_ONE = new RedisScript(`${RECORD_LUA}
+local now = tonumber(ARGV[2])
 local record = redis.call('HGET', KEYS[1], ARGV[1])
-if not record or not live(record, tonumber(ARGV[2])) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ended(record))
-return 1
+if not record or not live(record, now) then return {0, {}} end
+redis.call('HSET', KEYS[1], ARGV[1], ended(record, now))
+return {1, drop_over(now, tonumber(ARGV[3]))}
 `);
 
-// KEYS: the user's hash. ARGV: the id kept, now, keepMs. Replies the ids it ended.
+// KEYS: the user's hash. ARGV: the id kept, now, keepMs, the sessions over kept. Replies the ids it ended, digests forgotten.
 const END_OTHERS = new RedisScript(`${RECORD_LUA}
+local now = tonumber(ARGV[2])
 local gone = {}
-for _, session in ipairs(live_sessions(tonumber(ARGV[2]), tonumber(ARGV[3]))) do
+for _, session in ipairs(live_sessions(now, tonumber(ARGV[3]))) do
   if session[1] ~= ARGV[1] then
-    redis.call('HSET', KEYS[1], session[1], ended(session[3]))
+    redis.call('HSET', KEYS[1], session[1], ended(session[3], now))
     gone[#gone + 1] = session[1]
   end
 end
-return gone
+return {gone, drop_over(now, tonumber(ARGV[4]))}
 `);
 
 const FACTORY = 'RedisSessionStore';
@@ -147,11 +182,19 @@ export class RedisSessionStore implements SessionStore {
     const index = this.#cookieKey(cookie);
     // The way from the cookie first: until the session exists it leads nowhere.
     await this.#redis.send(index, ['SET', index, `${record.id}|${subject}`, 'PX', String(this.#rules.keepMs)]);
-    const gone = (await CREATE.run(
+    const [gone, dropped] = (await CREATE.run(
       this.#redis,
       [this.#userKey(subject)],
-      [record.id, encode(record), String(record.createdAt), String(this.#rules.keepMs), String(this.#rules.mostLive)],
-    )) as unknown[];
+      [
+        record.id,
+        encode(record, cookieDigest(cookie)),
+        String(record.createdAt),
+        String(this.#rules.keepMs),
+        String(this.#rules.mostLive),
+        String(KEPT_OVER_SESSIONS),
+      ],
+    )) as [unknown[], unknown[]];
+    await this.#forgetCookies(dropped);
     for (const id of gone.map(replyText)) {
       if (id !== undefined) sessionEvents.ended(subject, id, 'ended by a new sign-in', options);
     }
@@ -186,17 +229,18 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async end(subject: string, id: string, options: SessionCallOptions = {}): Promise<boolean> {
-    const ended = (await END_ONE.run(this.#redis, [this.#userKey(subject)], [id, String(Date.now())])) === 1;
+    const ended = await this.#endOne(subject, id);
     if (ended) sessionEvents.ended(subject, id, 'ended by its user', options);
     return ended;
   }
 
   async endOthers(subject: string, currentId: string, options: SessionCallOptions = {}): Promise<number> {
-    const gone = (await END_OTHERS.run(
+    const [gone, dropped] = (await END_OTHERS.run(
       this.#redis,
       [this.#userKey(subject)],
-      [currentId, String(Date.now()), String(this.#rules.keepMs)],
-    )) as unknown[];
+      [currentId, String(Date.now()), String(this.#rules.keepMs), String(KEPT_OVER_SESSIONS)],
+    )) as [unknown[], unknown[]];
+    await this.#forgetCookies(dropped);
     for (const id of gone.map(replyText)) if (id !== undefined) sessionEvents.ended(subject, id, 'ended by its user', options);
     return gone.length;
   }
@@ -204,9 +248,33 @@ export class RedisSessionStore implements SessionStore {
   async endByCookie(cookie: string, options: SessionCallOptions = {}): Promise<boolean> {
     const named = await this.#named(cookie);
     if (!named) return false;
-    const ended = (await END_ONE.run(this.#redis, [this.#userKey(named.subject)], [named.id, String(Date.now())])) === 1;
+    const ended = await this.#endOne(named.subject, named.id);
     if (ended) sessionEvents.ended(named.subject, named.id, 'signed out', options);
     return ended;
+  }
+
+  async #endOne(subject: string, id: string): Promise<boolean> {
+    const [ended, dropped] = (await END_ONE.run(
+      this.#redis,
+      [this.#userKey(subject)],
+      [id, String(Date.now()), String(KEPT_OVER_SESSIONS)],
+    )) as [number, unknown[]];
+    await this.#forgetCookies(dropped);
+    return Number(ended) === 1;
+  }
+
+  /**
+   * Deletes the cookie keys of sessions the user's hash just forgot. A cookie
+   * key lives in its own slot (the cookie alone must find it), so this is a
+   * step after the script: a cookie key it misses leads to no session, and
+   * expires with its keeping.
+   */
+  async #forgetCookies(digests: readonly unknown[]): Promise<void> {
+    for (const digest of digests.map(replyText)) {
+      if (digest === undefined) continue;
+      const key = redisKey(this.#redis.prefix, 'session-cookie', digest);
+      await this.#redis.send(key, ['DEL', key]);
+    }
   }
 
   /** The session a cookie names (which may be over), or undefined. */
@@ -235,12 +303,12 @@ function hashEntries(reply: unknown): [unknown, unknown][] {
   return reply !== null && typeof reply === 'object' ? Object.entries(reply) : [];
 }
 
-const encode = (record: SessionRecord): string =>
-  `${record.createdAt}|${record.lastSeenAt}|${record.expiresAt}|${record.ended ? 1 : 0}|${record.device}`;
+const encode = (record: SessionRecord, digest: string): string =>
+  `${record.createdAt}|${record.lastSeenAt}|${record.expiresAt}|${record.ended ? 1 : 0}|#${digest}|${record.device}`;
 
 /** A stored record, or undefined when it does not parse. */
 function decode(subject: string, id: string, text: string): SessionRecord | undefined {
-  const match = /^(\d+)\|(\d+)\|(\d+)\|([01])\|(.*)$/s.exec(text);
+  const match = /^(\d+)\|(\d+)\|(\d+)\|([01])\|(?:#[\w-]+\|)?(.*)$/s.exec(text);
   if (!match) return undefined;
   const [, createdAt, lastSeenAt, expiresAt, ended, device] = match;
   return {

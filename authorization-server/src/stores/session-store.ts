@@ -169,6 +169,18 @@ export function openSession(
 
 export const isLive = (record: SessionRecord, now: number): boolean => !record.ended && record.expiresAt > now;
 
+/**
+ * The sessions that are over (ended or expired) a store keeps per user, the
+ * most recently over: enough for a stale tab's or a stolen cookie's
+ * `session_use_after_expire`, few enough that every step on a user's
+ * sessions stays O(`maxSessionsPerUser`). The others leave the store in the
+ * step that ends them.
+ */
+export const KEPT_OVER_SESSIONS = 10;
+
+/** When a session that is over ended: when it was ended (an ended record's lastSeenAt), else when it expired. */
+export const overSince = (record: SessionRecord): number => (record.ended ? record.lastSeenAt : record.expiresAt);
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export const summaryOf = (record: SessionRecord): SessionSummary => ({
@@ -183,6 +195,12 @@ export const liveSessionOf = (record: SessionRecord): LiveSession => ({
   subject: record.subject,
   expiresAt: iso(record.expiresAt),
 });
+
+/** Ends a session now: its lastSeenAt becomes when it ended (overSince()). */
+function endRecord(record: SessionRecord, now: number): void {
+  record.ended = true;
+  record.lastSeenAt = now;
+}
 
 /** Why a session ended, as its `session_ended` event says. */
 export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in';
@@ -244,6 +262,8 @@ export class MemorySessionStore implements SessionStore {
   readonly #byCookie = new Map<string, SessionRecord>();
   /** Subject → public id → record. */
   readonly #bySubject = new Map<string, Map<string, SessionRecord>>();
+  /** Record → its cookie digest, to forget both ways at once. */
+  readonly #digests = new WeakMap<SessionRecord, string>();
 
   constructor(options: Readonly<SessionStoreOptions> = {}) {
     const given = readOptions<SessionStoreOptions>('MemorySessionStore', options, [...SESSION_STORE_OPTIONS]);
@@ -259,6 +279,8 @@ export class MemorySessionStore implements SessionStore {
     mine.set(record.id, record);
     this.#bySubject.set(subject, mine);
     this.#byCookie.set(cookieDigest(cookie), record);
+    this.#digests.set(record, cookieDigest(cookie));
+    this.#dropOver(subject, record.createdAt);
     for (const id of replaced) sessionEvents.ended(subject, id, 'ended by a new sign-in', options);
     sessionEvents.created(record, options);
     return { cookie, session: liveSessionOf(record) };
@@ -284,9 +306,11 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async end(subject: string, id: string, options: SessionCallOptions = {}): Promise<boolean> {
+    const now = Date.now();
     const record = this.#bySubject.get(subject)?.get(id);
-    if (!record || !isLive(record, Date.now())) return false;
-    record.ended = true;
+    if (!record || !isLive(record, now)) return false;
+    endRecord(record, now);
+    this.#dropOver(subject, now);
     sessionEvents.ended(subject, id, 'ended by its user', options);
     return true;
   }
@@ -296,17 +320,18 @@ export class MemorySessionStore implements SessionStore {
     const others = [...(this.#bySubject.get(subject)?.values() ?? [])].filter(
       (record) => record.id !== currentId && isLive(record, now),
     );
-    for (const record of others) {
-      record.ended = true;
-      sessionEvents.ended(subject, record.id, 'ended by its user', options);
-    }
+    for (const record of others) endRecord(record, now);
+    this.#dropOver(subject, now);
+    for (const record of others) sessionEvents.ended(subject, record.id, 'ended by its user', options);
     return others.length;
   }
 
   async endByCookie(cookie: string, options: SessionCallOptions = {}): Promise<boolean> {
+    const now = Date.now();
     const record = this.#byCookie.get(cookieDigest(cookie));
-    if (!record || !isLive(record, Date.now())) return false;
-    record.ended = true;
+    if (!record || !isLive(record, now)) return false;
+    endRecord(record, now);
+    this.#dropOver(record.subject, now);
     sessionEvents.ended(record.subject, record.id, 'signed out', options);
     return true;
   }
@@ -315,8 +340,26 @@ export class MemorySessionStore implements SessionStore {
   #makeRoom(records: Map<string, SessionRecord>, now: number): string[] {
     const live = [...records.values()].filter((record) => isLive(record, now)).sort((a, b) => a.lastSeenAt - b.lastSeenAt);
     const over = live.slice(0, Math.max(0, live.length - this.#rules.mostLive + 1));
-    for (const record of over) record.ended = true;
+    for (const record of over) endRecord(record, now);
     return over.map((record) => record.id);
+  }
+
+  /** Forgets the user's sessions that are over beyond the KEPT_OVER_SESSIONS most recent. */
+  #dropOver(subject: string, now: number): void {
+    const mine = this.#bySubject.get(subject);
+    if (!mine) return;
+    const over = [...mine.values()].filter((record) => !isLive(record, now)).sort((a, b) => overSince(b) - overSince(a));
+    for (const record of over.slice(KEPT_OVER_SESSIONS)) {
+      mine.delete(record.id);
+      this.#byCookie.delete(this.#digests.get(record) as string);
+    }
+  }
+
+  /** How many sessions (live or kept over) and cookies this store holds: for tests and metrics. */
+  size(): { sessions: number; cookies: number } {
+    let sessions = 0;
+    for (const mine of this.#bySubject.values()) sessions += mine.size;
+    return { sessions, cookies: this.#byCookie.size };
   }
 
   /** Drops the records past their keeping, oldest first. */

@@ -23,13 +23,24 @@
  *   address stays one of the window's failed addresses (fail, succeed, fail
  *   again from one address is one address, not two).
  *
+ * The window of an account's counts is the last `windowMs`: an address is
+ * one of the account's failed addresses while its last failure is less than
+ * a window old, and its failures, like the delay's steps, count until a
+ * whole window passed without one. The failed addresses are the keys of
+ * that one map, so "failed in this window" is one fact, not a count that
+ * lives on its own while an address's failures live on theirs (the
+ * straddling attack of docs/oauth2-choices.md). The per-address count, shared
+ * by every username, keeps its fixed window.
+ *
  * Known devices (OWASP "Slow Down Online Guessing Attacks with Device
  * Cookies"): a device that signed the account in before (a success with that
  * `device`) is known for `deviceMs`. A known device has its own allowance,
  * `maxPair` failures per window, and nothing else counts for it: no address
  * allowance, no account-wide delay, so failures elsewhere never refuse it.
  * Once it has used its allowance it is forgotten (a stolen device credential
- * buys one allowance, then counts as unknown).
+ * buys one allowance, then counts as unknown). An account keeps at most
+ * `maxDevices` known devices: a success beyond that forgets the least
+ * recently used one.
  */
 
 /** The identities of one attempt, as digests (never a raw username or address). */
@@ -54,6 +65,8 @@ export interface SignInLimits {
   readonly pendingMs: number;
   /** How long a device stays known after its last successful sign-in. */
   readonly deviceMs: number;
+  /** The most known devices an account keeps; a success beyond it forgets the least recently used. */
+  readonly maxDevices: number;
 }
 
 /** Why an attempt is refused. */
@@ -90,25 +103,39 @@ const ADMIT: SignInReservation = { kind: 'admit', known: false };
 const ADMIT_KNOWN: SignInReservation = { kind: 'admit', known: true };
 const WAIT: SignInReservation = { kind: 'wait' };
 
-/** A count that ends at `endsAt` (ms since the epoch). */
+/** A count that ends at `endsAt` (ms since the epoch): a fixed window. */
 interface Timed {
   count: number;
   endsAt: number;
 }
 
+/**
+ * Failures counted while the last one is less than a window old: once a
+ * whole window passed without one, the count starts again. So no window
+ * boundary hands out a second allowance (any `windowMs` sees at most one).
+ */
+export interface Streak {
+  count: number;
+  lastAt: number;
+}
+
 /** One account's counts, as the Redis store keeps them under one hash tag. */
 interface AccountCounts {
-  /** Failures per address. */
-  readonly pairs: Map<string, Timed>;
+  /**
+   * The addresses that failed in the window (their last failure less than
+   * `windowMs` ago): each one's failures, 0 after a success (it stays one
+   * of the window's failed addresses).
+   */
+  readonly failed: Map<string, Streak>;
   /** Attempts in flight per address, and per known device (`d:<device>`). */
   readonly pending: Map<string, number>;
-  /** Known devices: when each stops being known. */
+  /** Known devices, least recently used first: when each last signed in. */
   readonly devices: Map<string, number>;
   /** Failures per known device. */
-  readonly deviceFailures: Map<string, Timed>;
+  readonly deviceFailures: Map<string, Streak>;
   pendingEndsAt: number;
-  addresses?: Timed;
-  delays?: Timed;
+  /** The username-wide delay's steps. */
+  delays?: Streak;
   delayEndsAt: number;
 }
 
@@ -130,7 +157,7 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     const known = identity.device === undefined ? undefined : this.#reserveKnown(identity.account, identity.device, limits, now);
     if (known) return known;
     const address = this.#address(identity.address, now);
-    const addressFailures = live(address.failures, now);
+    const addressFailures = address.failures && address.failures.endsAt > now ? address.failures.count : 0;
     if (addressFailures >= limits.maxAddress) {
       return { kind: 'refuse', reason: 'address', retryAfterMs: (address.failures as Timed).endsAt - now };
     }
@@ -150,39 +177,55 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     known: boolean,
   ): Promise<SignInRefusal | undefined> {
     const now = this.#now();
-    this.#sweep(now);
+    this.#sweep(now, limits);
     if (known) return this.#settleKnown(identity.account, identity.device as string, outcome, limits, now);
     const address = this.#address(identity.address, now);
     if (address.pending > 0) address.pending--;
     const account = this.#account(identity.account, now);
-    const mine = account.pending.get(identity.address) ?? 0;
-    if (mine > 1) account.pending.set(identity.address, mine - 1);
-    else account.pending.delete(identity.address);
-    const before = account.pairs.get(identity.address);
+    release(account.pending, identity.address);
+    const before = account.failed.get(identity.address);
     if (outcome === 'succeeded') {
-      // The failures are cleared, the address stays counted among the window's failed addresses.
+      // The failures are cleared, the address stays one of the window's failed addresses.
       if (before) before.count = 0;
-      if (identity.device !== undefined) account.devices.set(identity.device, now + limits.deviceMs);
+      if (identity.device !== undefined) remember(account, identity.device, limits, now);
     }
     if (outcome !== 'failed') return undefined;
     address.failures = bump(address.failures, now, limits.windowMs);
-    const pair = bump(before, now, limits.windowMs);
-    account.pairs.set(identity.address, pair);
-    if (!counted(before, now)) account.addresses = bump(account.addresses, now, limits.windowMs);
+    const pair = extend(before, now, limits.windowMs);
+    account.failed.set(identity.address, pair);
     const used = allowanceUsed(pair.count, address.failures.count, limits);
-    if (live(account.addresses, now) < limits.delayAfterAddresses) return used;
-    account.delays = bump(account.delays, now, limits.windowMs);
+    if (failedAddresses(account, now, limits.windowMs) < limits.delayAfterAddresses) return used;
+    account.delays = extend(account.delays, now, limits.windowMs);
     account.delayEndsAt = now + delayMs(account.delays.count, limits);
     return used ?? (account.delays.count === 1 ? 'account' : undefined);
+  }
+
+  /** How much this store holds, in all: for tests and metrics (each count is bounded per account; docs/oauth2-choices.md). */
+  size(): { accounts: number; addresses: number; failedAddresses: number; knownDevices: number; deviceFailures: number } {
+    let failed = 0;
+    let devices = 0;
+    let deviceFailures = 0;
+    for (const account of this.#accounts.values()) {
+      failed += account.failed.size;
+      devices += account.devices.size;
+      deviceFailures += account.deviceFailures.size;
+    }
+    return {
+      accounts: this.#accounts.size,
+      addresses: this.#addresses.size,
+      failedAddresses: failed,
+      knownDevices: devices,
+      deviceFailures,
+    };
   }
 
   /** A known device's own reservation; `undefined` when the device is not known (or no longer). */
   #reserveKnown(key: string, device: string, limits: SignInLimits, now: number): SignInReservation | undefined {
     const account = this.#account(key, now);
-    if ((account.devices.get(device) ?? 0) <= now) return undefined;
-    const failures = live(account.deviceFailures.get(device), now);
+    if ((account.devices.get(device) ?? Number.NEGATIVE_INFINITY) + limits.deviceMs <= now) return undefined;
+    const failures = live(account.deviceFailures.get(device), now, limits.windowMs);
     if (failures >= limits.maxPair) {
-      account.devices.delete(device);
+      forget(account, device);
       return undefined;
     }
     const mine = account.pending.get(`d:${device}`) ?? 0;
@@ -200,31 +243,28 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     now: number,
   ): SignInRefusal | undefined {
     const account = this.#account(key, now);
-    const mine = account.pending.get(`d:${device}`) ?? 0;
-    if (mine > 1) account.pending.set(`d:${device}`, mine - 1);
-    else account.pending.delete(`d:${device}`);
-    if (outcome === 'succeeded') {
-      account.deviceFailures.delete(device);
-      account.devices.set(device, now + limits.deviceMs);
-    } else if (outcome === 'failed') {
-      const failures = bump(account.deviceFailures.get(device), now, limits.windowMs);
-      account.deviceFailures.set(device, failures);
-      if (failures.count >= limits.maxPair) account.devices.delete(device);
-      if (failures.count === limits.maxPair) return 'pair';
-    }
-    return undefined;
+    release(account.pending, `d:${device}`);
+    if (outcome === 'succeeded') remember(account, device, limits, now);
+    if (outcome !== 'failed') return undefined;
+    const failures = extend(account.deviceFailures.get(device), now, limits.windowMs);
+    account.deviceFailures.set(device, failures);
+    // Its allowance used, the device is forgotten: a stolen device credential buys one allowance.
+    if (failures.count >= limits.maxPair) forget(account, device);
+    return failures.count === limits.maxPair ? 'pair' : undefined;
   }
 
   #reserveAccount(identity: SignInIdentity, limits: SignInLimits, now: number): SignInReservation {
     const account = this.#account(identity.account, now);
-    const pair = account.pairs.get(identity.address);
-    const failures = live(pair, now);
-    const failedBefore = counted(pair, now);
-    if (failures >= limits.maxPair) return { kind: 'refuse', reason: 'pair', retryAfterMs: (pair as Timed).endsAt - now };
+    const pair = account.failed.get(identity.address);
+    const failures = live(pair, now, limits.windowMs);
+    if (failures >= limits.maxPair) {
+      return { kind: 'refuse', reason: 'pair', retryAfterMs: (pair as Streak).lastAt + limits.windowMs - now };
+    }
     if (account.delayEndsAt > now) return { kind: 'refuse', reason: 'account', retryAfterMs: account.delayEndsAt - now };
     const mine = account.pending.get(identity.address) ?? 0;
     if (failures + mine >= limits.maxPair) return WAIT;
-    const addresses = live(account.addresses, now);
+    const addresses = failedAddresses(account, now, limits.windowMs);
+    const failedBefore = inWindow(pair, now, limits.windowMs);
     if (addresses >= limits.delayAfterAddresses) {
       if (account.pending.size > 0) return WAIT;
     } else if (!failedBefore && (mine > 0 || addresses + account.pending.size >= limits.delayAfterAddresses)) {
@@ -240,7 +280,7 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     if (account && account.pendingEndsAt <= now) account.pending.clear();
     if (!account) {
       account = {
-        pairs: new Map(),
+        failed: new Map(),
         pending: new Map(),
         devices: new Map(),
         deviceFailures: new Map(),
@@ -262,36 +302,74 @@ export class MemorySignInGuardStore implements SignInGuardStore {
     return address;
   }
 
-  /** Forgets, now and then, what has ended: a key whose window passed counts nothing even before. */
-  #sweep(now: number): void {
+  /** Forgets, now and then, what has ended: a count whose window passed counts nothing even before. */
+  #sweep(now: number, limits: SignInLimits): void {
     if (++this.#writes % SWEEP_EVERY !== 0) return;
     for (const [key, address] of this.#addresses) {
-      if (live(address.failures, now) === 0 && (address.pending === 0 || address.pendingEndsAt <= now)) {
-        this.#addresses.delete(key);
-      }
+      const failing = address.failures !== undefined && address.failures.endsAt > now;
+      if (!failing && (address.pending === 0 || address.pendingEndsAt <= now)) this.#addresses.delete(key);
     }
     for (const [key, account] of this.#accounts) {
-      for (const [address, pair] of account.pairs) if (pair.endsAt <= now) account.pairs.delete(address);
-      for (const [device, failures] of account.deviceFailures) if (failures.endsAt <= now) account.deviceFailures.delete(device);
-      for (const [device, endsAt] of account.devices) if (endsAt <= now) account.devices.delete(device);
+      failedAddresses(account, now, limits.windowMs);
+      for (const [device, failures] of account.deviceFailures) {
+        if (!inWindow(failures, now, limits.windowMs)) account.deviceFailures.delete(device);
+      }
+      for (const [device, lastAt] of account.devices) if (lastAt + limits.deviceMs <= now) account.devices.delete(device);
       const idle = account.pending.size === 0 || account.pendingEndsAt <= now;
-      const empty = account.pairs.size === 0 && account.devices.size === 0 && account.deviceFailures.size === 0;
-      if (idle && empty && live(account.addresses, now) === 0 && account.delayEndsAt <= now) {
+      const empty = account.failed.size === 0 && account.devices.size === 0 && account.deviceFailures.size === 0;
+      if (idle && empty && !inWindow(account.delays, now, limits.windowMs) && account.delayEndsAt <= now) {
         this.#accounts.delete(key);
       }
     }
   }
 }
 
-/** A count while its window lasts, else 0. */
-const live = (timed: Timed | undefined, now: number): number => (timed && timed.endsAt > now ? timed.count : 0);
+/** Whether a streak's last failure is less than a window old. */
+const inWindow = (streak: Streak | undefined, now: number, windowMs: number): streak is Streak =>
+  streak !== undefined && streak.lastAt + windowMs > now;
 
-/** Whether the address is among the window's failed addresses (its failures may since have been cleared by a success). */
-const counted = (pair: Timed | undefined, now: number): boolean => pair !== undefined && pair.endsAt > now;
+/** A streak's count while it lasts, else 0. */
+const live = (streak: Streak | undefined, now: number, windowMs: number): number =>
+  inWindow(streak, now, windowMs) ? streak.count : 0;
+
+/** One more failure now: the streak goes on, or a new one starts. */
+const extend = (streak: Streak | undefined, now: number, windowMs: number): Streak => ({
+  count: live(streak, now, windowMs) + 1,
+  lastAt: now,
+});
 
 /** One more in the window, or 1 in a new window. */
 const bump = (timed: Timed | undefined, now: number, windowMs: number): Timed =>
   timed && timed.endsAt > now ? { count: timed.count + 1, endsAt: timed.endsAt } : { count: 1, endsAt: now + windowMs };
+
+/** The addresses that failed for the account in the window; forgets the others. */
+function failedAddresses(account: AccountCounts, now: number, windowMs: number): number {
+  for (const [address, streak] of account.failed) if (!inWindow(streak, now, windowMs)) account.failed.delete(address);
+  return account.failed.size;
+}
+
+/** Gives back one attempt in flight. */
+function release(pending: Map<string, number>, key: string): void {
+  const mine = pending.get(key) ?? 0;
+  if (mine > 1) pending.set(key, mine - 1);
+  else pending.delete(key);
+}
+
+/** A device that just signed in: known, and the most recently used; beyond `maxDevices`, the least recently used is forgotten. */
+function remember(account: AccountCounts, device: string, limits: SignInLimits, now: number): void {
+  account.devices.delete(device);
+  account.deviceFailures.delete(device);
+  account.devices.set(device, now);
+  for (const oldest of account.devices.keys()) {
+    if (account.devices.size <= limits.maxDevices) break;
+    forget(account, oldest);
+  }
+}
+
+function forget(account: AccountCounts, device: string): void {
+  account.devices.delete(device);
+  account.deviceFailures.delete(device);
+}
 
 /**
  * The allowance a failure used up, from the counts after it: the (account,
