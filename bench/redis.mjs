@@ -84,6 +84,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const part of [run.single, run.cluster].filter(Boolean)) {
     for (const s of part.servers) console.log(s.name.padEnd(20), Math.round(s.rps), s.cpu.toFixed(1), Math.round(s.bytes));
     for (const r of part.ratios)
-      console.log(r.what.padEnd(75), r.median.toFixed(2), r.perRound.map((v) => v.toFixed(2)).join(' '), r.target ?? '');
+      console.log(
+        r.what.padEnd(75),
+        r.median.toFixed(2),
+        `(${r.perRound.map((v) => v.toFixed(2)).join(' ')})`,
+        `cpu ${r.cpuMedian.toFixed(2)}`,
+        r.target ?? '',
+      );
   }
 }
