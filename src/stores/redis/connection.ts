@@ -101,25 +101,39 @@ export class RedisConnection {
    */
   send(key: string, args: string[]): Promise<unknown> {
     const client = this.#client;
-    const command = args[0] ?? '';
-    const reply = new Promise<unknown>((resolve) => {
-      resolve(isCluster(client) ? client.sendCommand(key, false, args, this.#options) : client.sendCommand(args, this.#options));
-    }).catch((cause: unknown) => {
-      const why = cause instanceof Error ? cause.message : String(cause);
-      throw new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${command}: ${why}`, { cause });
+    let reply: Promise<unknown>;
+    try {
+      reply = this.cluster
+        ? (client as RedisClusterClient).sendCommand(key, false, args, this.#options)
+        : (client as RedisSingleClient).sendCommand(args, this.#options);
+    } catch (cause) {
+      reply = Promise.reject(cause);
+    }
+    // One promise and one timer per command: the client's answer or the
+    // deadline, whichever comes first (no race of promises, docs/performance.md).
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(this.#timedOut(args)), this.commandTimeoutMs);
+      reply.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (cause: unknown) => {
+          clearTimeout(timer);
+          reject(this.#failed(args, cause));
+        },
+      );
     });
-    return this.#bounded(reply, command);
   }
 
-  #bounded(reply: Promise<unknown>, command: string): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const message = `${this.owner}: Redis did not answer ${command} within ${this.commandTimeoutMs} ms.`;
-        reject(new RedisTimeoutError(this.owner, message));
-      }, this.commandTimeoutMs);
-    });
-    return Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
+  #failed(args: readonly string[], cause: unknown): StoreUnavailableError {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${args[0] ?? ''}: ${why}`, { cause });
+  }
+
+  #timedOut(args: readonly string[]): RedisTimeoutError {
+    const message = `${this.owner}: Redis did not answer ${args[0] ?? ''} within ${this.commandTimeoutMs} ms.`;
+    return new RedisTimeoutError(this.owner, message);
   }
 }
 
