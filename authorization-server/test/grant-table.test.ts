@@ -28,7 +28,7 @@ describe('the grant table', () => {
   });
 
   it('holds the toy grant after the built-in ones (the one line this test adds)', () => {
-    expect(GRANTS.map((grant) => grant.type)).toEqual(['password', 'refresh_token', TOY_GRANT_TYPE]);
+    expect(GRANTS.map((grant) => grant.type)).toEqual(['password', 'refresh_token', 'client_credentials', TOY_GRANT_TYPE]);
   });
 
   describe('an extension grant added by one module and one line (RFC 6749 §4.5)', () => {
@@ -67,7 +67,7 @@ describe('the grant table', () => {
     it('is listed in the metadata’s grant_types_supported', async () => {
       const res = await request(app).get('/.well-known/oauth-authorization-server');
       expect(res.status).toBe(200);
-      expect(res.body.grant_types_supported).toEqual(['password', 'refresh_token', TOY_GRANT_TYPE]);
+      expect(res.body.grant_types_supported).toEqual(['password', 'refresh_token', 'client_credentials', TOY_GRANT_TYPE]);
     });
   });
 
