@@ -192,7 +192,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
   },
   'tokenRouter(): an unsupported grant type': {
     middlewares: () => [router()],
-    send: (app) => postForm(app, { grant_type: 'client_credentials' }).then((res) => res),
+    send: (app) => postForm(app, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }).then((res) => res),
     status: 400,
     headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
     body: {

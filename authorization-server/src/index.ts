@@ -28,6 +28,14 @@ export {
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './sign-in/password-sign-in.js';
 export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in/sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
+export {
+  CLIENT_TYPES,
+  type ClientRegistration,
+  type ClientType,
+  LEGACY_GRANTS,
+  type RegisteredClient,
+  type RegisteredClientStore,
+} from './stores/client-registration.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './stores/redis-session-store.js';
 export { RedisSignInGuardStore } from './stores/redis-sign-in-guard-store.js';
 export {

@@ -7,7 +7,6 @@ import {
   checkString,
   checkSubjectActive,
   DpopVerifier,
-  GRANT_TYPES,
   INTROSPECTION_PATH,
   invalidOption,
   JWKS_PATH,
@@ -22,7 +21,6 @@ import type {
   AccessTokenKey,
   ClientStore,
   DpopOptions,
-  GrantType,
   RevokedFamilies,
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
@@ -240,11 +238,6 @@ export interface TokenRouterConfiguration {
   readonly refreshGraceMs: number;
   /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
   readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
-}
-
-/** The grant types the router answers, as the metadata lists them. */
-export function enabledGrantTypes(config: TokenRouterConfiguration): GrantType[] {
-  return config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
 }
 
 function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {

@@ -201,7 +201,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
 
       it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
         const app = await tokenApp();
-        const res = await postToken(app, { grant_type: 'client_credentials' });
+        const res = await postToken(app, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' });
         expect(res.status).toBe(400);
         expectHeaders(res, ERROR_HEADERS);
         expect(res.body).toEqual(
