@@ -256,8 +256,9 @@ export interface TokenRouterConfiguration {
 }
 
 /** The grant types the router answers, as the metadata lists them. */
-export function enabledGrantTypes(config: TokenRouterConfiguration): GrantType[] {
-  return config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
+export function enabledGrantTypes(config: TokenRouterConfiguration): string[] {
+  const grants: string[] = config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
+  return config.authorization === undefined ? grants : ['authorization_code', ...grants];
 }
 
 function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {

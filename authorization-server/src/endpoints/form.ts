@@ -27,6 +27,10 @@ const DEFINED_PARAMETERS = new Set([
   'client_secret',
   'token',
   'token_type_hint',
+  // RFC 6749 §4.1.3 and RFC 7636 §4.5: the authorization code grant.
+  'code',
+  'redirect_uri',
+  'code_verifier',
 ]);
 
 /**

@@ -3,6 +3,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
 import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
 import { derivedKey } from '../derived-key.js';
+import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { passwordGrant } from '../grants/password.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
 import { recordRevokedFamily, refreshTokenGrant } from '../grants/refresh-token.js';
@@ -72,7 +73,8 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     const { params, client } = await read(req, res);
     const grantType = params.grant_type;
     if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
-    if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+    const codeGrant = grantType === 'authorization_code' && config.authorization !== undefined;
+    if (!codeGrant && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
       throw tokenError(
         'unsupported_grant_type',
         'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
@@ -88,8 +90,9 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     if (proof !== undefined) await reserveTokenEndpointProof(config, req, proof);
     let issued: Issued;
     try {
-      issued =
-        grantType === 'password'
+      issued = codeGrant
+        ? await authorizationCodeGrant(context, req, params, client, jkt)
+        : grantType === 'password'
           ? await passwordGrant(context, req, params, client, jkt)
           : await refreshTokenGrant(context, req, params, client, jkt);
     } catch (error) {
