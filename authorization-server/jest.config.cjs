@@ -15,7 +15,7 @@ module.exports = {
   // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
   setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
-    // The package itself, as the shared helpers of ../test/support import it: from its sources, no build needed.
+    // The shared helpers (../test/support) import this package by its name: its sources, never a stale dist/.
     '^express-api-conventions-authorization-server$': '<rootDir>/src/index.ts',
     '^express-api-conventions$': '<rootDir>/../src/index.ts',
     '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',

@@ -41,6 +41,14 @@ export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from 
 export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in/sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
 export {
+  CLIENT_TYPES,
+  type ClientRegistration,
+  type ClientType,
+  LEGACY_GRANTS,
+  type RegisteredClient,
+  type RegisteredClientStore,
+} from './stores/client-registration.js';
+export {
   type AuthorizationCodeStore,
   type CodeGrant,
   MemoryCodeStore,

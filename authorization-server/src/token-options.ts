@@ -7,7 +7,6 @@ import {
   checkString,
   checkSubjectActive,
   DpopVerifier,
-  GRANT_TYPES,
   INTROSPECTION_PATH,
   invalidOption,
   JWKS_PATH,
@@ -22,7 +21,6 @@ import type {
   AccessTokenKey,
   ClientStore,
   DpopOptions,
-  GrantType,
   RevokedFamilies,
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
@@ -253,12 +251,6 @@ export interface TokenRouterConfiguration {
   readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
   /** The authorization endpoint, when it is on. */
   readonly authorization: AuthorizationConfiguration | undefined;
-}
-
-/** The grant types the router answers, as the metadata lists them. */
-export function enabledGrantTypes(config: TokenRouterConfiguration): string[] {
-  const grants: string[] = config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
-  return config.authorization === undefined ? grants : ['authorization_code', ...grants];
 }
 
 function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {

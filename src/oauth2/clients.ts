@@ -18,8 +18,6 @@ export interface ClientRecord {
   readonly id: string;
   /** SHA-256 of the client secret (hashClientSecret()); absent for a public client. */
   readonly secretHash?: string;
-  /** Grants this client may use; absent: all. */
-  readonly grants?: readonly GrantType[];
   /** Scopes this client may ask for; absent: all known scopes. */
   readonly scopes?: readonly string[];
   /** A blocked client is refused (the conventions: "block applications that are not allowed"). */

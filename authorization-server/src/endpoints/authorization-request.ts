@@ -1,7 +1,8 @@
 import { parseScope } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
+import type { ClientStore } from 'express-api-conventions/oauth2';
 import { isCodeChallenge, PKCE_METHOD } from '../grants/pkce.js';
 import { allowedFor } from '../grants/token-response.js';
+import { type RegisteredClient, registeredClient } from '../stores/client-registration.js';
 import { chooseRedirectUri } from './redirect-uris.js';
 
 /**
@@ -13,11 +14,7 @@ import { chooseRedirectUri } from './redirect-uris.js';
  */
 
 /** A registered client as the authorization endpoint reads it. */
-export type AuthorizationClient = ClientRecord & {
-  readonly name?: string;
-  readonly firstParty?: boolean;
-  readonly redirectUris?: readonly string[];
-};
+export type AuthorizationClient = RegisteredClient;
 
 /** A request that passed every check. */
 export interface AuthorizationRequest {
@@ -78,8 +75,9 @@ async function clientAndRedirect(
   if (clientId === undefined || repeated.has('client_id')) {
     throw new AuthorizationError('invalid_request', 'The request names no client (client_id), or names it twice.');
   }
-  const client = (await context.clients?.findById(clientId)) as AuthorizationClient | undefined;
-  if (client === undefined) throw new AuthorizationError('invalid_client', 'The client is not registered.');
+  const record = await context.clients?.findById(clientId);
+  if (record === undefined) throw new AuthorizationError('invalid_client', 'The client is not registered.');
+  const client = registeredClient(record);
   if (client.blocked) throw new AuthorizationError('unauthorized_client', 'This client may not ask for authorization.');
   const redirectUri = repeated.has('redirect_uri')
     ? undefined
@@ -104,7 +102,7 @@ export async function readAuthorizationRequest(
   if (responseType === undefined) throw refuse('invalid_request', 'The request has no response_type.');
   // RFC 9700 §2.1.2: the implicit grant (`token`) and hybrid types are not offered.
   if (responseType !== 'code') throw refuse('unsupported_response_type', 'The only response_type supported is code.');
-  if (client.grants !== undefined && !(client.grants as readonly string[]).includes('authorization_code')) {
+  if (!client.grants.includes('authorization_code')) {
     throw refuse('unauthorized_client', 'This client may not use the authorization code grant.');
   }
   const codeChallenge = params.get('code_challenge');

@@ -1,12 +1,13 @@
 import type { Request } from 'express';
-import type { ClientRecord } from 'express-api-conventions/oauth2';
 import { noteCodeReplay } from '../authorization-events.js';
 import type { AuthorizationConfiguration } from '../authorization-options.js';
 import type { Params } from '../endpoints/client-auth.js';
 import { tokenError } from '../endpoints/token-errors.js';
+import type { RegisteredClient } from '../stores/client-registration.js';
 import { type CodeGrant, hashAuthorizationCode } from '../stores/code-store.js';
 import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
 import { publishTokenRevoked } from '../token-events.js';
+import type { Grant, GrantRequest } from './grant.js';
 import { verifierMatches } from './pkce.js';
 import { recordRevokedFamily } from './refresh-token.js';
 import type { GrantContext, Issued } from './token-response.js';
@@ -31,7 +32,7 @@ async function revokeReplayed(context: GrantContext, req: Request, grant: CodeGr
 }
 
 /** The grant's checks of what the token request says against what the code was bound to. */
-function checkBinding(grant: CodeGrant, params: Params, client: ClientRecord, jkt: string | undefined): void {
+function checkBinding(grant: CodeGrant, params: Params, client: RegisteredClient, jkt: string | undefined): void {
   // RFC 6749 §4.1.3: the code was issued to this client, for this redirect URI.
   if (grant.clientId !== client.id) throw tokenError('invalid_grant', 'The authorization code was issued to another client.');
   if (params.redirect_uri !== grant.redirectUri) {
@@ -47,13 +48,7 @@ function checkBinding(grant: CodeGrant, params: Params, client: ClientRecord, jk
   }
 }
 
-export async function authorizationCodeGrant(
-  context: GrantContext,
-  req: Request,
-  params: Params,
-  client: ClientRecord | undefined,
-  jkt?: string,
-): Promise<Issued> {
+async function authorizationCodeGrant(context: GrantContext, { req, params, client, jkt }: GrantRequest): Promise<Issued> {
   const { config } = context;
   const codes = (config.authorization as AuthorizationConfiguration).codes;
   const { code } = params;
@@ -81,3 +76,15 @@ export async function authorizationCodeGrant(
   );
   return { ...family, requested: grant.requested, refreshToken };
 }
+
+/** The grant table's row: on when the router has its authorization endpoint (the `authorization` option). */
+export const AUTHORIZATION_CODE_GRANT: Grant = {
+  type: 'authorization_code',
+  // RFC 6749 §4.1.3 and RFC 7636 §4.5.
+  parameters: ['code', 'redirect_uri', 'code_verifier'],
+  clientTypes: ['public', 'confidential'],
+  // RFC 6749 §4.1.3: the client authenticates, or a public one names itself with client_id.
+  clientOptional: false,
+  enabled: (config) => config.authorization !== undefined,
+  handle: authorizationCodeGrant,
+};

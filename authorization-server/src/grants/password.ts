@@ -6,6 +6,7 @@ import type { Params } from '../endpoints/client-auth.js';
 import { tokenError } from '../endpoints/token-errors.js';
 import { signInFacts } from '../sign-in/sign-in-guard.js';
 import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
+import type { Grant } from './grant.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
 /** Longest username and password read (every byte of the password counts: it is pre-hashed before bcrypt). */
@@ -77,3 +78,13 @@ export async function passwordGrant(
   );
   return { subject: user.subject, clientId: client?.id, familyId, scopes, requested, refreshToken };
 }
+
+/** The password grant's row of the grant table: any client type, or none (docs/conventions.md rule 13.5). */
+export const PASSWORD_GRANT: Grant = {
+  type: 'password',
+  parameters: ['username', 'password'],
+  clientTypes: ['public', 'confidential'],
+  clientOptional: true,
+  enabled: (config) => config.passwordGrant !== 'off',
+  handle: (context, { req, params, client, jkt }) => passwordGrant(context, req, params, client, jkt),
+};

@@ -1,8 +1,6 @@
 import {
   checkInteger,
   DEFAULT_OAUTH2_REDIS_PREFIX,
-  GRANT_TYPES,
-  hashClientSecret,
   type RedisConnection,
   RedisScript,
   readRedisOptions,
@@ -10,8 +8,14 @@ import {
   replyText,
   taggedKey,
 } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore, GrantType } from 'express-api-conventions/oauth2';
 import type { RedisStoreOptions } from 'express-api-conventions/stores';
+import {
+  type ClientRegistration,
+  type RegisteredClient,
+  type RegisteredClientStore,
+  registerClient,
+  registeredClient,
+} from './client-registration.js';
 import {
   checkUsername,
   type FoundFamily,
@@ -100,41 +104,66 @@ export class RedisUserStore implements UserStore {
   }
 }
 
-/** Clients in Redis hashes: `<prefix>client:<id>`. */
-export class RedisClientStore implements ClientStore {
+/**
+ * Clients in Redis hashes: `<prefix>client:<id>` → id, type, blocked, and
+ * when registered: secretHash, grants, scopes, redirectUris (each a
+ * space-separated list: neither a scope token, a grant type nor a redirect URI
+ * holds a space), firstParty, name. One key per client, written by one
+ * script: a Redis Cluster serves it as a single Redis does.
+ */
+export class RedisClientStore implements RegisteredClientStore {
   readonly #redis: RedisConnection;
 
   constructor(options: Readonly<RedisStoreOptions>) {
     this.#redis = open('RedisClientStore', options);
   }
 
-  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
-  async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
-    const fields = ['id', client.id, 'blocked', client.blocked ? '1' : '0'];
-    const secretHash = client.secret === undefined ? client.secretHash : hashClientSecret(client.secret);
-    if (secretHash !== undefined) fields.push('secretHash', secretHash);
-    if (client.grants !== undefined) fields.push('grants', client.grants.join(' '));
-    if (client.scopes !== undefined) fields.push('scopes', client.scopes.join(' '));
-    await REPLACE_HASH.run(this.#redis, [this.#key(client.id)], fields);
+  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. A wrong registration rejects with ConfigurationError. */
+  async add(client: ClientRegistration): Promise<void> {
+    const record = registerClient('RedisClientStore.add', client);
+    const fields = [
+      'id',
+      record.id,
+      'type',
+      record.type,
+      'blocked',
+      record.blocked ? '1' : '0',
+      'grants',
+      record.grants.join(' '),
+    ];
+    if (record.secretHash !== undefined) fields.push('secretHash', record.secretHash);
+    if (record.scopes !== undefined) fields.push('scopes', record.scopes.join(' '));
+    if (record.redirectUris !== undefined) fields.push('redirectUris', record.redirectUris.join(' '));
+    if (record.firstParty !== undefined) fields.push('firstParty', record.firstParty ? '1' : '0');
+    if (record.name !== undefined) fields.push('name', record.name);
+    await REPLACE_HASH.run(this.#redis, [this.#key(record.id)], fields);
   }
 
-  async findById(clientId: string): Promise<ClientRecord | undefined> {
+  async findById(clientId: string): Promise<RegisteredClient | undefined> {
     const key = this.#key(clientId);
-    const reply = (await this.#redis.send(key, ['HMGET', key, 'id', 'secretHash', 'grants', 'scopes', 'blocked'])) as unknown[];
-    const [id, secretHash, grants, scopes, blocked] = reply.map(replyText);
+    const reply = (await this.#redis.send(key, ['HMGET', key, ...CLIENT_FIELDS])) as unknown[];
+    const [id, type, secretHash, grants, scopes, blocked, redirectUris, firstParty, name] = reply.map(replyText);
     if (id === undefined) return undefined;
-    const record: { -readonly [K in keyof ClientRecord]: ClientRecord[K] } = { id, blocked: blocked === '1' };
-    if (secretHash !== undefined) record.secretHash = secretHash;
-    if (grants !== undefined)
-      record.grants = words(grants).filter((g): g is GrantType => (GRANT_TYPES as readonly string[]).includes(g));
-    if (scopes !== undefined) record.scopes = words(scopes);
-    return record;
+    // A record written before registrations had a type and grants is read as registeredClient() says.
+    return registeredClient({
+      id,
+      blocked: blocked === '1',
+      ...(type === 'public' || type === 'confidential' ? { type } : {}),
+      ...(grants === undefined ? {} : { grants: words(grants) }),
+      ...(secretHash === undefined ? {} : { secretHash }),
+      ...(scopes === undefined ? {} : { scopes: words(scopes) }),
+      ...(redirectUris === undefined ? {} : { redirectUris: words(redirectUris) }),
+      ...(firstParty === undefined ? {} : { firstParty: firstParty === '1' }),
+      ...(name === undefined ? {} : { name }),
+    } as RegisteredClient);
   }
 
   #key(clientId: string): string {
     return redisKey(this.#redis.prefix, 'client', clientId);
   }
 }
+
+const CLIENT_FIELDS = ['id', 'type', 'secretHash', 'grants', 'scopes', 'blocked', 'redirectUris', 'firstParty', 'name'];
 
 // The family record: one hash `<prefix>family:{<id>}` with the current token's
 // hash, the hashes of the last `rememberedTokens` rotated ones

@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { checkInteger, hashClientSecret, readOptions } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
+import { checkInteger, readOptions } from 'express-api-conventions/extend';
+import {
+  type ClientRegistration,
+  type RegisteredClient,
+  type RegisteredClientStore,
+  registerClient,
+} from './client-registration.js';
 
 /**
  * The token endpoint's state behind small interfaces (docs/design.md principle 5):
@@ -189,17 +194,17 @@ export class MemoryUserStore implements UserStore {
   }
 }
 
-/** In-memory clients. */
-export class MemoryClientStore implements ClientStore {
-  readonly #clients = new Map<string, ClientRecord>();
+/** In-memory clients, each checked as it is registered (client-registration.ts). */
+export class MemoryClientStore implements RegisteredClientStore {
+  readonly #clients = new Map<string, RegisteredClient>();
 
-  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
-  async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
-    const { secret, ...record } = client;
-    this.#clients.set(client.id, secret === undefined ? record : { ...record, secretHash: hashClientSecret(secret) });
+  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. A wrong registration rejects with ConfigurationError. */
+  async add(client: ClientRegistration): Promise<void> {
+    const record = registerClient('MemoryClientStore.add', client);
+    this.#clients.set(record.id, record);
   }
 
-  async findById(clientId: string): Promise<ClientRecord | undefined> {
+  async findById(clientId: string): Promise<RegisteredClient | undefined> {
     return this.#clients.get(clientId);
   }
 }

@@ -24,15 +24,11 @@ export const PARTNER = { id: 'partner', secret: 'partner-secret', redirect: 'htt
 export const SCOPES = ['users:read', 'users:write'];
 export const SESSION_COOKIE = 'sid';
 
-type ClientFields = Parameters<MemoryClientStore['add']>[0] & {
-  name?: string;
-  firstParty?: boolean;
-  redirectUris?: readonly string[];
-};
+const CODE_GRANTS = ['authorization_code', 'refresh_token'];
 
 export async function codeClients(): Promise<MemoryClientStore> {
   const { clients } = await seedStores();
-  const add = (client: ClientFields) => clients.add(client);
+  const add = (client: Parameters<MemoryClientStore['add']>[0]) => clients.add({ grants: CODE_GRANTS, ...client });
   await add({ id: SPA.id, name: 'Demo SPA', firstParty: true, redirectUris: [SPA.redirect, 'http://localhost:5173/callback'] });
   await add({ id: 'other-spa', firstParty: true, redirectUris: ['http://127.0.0.1/other'] });
   await add({ id: 'two-uris', firstParty: true, redirectUris: ['https://a.example/cb', 'https://b.example/cb'] });
