@@ -5,7 +5,16 @@ import request from 'supertest';
 import { basic, decodeJwt } from '../../test/support/oauth2.js';
 import { closeServer } from '../../test/support/services.js';
 import { useFakeDate } from '../../test/support/timing.js';
-import { authorizeQuery, type CodeServer, codeServer, PARTNER, pkce, SPA } from './support/code-flow.js';
+import {
+  approveConsent,
+  authorize,
+  authorizeQuery,
+  type CodeServer,
+  codeServer,
+  PARTNER,
+  pkce,
+  SPA,
+} from './support/code-flow.js';
 
 /**
  * The authorization code grant with PKCE (RFC 6749 §4.1, RFC 7636, RFC 9700
@@ -15,15 +24,6 @@ import { authorizeQuery, type CodeServer, codeServer, PARTNER, pkce, SPA } from 
 
 const TOKEN = '/v1/oauth2/token';
 const AUTHORIZE = '/v1/oauth2/authorize';
-
-/** GETs the authorization endpoint as a signed-in browser; answers the Location parsed. */
-async function authorize(server: CodeServer, query: string, cookie?: string, accept = 'application/json') {
-  const req = request(server.app).get(`${AUTHORIZE}?${query}`).set('Accept', accept);
-  if (cookie !== undefined) req.set('Cookie', cookie);
-  const res = await req;
-  const location = res.headers.location === undefined ? undefined : new URL(res.headers.location, server.issuer);
-  return { res, location };
-}
 
 /** A code for the first-party SPA, issued to a signed-in user. */
 async function spaCode(server: CodeServer, redirectUri: string = SPA.redirect) {
@@ -299,26 +299,3 @@ describe('the authorization code grant with PKCE', () => {
 });
 
 type Exchange = Record<string, string>;
-
-/** Follows a third-party request through the consent page's prompt and approves; answers the client's redirect. */
-async function approveConsent(server: CodeServer, query: string, cookie: string): Promise<URL> {
-  const { location } = await authorize(server, query, cookie);
-  const prompt = await promptFor(server, location as URL, cookie);
-  if (prompt?.kind !== 'ask') throw new Error('no consent prompt');
-  const res = await request(server.app)
-    .post(prompt.action)
-    .type('form')
-    .set('Cookie', cookie)
-    .send({ ...prompt.fields, decision: 'approve' });
-  return new URL(res.headers.location as string);
-}
-
-/** What consentPrompt() answers for the consent page the endpoint sent the user to. */
-async function promptFor(server: CodeServer, location: URL, cookie: string) {
-  const helpers = server.router.authorization;
-  if (helpers === undefined) throw new Error('no authorization helpers');
-  const req = { query: Object.fromEntries(location.searchParams), headers: { cookie }, originalUrl: location.pathname };
-  return helpers.consentPrompt(req as never);
-}
-
-export { approveConsent, promptFor };

@@ -13,6 +13,7 @@ import {
   type TokenRouterOptions,
   tokenRouter,
 } from 'express-api-conventions-authorization-server';
+import request from 'supertest';
 import { errorHandler, notFound } from '../../../src/errors/index.js';
 import { MemoryRevokedFamilies } from '../../../src/oauth2/index.js';
 import { seedStores, TOKEN_OPTIONS } from '../../../test/support/oauth2.js';
@@ -134,4 +135,39 @@ export function authorizeQuery(
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) query.append(name, value);
   return query.toString();
+}
+
+/** GETs the authorization endpoint as a browser (signed in with `cookie`); answers the Location parsed. */
+export async function authorize(server: CodeServer, query: string, cookie?: string, accept = 'application/json') {
+  const req = request(server.app).get(`/v1/oauth2/authorize?${query}`).set('Accept', accept);
+  if (cookie !== undefined) req.set('Cookie', cookie);
+  const res = await req;
+  const location = res.headers.location === undefined ? undefined : new URL(res.headers.location, server.issuer);
+  return { res, location };
+}
+
+/** What consentPrompt() answers for the consent page the endpoint sent the user to. */
+export async function promptFor(server: CodeServer, location: URL, cookie: string) {
+  const helpers = server.router.authorization;
+  if (helpers === undefined) throw new Error('no authorization helpers');
+  const req = { query: Object.fromEntries(location.searchParams), headers: { cookie }, originalUrl: location.pathname };
+  return helpers.consentPrompt(req as never);
+}
+
+/** Posts the consent page's form with `decision`; answers the response. */
+export async function decide(server: CodeServer, query: string, cookie: string, decision: 'approve' | 'deny') {
+  const { location } = await authorize(server, query, cookie);
+  const prompt = await promptFor(server, location as URL, cookie);
+  if (prompt?.kind !== 'ask') throw new Error('no consent prompt');
+  return request(server.app)
+    .post(prompt.action)
+    .type('form')
+    .set('Cookie', cookie)
+    .send({ ...prompt.fields, decision });
+}
+
+/** Follows a third-party request through the consent page and approves; answers the client's redirect. */
+export async function approveConsent(server: CodeServer, query: string, cookie: string): Promise<URL> {
+  const res = await decide(server, query, cookie, 'approve');
+  return new URL(res.headers.location as string);
 }
