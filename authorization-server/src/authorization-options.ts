@@ -115,8 +115,8 @@ export function readAuthorizationOptions(value: unknown): AuthorizationConfigura
       'a function (req) => session, e.g. sessionFromCookie(sessions, cookieName)',
     );
   }
-  if (given.codes !== undefined && !hasMethods(given.codes, ['save', 'redeem'])) {
-    invalidOption(F, 'authorization.codes', given.codes, 'an AuthorizationCodeStore (save, redeem)');
+  if (given.codes !== undefined && !hasMethods(given.codes, ['save', 'redeem', 'wasReplayed'])) {
+    invalidOption(F, 'authorization.codes', given.codes, 'an AuthorizationCodeStore (save, redeem, wasReplayed)');
   }
   if (given.consents !== undefined && !hasMethods(given.consents, ['find', 'grant', 'list', 'withdraw'])) {
     invalidOption(F, 'authorization.consents', given.consents, 'a ConsentStore (find, grant, list, withdraw)');

@@ -57,7 +57,8 @@ async function authorizationCodeGrant(context: GrantContext, { req, params, clie
   }
   // RFC 6749 §4.1.3: a public client names itself (client_id); a confidential one authenticated before any grant.
   if (client === undefined) throw tokenError('invalid_request', 'The authorization_code grant needs client_id.');
-  const outcome = await codes.redeem(hashAuthorizationCode(code));
+  const codeHash = hashAuthorizationCode(code);
+  const outcome = await codes.redeem(codeHash);
   if (outcome.status === 'replayed') return revokeReplayed(context, req, outcome.grant);
   if (outcome.status !== 'redeemed') throw tokenError('invalid_grant', 'The authorization code is not valid or has expired.');
   const { grant } = outcome;
@@ -74,6 +75,8 @@ async function authorizationCodeGrant(context: GrantContext, { req, params, clie
     hashRefreshToken(refreshToken),
     Date.now() + config.refreshTokenTtlMs,
   );
+  // A replay that came while the family did not exist yet could not revoke it: this answer does, and is refused.
+  if (await codes.wasReplayed(codeHash)) return revokeReplayed(context, req, grant);
   return { ...family, requested: grant.requested, refreshToken };
 }
 

@@ -49,8 +49,14 @@ export type RedeemResult =
 export interface AuthorizationCodeStore {
   /** Keeps a new code's grant under its digest, valid until `expiresAt` (ms since the epoch). */
   save(codeHash: string, grant: CodeGrant, expiresAt: number): Promise<void>;
-  /** Uses the code: `redeemed` once, `replayed` after, `invalid` when unknown or expired unused. */
+  /** Uses the code: `redeemed` once, `replayed` after (and it is marked replayed), `invalid` when unknown or expired unused. */
   redeem(codeHash: string): Promise<RedeemResult>;
+  /**
+   * Whether the code was presented again since it was redeemed. The exchange
+   * asks after it has stored its tokens: a replay that came before they
+   * existed could not revoke them, so the exchange revokes them itself.
+   */
+  wasReplayed(codeHash: string): Promise<boolean>;
 }
 
 /** RFC 9700 §4.5 and RFC 6749 §10.10: 256 random bits, base64url (43 characters). */
@@ -69,6 +75,7 @@ interface StoredCode {
   readonly grant: CodeGrant;
   readonly expiresAt: number;
   used: boolean;
+  replayed: boolean;
 }
 
 /**
@@ -81,7 +88,7 @@ export class MemoryCodeStore implements AuthorizationCodeStore {
 
   async save(codeHash: string, grant: CodeGrant, expiresAt: number): Promise<void> {
     this.#forget(Date.now());
-    this.#codes.set(codeHash, { grant, expiresAt, used: false });
+    this.#codes.set(codeHash, { grant, expiresAt, used: false, replayed: false });
   }
 
   async redeem(codeHash: string): Promise<RedeemResult> {
@@ -89,10 +96,17 @@ export class MemoryCodeStore implements AuthorizationCodeStore {
     this.#forget(now);
     const code = this.#codes.get(codeHash);
     if (code === undefined) return { status: 'invalid' };
-    if (code.used) return { status: 'replayed', grant: code.grant };
+    if (code.used) {
+      code.replayed = true;
+      return { status: 'replayed', grant: code.grant };
+    }
     if (code.expiresAt <= now) return { status: 'invalid' };
     code.used = true;
     return { status: 'redeemed', grant: code.grant };
+  }
+
+  async wasReplayed(codeHash: string): Promise<boolean> {
+    return this.#codes.get(codeHash)?.replayed === true;
   }
 
   #forget(now: number): void {

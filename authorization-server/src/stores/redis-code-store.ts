@@ -12,7 +12,7 @@ import { type AuthorizationCodeStore, type CodeGrant, type RedeemResult, USED_CO
 /**
  * Authorization codes in Redis, shared by every instance: one hash per code,
  * `<prefix>code:{<code digest>}` with the grant (`g`), the expiry (`e`) and
- * whether it was used (`u`). Redeeming is one Lua script on that one key, so
+ * whether it was used (`u`: 0, 1 used, 2 presented again). Redeeming is one Lua script on that one key, so
  * of two instances presented one code at once exactly one redeems it, on a
  * single Redis as on a Redis Cluster. Times come from the caller's clock.
  */
@@ -28,7 +28,10 @@ return 1
 const REDEEM = new RedisScript(`
 local f = redis.call('HMGET', KEYS[1], 'g', 'e', 'u')
 if not f[1] then return false end
-if f[3] == '1' then return {'replayed', f[1]} end
+if f[3] ~= '0' then
+  redis.call('HSET', KEYS[1], 'u', '2')
+  return {'replayed', f[1]}
+end
 if tonumber(f[2]) <= tonumber(ARGV[1]) then return false end
 redis.call('HSET', KEYS[1], 'u', '1')
 return {'redeemed', f[1]}
@@ -56,6 +59,11 @@ export class RedisCodeStore implements AuthorizationCodeStore {
     const grant = JSON.parse(replyText(reply[1]) ?? 'null') as CodeGrant | null;
     if (grant === null || (status !== 'redeemed' && status !== 'replayed')) return { status: 'invalid' };
     return { status, grant };
+  }
+
+  async wasReplayed(codeHash: string): Promise<boolean> {
+    const key = this.#key(codeHash);
+    return replyText(await this.#redis.send(key, ['HGET', key, 'u'])) === '2';
   }
 
   #key(codeHash: string): string {
