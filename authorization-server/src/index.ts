@@ -1,3 +1,14 @@
+export {
+  AUTHORIZATION_PATH,
+  type AuthorizationErrorPage,
+  type AuthorizationOptions,
+  type ErrorPageRenderer,
+} from './authorization-options.js';
+export type {
+  AuthorizationHelpers,
+  ConsentPrompt,
+  ConsentRestart,
+} from './endpoints/authorization-endpoint.js';
 export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
 export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
 export type { TokenErrorCode } from './endpoints/token-errors.js';
@@ -9,6 +20,7 @@ export {
   type TokenRouterOptions,
   tokenRouter,
 } from './endpoints/token-router.js';
+export { type AuthorizationSession, type FindSession, sessionFromCookie } from './sessions/authorization-session.js';
 export { describeDevice } from './sessions/session-device.js';
 export {
   type BrowserDevice,
@@ -36,6 +48,15 @@ export {
   type RegisteredClient,
   type RegisteredClientStore,
 } from './stores/client-registration.js';
+export {
+  type AuthorizationCodeStore,
+  type CodeGrant,
+  MemoryCodeStore,
+  type RedeemResult,
+} from './stores/code-store.js';
+export { type ConsentRecord, type ConsentStore, MemoryConsentStore } from './stores/consent-store.js';
+export { RedisCodeStore } from './stores/redis-code-store.js';
+export { RedisConsentStore } from './stores/redis-consent-store.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './stores/redis-session-store.js';
 export { RedisSignInGuardStore } from './stores/redis-sign-in-guard-store.js';
 export {

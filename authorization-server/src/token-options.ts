@@ -24,6 +24,7 @@ import type {
   RevokedFamilies,
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
+import { type AuthorizationConfiguration, type AuthorizationOptions, readAuthorizationOptions } from './authorization-options.js';
 import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
 import { issuerUrl, metadataPath } from './endpoints/metadata.js';
 import { SIGN_IN_DEADLINE_RANGE } from './endpoints/request-deadline.js';
@@ -168,6 +169,15 @@ export interface TokenRouterOptions {
    * endpoint's URL. Default: `false`.
    */
   dpop?: boolean | DpopOptions;
+  /**
+   * The authorization endpoint and the authorization code grant with PKCE
+   * (RFC 6749 §4.1, RFC 7636; docs/authorization-code.md): the application's
+   * sessions, sign-in page and consent page, and where codes and consents
+   * live. Needs `clients` (with redirect URIs) and an `issuer` that is an
+   * https URL (http only on a loopback host): every answer names it (`iss`,
+   * RFC 9207). Default: none (no authorization endpoint).
+   */
+  authorization?: AuthorizationOptions | false;
 }
 
 const OPTION_NAMES = [
@@ -197,6 +207,7 @@ const OPTION_NAMES = [
   'introspectors',
   'refreshGraceSeconds',
   'dpop',
+  'authorization',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -238,6 +249,8 @@ export interface TokenRouterConfiguration {
   readonly refreshGraceMs: number;
   /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
   readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
+  /** The authorization endpoint, when it is on. */
+  readonly authorization: AuthorizationConfiguration | undefined;
 }
 
 function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {
@@ -305,6 +318,22 @@ function checkIntrospectors(config: TokenRouterConfiguration): void {
   }
 }
 
+/** The authorization endpoint needs registered clients (their redirect URIs) and an issuer to name in `iss` (RFC 9207). */
+function checkAuthorization(config: TokenRouterConfiguration): void {
+  if (config.authorization === undefined) return;
+  if (config.clients === undefined) {
+    invalidOption(TOKEN_ROUTER, 'clients', undefined, 'a ClientStore when `authorization` is on: redirect URIs are registered');
+  }
+  if (issuerUrl(config.issuer) === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      config.issuer,
+      'an https URL without query or fragment (http only on a loopback host) when `authorization` is on (RFC 9207)',
+    );
+  }
+}
+
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
@@ -368,11 +397,25 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         ? 0
         : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
     dpop: readDpop(given.dpop, issuer, path),
+    authorization: readAuthorizationOptions(given.authorization),
   };
   checkIntrospectors(config);
-  const paths = [config.path, config.revocationPath, config.introspectionPath, config.jwksPath].filter((p) => p !== undefined);
+  checkAuthorization(config);
+  const paths = [
+    config.path,
+    config.revocationPath,
+    config.introspectionPath,
+    config.jwksPath,
+    config.authorization?.path,
+    config.authorization?.decisionPath,
+  ].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {
-    invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');
+    invalidOption(
+      F,
+      'revocationPath',
+      paths,
+      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
+    );
   }
   return config;
 }

@@ -28,7 +28,13 @@ describe('the grant table', () => {
   });
 
   it('holds the toy grant after the built-in ones (the one line this test adds)', () => {
-    expect(GRANTS.map((grant) => grant.type)).toEqual(['password', 'refresh_token', 'client_credentials', TOY_GRANT_TYPE]);
+    expect(GRANTS.map((grant) => grant.type)).toEqual([
+      'password',
+      'refresh_token',
+      'authorization_code',
+      'client_credentials',
+      TOY_GRANT_TYPE,
+    ]);
   });
 
   describe('an extension grant added by one module and one line (RFC 6749 §4.5)', () => {

@@ -63,6 +63,8 @@ export interface SecurityEvent {
   /** The user the decision is about (a token's `sub`, or the username tried at sign-in). */
   readonly subject?: string;
   readonly clientId?: string;
+  /** The OAuth scopes the decision is about, space-separated (RFC 6749 §3.3): a consent, a code. */
+  readonly scope?: string;
   /** A short, non-secret name of a known device (never its cookie). */
   readonly device?: string;
   /** A session's public id (never its cookie). */

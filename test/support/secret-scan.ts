@@ -21,6 +21,7 @@ const EVENT_FIELDS = new Set(
     sourceIp: true,
     subject: true,
     clientId: true,
+    scope: true,
     device: true,
     sessionId: true,
     jti: true,

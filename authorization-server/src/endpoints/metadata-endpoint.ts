@@ -21,6 +21,7 @@ export function metadataEndpoint(config: TokenRouterConfiguration): RequestHandl
       scopes: config.scopes,
       ...(config.jwksPath === undefined ? {} : { jwksPath: config.jwksPath }),
       ...(config.dpop === undefined ? {} : { dpopAlgorithms: config.dpop.verifier.algorithms }),
+      ...(config.authorization === undefined ? {} : { authorizationPath: config.authorization.path }),
     }),
   );
   return function authorizationServerMetadataMiddleware(_req: Request, res: Response, _next: NextFunction) {

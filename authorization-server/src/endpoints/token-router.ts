@@ -2,14 +2,17 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, readOptions } from 'express-api-conventions/extend';
 import type { RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import { derivedKey } from '../derived-key.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
 import { recordRevokedFamily } from '../grants/refresh-token.js';
 import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
+import { CONSENT_CSRF_INFO } from '../sessions/consent-csrf.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
 import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
 import { publishTokenCreated } from '../token-events.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
+import { type AuthorizationHelpers, mountAuthorization } from './authorization-endpoint.js';
 import { basicChallenge } from './client-auth.js';
 import { releaseTokenEndpointProof, reserveTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
@@ -109,6 +112,17 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
   }
   if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
   if (config.jwksPath !== undefined) router.get(config.jwksPath, jwksEndpoint(config.keys));
+  const authorization =
+    config.authorization === undefined
+      ? undefined
+      : mountAuthorization(router, {
+          config: config.authorization,
+          clients: config.clients,
+          scopes: config.scopes,
+          dpop: config.dpop !== undefined,
+          issuer: config.issuer,
+          csrfKey: derivedKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject, CONSENT_CSRF_INFO),
+        });
   const endpoints: TokenEndpoints = {
     token: config.path,
     revocation: config.revocationPath,
@@ -120,6 +134,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
   return Object.defineProperties(router as TokenRouter, {
     endpoints: { value: Object.freeze(endpoints), enumerable: true },
     tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
+    authorization: { value: authorization, enumerable: true },
   });
 }
 
@@ -143,7 +158,11 @@ function checkClientMayUse(grant: Grant, client: RegisteredClient | undefined, c
  * The router tokenRouter() returns: mount it with `app.use()`, or give it
  * to conventions() as `tokenRouter`.
  */
-export type TokenRouter = Router & TokenService;
+export type TokenRouter = Router &
+  TokenService & {
+    /** The helpers of the application's sign-in and consent pages, when the `authorization` option is on. */
+    readonly authorization: AuthorizationHelpers | undefined;
+  };
 
 /** Options of revokeRefreshToken(). */
 export interface RevokeRefreshTokenOptions {
