@@ -69,4 +69,5 @@ export {
   type RotateResult,
   type UserRecord,
   type UserStore,
+  usernameAllowed,
 } from './stores/stores.js';
