@@ -231,7 +231,7 @@ export interface TokenRouterConfiguration {
   readonly refreshTokenTtlMs: number;
   readonly scopes: ReadonlySet<string>;
   readonly requireClient: boolean;
-  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, dummy hash. */
+  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, stand-in hash for unknown users. */
   readonly checkPassword: PasswordSignIn;
   readonly realm: string;
   readonly isSubjectActive: SubjectActiveCheck | undefined;

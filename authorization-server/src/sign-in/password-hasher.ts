@@ -71,7 +71,9 @@ export interface PasswordTaskOptions {
    * When the task must be done by (performance.now() milliseconds), such as
    * a sign-in's deadline counted from its request's arrival: refused at once
    * (429 `signInQueueFull` or 503 `signInBusy`, with `Retry-After`) when its
-   * expected wait plus one and a half task times would end later, and
+   * expected wait plus one and a half task times would end later (a pool
+   * with an idle thread and nothing waiting runs it unless the deadline has
+   * passed), and
    * dropped unrun with a 503 if it still waits when only that much is left.
    * Default: none (only `maxWaitMs` bounds the wait).
    */
