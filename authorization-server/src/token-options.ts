@@ -80,7 +80,7 @@ export interface TokenRouterOptions {
    * Your users' bcrypt cost: a stored hash of a lower cost is upgraded to it
    * at the user's next successful sign-in, and unknown usernames are checked
    * at it until a known user signs in (from then on, at the cost of the
-   * stored hash verified last, so that both take as long). Default: the
+   * most frequent among the last 32 stored hashes verified, so that both take as long). Default: the
    * `passwordHasher`'s cost (12 for the shared pool).
    */
   passwordCost?: number;

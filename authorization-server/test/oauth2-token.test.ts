@@ -162,7 +162,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(bcrypt.getRounds(hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(5);
         await hasher.close();
       });
-      it('then checks unknown users at the cost of the stored hash verified last, against a stand-in no password matches', async () => {
+      it('then checks unknown users at the cost of the stored hashes verified, against a stand-in no password matches', async () => {
         const hasher = new PasswordHasher({ threads: 1, cost: TEST_COST });
         const verify = jest.spyOn(hasher, 'verify');
         const users = new MemoryUserStore();

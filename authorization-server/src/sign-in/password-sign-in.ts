@@ -31,7 +31,7 @@ import { checkUserRecord } from './user-record.js';
  * sign-in form): the sign-in guard reserves the attempt first, the user is
  * looked up by the normalized username, and the password is verified off
  * the event loop. An unknown username is checked against a stand-in hash of
- * the cost of the stored hash verified last, so it takes as long as a wrong
+ * the cost most recent stored hashes have, so it takes as long as a wrong
  * password and cannot be told apart from one. A successful sign-in whose stored hash is of an older
  * format or a lower cost has it upgraded in the store (docs/password-hashes.md).
  */
@@ -50,7 +50,7 @@ export interface PasswordSignInOptions {
    * Your users' bcrypt cost: a stored hash of a lower cost is upgraded to it
    * at the user's next successful sign-in, and unknown usernames are checked
    * at it until a known user signs in (from then on, at the cost of the
-   * stored hash verified last). Default: the `passwordHasher`'s cost (12 for
+   * stored hashes verified lately: the most frequent of the last 32). Default: the `passwordHasher`'s cost (12 for
    * the shared pool).
    */
   passwordCost?: number;
@@ -210,7 +210,7 @@ function readSignInOptions(options: Readonly<PasswordSignInOptions>, factory: st
 /**
  * The user of `canonical` and whether `password` is theirs. The store's
  * answer is checked (user-record.ts); an unknown username is checked against
- * a stand-in of the cost of the stored hash verified last, so that both cost
+ * a stand-in of the cost most recent stored hashes have, so that both cost
  * one bcrypt computation of the same cost (unknown-user-hash.ts).
  */
 async function findAndVerify(

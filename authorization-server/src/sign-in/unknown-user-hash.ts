@@ -5,8 +5,8 @@ import { formatPasswordHash } from './password-hash-format.js';
  * What an unknown username is checked against, so that it costs what a
  * known one costs and the two cannot be told apart by time
  * (docs/password-hashes.md#unknown-usernames). bcrypt's time is set by the
- * cost alone, so the stand-in follows the cost of the stored hash verified
- * last, starting at `passwordCost` until a known user signs in.
+ * cost alone, so the stand-in takes the cost most of the recently verified
+ * stored hashes have, starting at `passwordCost` until a known user signs in.
  *
  * The stand-in is made, not hashed: a well-formed hash with a random salt
  * and a random digest takes a full bcrypt computation to compare and matches
@@ -27,9 +27,20 @@ export function unknownUserHash(cost: number): string {
   return formatPasswordHash(`$2b$${String(cost).padStart(2, '0')}$${saltAndDigest}`);
 }
 
-/** The cost unknown usernames are checked at: that of the stored hash verified last, `passwordCost` before the first. */
+/** How many of the latest stored hashes' costs the stand-in's cost is chosen from. */
+export const RECENT_COSTS = 32;
+
+/**
+ * The cost unknown usernames are checked at: the most frequent among the
+ * costs of the last RECENT_COSTS stored hashes verified (the latest of those
+ * tied), `passwordCost` before the first. The most frequent, not simply the
+ * latest: a caller who signs in to an account of their own cannot set the
+ * cost of the next check with one sign-in and then time a username against it.
+ */
 export class UnknownUserCost {
   #cost: number;
+  readonly #recent: number[] = [];
+  readonly #counts = new Map<number, number>();
 
   constructor(initialCost: number) {
     this.#cost = initialCost;
@@ -40,9 +51,20 @@ export class UnknownUserCost {
     return this.#cost;
   }
 
-  /** Follows the cost of a stored hash about to be verified. */
+  /** Counts the cost of a stored hash about to be verified. */
   follow(storedCost: number): void {
-    this.#cost = storedCost;
+    this.#recent.push(storedCost);
+    this.#counts.set(storedCost, (this.#counts.get(storedCost) ?? 0) + 1);
+    if (this.#recent.length > RECENT_COSTS) {
+      const dropped = this.#recent.shift() as number;
+      this.#counts.set(dropped, (this.#counts.get(dropped) as number) - 1);
+    }
+    let best = storedCost;
+    for (let i = this.#recent.length - 1; i >= 0; i--) {
+      const cost = this.#recent[i] as number;
+      if ((this.#counts.get(cost) as number) > (this.#counts.get(best) as number)) best = cost;
+    }
+    this.#cost = best;
   }
 
   /** A stand-in hash at the current cost. */
