@@ -98,4 +98,5 @@ export {
   type RotateResult,
   type UserRecord,
   type UserStore,
+  usernameAllowed,
 } from './stores/stores.js';

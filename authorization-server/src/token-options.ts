@@ -76,12 +76,20 @@ export interface TokenRouterOptions {
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;
   /**
-   * Your users' bcrypt cost: the dummy hash an unknown username is checked
-   * against is made at it (so that it costs as much as a wrong password), and
-   * a stored hash of a lower cost is upgraded to it at the user's next
-   * successful sign-in. Default: the `passwordHasher`'s cost (12 for the shared pool).
+   * Your users' bcrypt cost: a stored hash of a lower cost is upgraded to it
+   * at the user's next successful sign-in, and unknown usernames are checked
+   * at it until a known user signs in (from then on, at the cost of the
+   * most frequent among the last 32 stored hashes verified, so that both take as long). Default: the
+   * `passwordHasher`'s cost (12 for the shared pool).
    */
   passwordCost?: number;
+  /**
+   * Whether a successful sign-in replaces an outdated stored hash with one
+   * of today's format and `passwordCost` (the store's `updatePasswordHash()`).
+   * Turn it off for a table another system reads too: it cannot verify the
+   * new format (docs/password-hashes.md). Default: `true`.
+   */
+  upgradePasswordHashes?: boolean;
   /**
    * The sign-in guard of the password grant: a signInGuard() shared with
    * every other door that checks a password (give the same instance), its
@@ -195,6 +203,7 @@ const OPTION_NAMES = [
   'requireClient',
   'passwordHasher',
   'passwordCost',
+  'upgradePasswordHashes',
   'signInGuard',
   'signInDeadlineMs',
   'realm',
@@ -231,7 +240,7 @@ export interface TokenRouterConfiguration {
   readonly refreshTokenTtlMs: number;
   readonly scopes: ReadonlySet<string>;
   readonly requireClient: boolean;
-  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, dummy hash. */
+  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, stand-in hash for unknown users. */
   readonly checkPassword: PasswordSignIn;
   readonly realm: string;
   readonly isSubjectActive: SubjectActiveCheck | undefined;
@@ -376,6 +385,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
         ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
         ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+        ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
         ...(given.signInDeadlineMs === undefined
           ? {}
           : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),

@@ -90,8 +90,10 @@ export class RedisUserStore implements UserStore {
     const key = this.#key(username);
     const reply = (await this.#redis.send(key, ['HMGET', key, 'subject', 'passwordHash', 'scopes'])) as unknown[];
     const [subject, passwordHash, scopes] = reply.map(replyText);
-    if (subject === undefined || passwordHash === undefined) return undefined;
-    return scopes === undefined ? { subject, passwordHash } : { subject, passwordHash, scopes: words(scopes) };
+    if (subject === undefined && passwordHash === undefined) return undefined;
+    // A record missing one of them is answered as it is: sign-in refuses it by name (EAC_USER_RECORD_INVALID), never as no user.
+    const user = { subject, passwordHash } as UserRecord;
+    return scopes === undefined ? user : { ...user, scopes: words(scopes) };
   }
 
   /** Replaces the hash only while it is still `previousHash` (one script: a password changed meanwhile is kept). */

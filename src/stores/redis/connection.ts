@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../../config/configuration-error.js';
 import { checkInteger, checkString, invalidOption, readOptions } from '../../config/options.js';
 import { StoreUnavailableError } from '../store-error.js';
 
@@ -137,6 +138,31 @@ export class RedisConnection {
   }
 }
 
+/** What node-redis says of a client's connection (both getters exist on `createClient()` and `createCluster()`). */
+interface ClientState {
+  readonly isOpen?: unknown;
+  readonly isReady?: unknown;
+  readonly options?: { readonly disableOfflineQueue?: unknown };
+}
+
+/**
+ * A client that can never answer is refused at start-up, not at the first
+ * request: one whose connect() was never called (or that was closed) fails
+ * every command with "The client is closed", and one still connecting
+ * without its offline queue fails every command until it is ready. A client
+ * still connecting with its queue (node-redis's default) is taken: its
+ * commands wait for the connection, each bounded by `commandTimeoutMs`.
+ */
+function checkClientOpen(factory: string, client: RedisClient): void {
+  const state = client as ClientState;
+  const closed = state.isOpen === false;
+  if (!closed && !(state.isReady === false && state.options?.disableOfflineQueue === true)) return;
+  const problem = closed
+    ? 'must be a connected node-redis client; received one that is not connected (connect() was never called, or it was closed). Call `await client.connect()` before building the store and the routers given it, and keep the client open while they serve.'
+    : 'must be a ready node-redis client; received one still connecting, with `disableOfflineQueue`, so every command fails until it is ready. Build the store after `await client.connect()` resolves, or keep the offline queue on.';
+  throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): \`client\` ${problem}`, { option: 'client', problem });
+}
+
 /**
  * Reads a Redis store's options at construction (a wrong one throws
  * ConfigurationError): `client`, `prefix` (default `defaultPrefix`),
@@ -157,6 +183,7 @@ export function readRedisOptions<T extends RedisStoreOptions>(
   if (typeof client !== 'object' || client === null || typeof client.sendCommand !== 'function') {
     invalidOption(factory, 'client', client, CLIENT_EXPECTED);
   }
+  checkClientOpen(factory, client as RedisClient);
   const prefix = given.prefix === undefined ? defaultPrefix : checkString(factory, 'prefix', given.prefix);
   const timeout = checkInteger(factory, 'commandTimeoutMs', given.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, {
     min: 1,
