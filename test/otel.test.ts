@@ -3,7 +3,7 @@ import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@op
 import express from 'express';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
-import { publishSecurityEvent, securityEventsWanted } from '../src/events/index.js';
+import { publishSecurityEvent, type SecurityEventName, securityEventsWanted } from '../src/events/index.js';
 import { recordSecurityMetrics, SECURITY_METRICS } from '../src/otel/index.js';
 import { crossSiteProtection } from '../src/security/index.js';
 
@@ -74,7 +74,6 @@ describe('recordSecurityMetrics()', () => {
   it('names the counter after OpenTelemetry’s guidance, with its unit apart', async () => {
     publishSecurityEvent(undefined, {
       event: 'session_created',
-      level: 'INFO',
       description: 'A session began.',
       outcome: 'success',
     });
@@ -88,12 +87,12 @@ describe('recordSecurityMetrics()', () => {
   });
 
   it('records sign-in durations and the password pool’s waits in seconds, by event and outcome', async () => {
-    const signIn = (event: string, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
-      publishSecurityEvent(undefined, { event, level: 'INFO', description: 'A sign-in.', outcome, durationMs, poolWaitMs });
+    const signIn = (event: SecurityEventName, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
+      publishSecurityEvent(undefined, { event, description: 'A sign-in.', outcome, durationMs, poolWaitMs });
     signIn('authn_login_success', 'success', 120, 0);
     signIn('authn_login_success', 'success', 380, 30);
     signIn('authn_login_fail', 'failure', 2000, 1500);
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
 
     const durations = byAttributes(await pointsOf(reader, SECURITY_METRICS.signInDuration));
     expect(durations.map(({ attributes }) => attributes)).toEqual([
@@ -116,14 +115,14 @@ describe('recordSecurityMetrics()', () => {
 
   it('stops recording, and stops listening, once disposed', async () => {
     stop();
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
     expect(await pointsOf(reader, SECURITY_METRICS.events)).toEqual([]);
   });
 
   it('records with a meter it is given', async () => {
     stop();
     stop = recordSecurityMetrics({ meter: provider.getMeter('my-service') });
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
     const { resourceMetrics } = await reader.collect();
     expect(resourceMetrics.scopeMetrics.map((scope) => scope.scope.name)).toEqual(['my-service']);
   });
@@ -133,7 +132,7 @@ describe('recordSecurityMetrics()', () => {
     metrics.setGlobalMeterProvider(provider);
     try {
       stop = recordSecurityMetrics();
-      publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+      publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
       expect((await pointsOf(reader, SECURITY_METRICS.events)).map((point) => point.value)).toEqual([1]);
     } finally {
       metrics.disable();
