@@ -15,6 +15,8 @@ module.exports = {
   // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
   setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
+    // ../test/support imports this package by name: its sources, as in the library's project.
+    '^express-api-conventions-authorization-server$': '<rootDir>/src/index.ts',
     '^express-api-conventions$': '<rootDir>/../src/index.ts',
     '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',
     // Sources import './x.js' (ESM style); in tests that is './x.ts'.

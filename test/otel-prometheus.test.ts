@@ -95,7 +95,6 @@ describe('the exporter serves the names the docs give', () => {
 
       publishSecurityEvent(undefined, {
         event: 'authn_login_success',
-        level: 'INFO',
         description: 'A sign-in.',
         outcome: 'success',
         durationMs: 120,

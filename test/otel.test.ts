@@ -6,7 +6,13 @@ import request from 'supertest';
 import { ERROR_CATALOGUE, type ErrorName } from '../src/errors/catalogue.js';
 import { apiError, errorHandler } from '../src/errors/index.js';
 import { refusalEventOf } from '../src/errors/refusal-events.js';
-import { publishSecurityEvent, SECURITY_EVENTS_CHANNEL, securityEventsWanted } from '../src/events/index.js';
+import {
+  publishSecurityEvent,
+  SECURITY_EVENTS,
+  SECURITY_EVENTS_CHANNEL,
+  type SecurityEventName,
+  securityEventsWanted,
+} from '../src/events/index.js';
 import { recordSecurityMetrics, SECURITY_METRICS } from '../src/otel/index.js';
 import { knownSecuritySeries } from '../src/otel/security-series.js';
 import { crossSiteProtection } from '../src/security/index.js';
@@ -94,7 +100,7 @@ describe('recordSecurityMetrics()', () => {
     for (const name of Object.keys(ERROR_CATALOGUE) as ErrorName[]) {
       const event = refusalEventOf(apiError(name));
       if (event === undefined) continue;
-      const series = { event: event.event, outcome: 'failure', level: event.level, rule: name };
+      const series = { event: event.event, outcome: 'failure', level: SECURITY_EVENTS[event.event].level, rule: name };
       expect([name, known.has(JSON.stringify(series))]).toEqual([name, true]);
     }
   });
@@ -102,7 +108,6 @@ describe('recordSecurityMetrics()', () => {
   it('names the counter after OpenTelemetry’s guidance, with its unit apart', async () => {
     publishSecurityEvent(undefined, {
       event: 'session_created',
-      level: 'INFO',
       description: 'A session began.',
       outcome: 'success',
     });
@@ -118,12 +123,12 @@ describe('recordSecurityMetrics()', () => {
   });
 
   it('records sign-in durations and the password pool’s waits in seconds, by event and outcome', async () => {
-    const signIn = (event: string, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
-      publishSecurityEvent(undefined, { event, level: 'INFO', description: 'A sign-in.', outcome, durationMs, poolWaitMs });
+    const signIn = (event: SecurityEventName, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
+      publishSecurityEvent(undefined, { event, description: 'A sign-in.', outcome, durationMs, poolWaitMs });
     signIn('authn_login_success', 'success', 120, 0);
     signIn('authn_login_success', 'success', 380, 30);
     signIn('authn_login_fail', 'failure', 2000, 1500);
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
 
     const durations = byAttributes(await pointsOf(reader, SECURITY_METRICS.signInDuration));
     expect(durations.map(({ attributes }) => attributes)).toEqual([
@@ -148,14 +153,14 @@ describe('recordSecurityMetrics()', () => {
     expect(channel(SECURITY_EVENTS_CHANNEL).hasSubscribers).toBe(true);
     stop();
     expect(channel(SECURITY_EVENTS_CHANNEL).hasSubscribers).toBe(false);
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
     expect(byAttributes(await pointsOf(reader, SECURITY_METRICS.events))).toEqual([]);
   });
 
   it('records with a meter it is given', async () => {
     stop();
     stop = recordSecurityMetrics({ meter: provider.getMeter('my-service') });
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
     const { resourceMetrics } = await reader.collect();
     // The first recorder's series stay at 0 in the provider; the event went to the meter given.
     const counted = resourceMetrics.scopeMetrics.filter((scope) =>
@@ -169,7 +174,7 @@ describe('recordSecurityMetrics()', () => {
     metrics.setGlobalMeterProvider(provider);
     try {
       stop = recordSecurityMetrics();
-      publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+      publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
       expect(byAttributes(await pointsOf(reader, SECURITY_METRICS.events)).map((point) => point.value)).toEqual([1]);
     } finally {
       metrics.disable();

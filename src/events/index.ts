@@ -1,9 +1,14 @@
 export {
+  SECURITY_EVENTS,
+  type SecurityEventLevel,
+  type SecurityEventName,
+  type SecurityEventSpec,
+} from './names.js';
+export {
   publishSecurityEvent,
   SECURITY_EVENTS_CHANNEL,
   type SecurityEvent,
   type SecurityEventFields,
-  type SecurityEventLevel,
   type SecurityPolicy,
   securityEventsWanted,
 } from './security-events.js';

@@ -1,5 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Request } from 'express';
+import { SECURITY_EVENTS, type SecurityEventLevel, type SecurityEventName } from './names.js';
 
 /**
  * The `node:diagnostics_channel` channel every security decision is
@@ -10,9 +11,6 @@ import type { Request } from 'express';
 export const SECURITY_EVENTS_CHANNEL = 'express-api-conventions:security';
 
 const securityChannel = channel(SECURITY_EVENTS_CHANNEL);
-
-/** The levels of OWASP's Application Logging Vocabulary. */
-export type SecurityEventLevel = 'INFO' | 'WARN' | 'CRITICAL';
 
 /**
  * The policy that decided, where one did: a limit and its window, a delay,
@@ -39,8 +37,9 @@ export interface SecurityPolicy {
 export interface SecurityEvent {
   /** RFC 3339 UTC time of the decision. */
   readonly datetime: string;
-  /** OWASP's vocabulary name (`authn_login_fail`, ...), or one in its style. */
-  readonly event: string;
+  /** OWASP's vocabulary name (`authn_login_fail`, ...), or one in its style: a row of SECURITY_EVENTS. */
+  readonly event: SecurityEventName;
+  /** The name's level, from SECURITY_EVENTS. */
   readonly level: SecurityEventLevel;
   /** One line a person reads. */
   readonly description: string;
@@ -76,8 +75,8 @@ export interface SecurityEvent {
   readonly poolWaitMs?: number;
 }
 
-/** What a decision says; the time and the request's own facts are added on publishing. */
-export type SecurityEventFields = Omit<SecurityEvent, 'datetime'>;
+/** What a decision says; the time, the name's level and the request's own facts are added on publishing. */
+export type SecurityEventFields = Omit<SecurityEvent, 'datetime' | 'level'>;
 
 /**
  * Whether anyone listens. Publishers test it before they build an event, so
@@ -104,6 +103,7 @@ export function publishSecurityEvent(req: Request | undefined, fields: SecurityE
     event.sourceIp = req.ip ?? req.socket?.remoteAddress;
   }
   Object.assign(event, fields);
+  event.level = SECURITY_EVENTS[fields.event].level;
   // A subscriber sees only the fields the decision knows: none holds `undefined`.
   for (const key in event) if (event[key] === undefined) delete event[key];
   securityChannel.publish(event);

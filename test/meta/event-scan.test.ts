@@ -21,7 +21,6 @@ const ROOT = join(__dirname, '..', '..');
 const CLEAN = {
   datetime: '2026-01-01T00:00:00.000Z',
   event: 'authn_login_fail',
-  level: 'WARN',
   description: 'The username or password is wrong.',
   outcome: 'failure',
   rule: 'oauthInvalidGrant',
@@ -123,7 +122,6 @@ describe('the live scan', () => {
   it('keeps a planted token for the end of the file, naming the event', () => {
     publishSecurityEvent(undefined, {
       event: 'authn_token_created',
-      level: 'INFO',
       description: ACCESS_TOKEN,
       outcome: 'success',
     });

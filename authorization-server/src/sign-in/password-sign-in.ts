@@ -229,7 +229,6 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       if (clock) {
         noteSecurityEvent(req, {
           event: 'authn_login_fail',
-          level: 'WARN',
           description: 'Sign-in failed: unknown username or wrong password.',
           ...clock.facts(),
         });
@@ -241,7 +240,6 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
     if (clock) {
       publishSecurityEvent(req, {
         event: 'authn_login_success',
-        level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
         ...clock.facts(),

@@ -210,7 +210,6 @@ function noteFailMax(req: Request, guard: SignInGuard, reason: SignInRefusal, fa
   noteSecurityEvent(req, {
     ...facts,
     event: 'authn_login_fail_max',
-    level: 'WARN',
     policy: { limit: LOCKS[reason].limit(guard), windowSeconds: guard.windowSeconds },
     description: `Sign-in failed and used up the allowance: ${LOCKS[reason].why}; the next attempt is refused.`,
   });

@@ -59,7 +59,7 @@ export interface SessionCreateOptions extends SessionCallOptions {
 /**
  * Where sessions live: MemorySessionStore for one instance,
  * RedisSessionStore for several. Every method publishes its security
- * events (`session_created`, `session_ended`, `session_use_after_expire`).
+ * events (`session_created`, `session_expired`, `session_use_after_expire`).
  */
 export interface SessionStore {
   /** A session's lifetime, seconds: the session cookie's `Max-Age`. */
@@ -184,13 +184,13 @@ export const liveSessionOf = (record: SessionRecord): LiveSession => ({
   expiresAt: iso(record.expiresAt),
 });
 
-/** Why a session ended, as its `session_ended` event says. */
+/** Why a session ended, as its `session_expired` event says. */
 export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in';
 
 /**
  * The sessions' security events: the subject and the public id, never the
  * cookie. A cookie of a session that is over is OWASP's
- * `session_use_after_expire` (WARN): a stale browser tab, or a stolen
+ * `session_use_after_expire` (CRITICAL): a stale browser tab, or a stolen
  * cookie tried after its owner ended the session.
  */
 export const sessionEvents = {
@@ -198,7 +198,6 @@ export const sessionEvents = {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
       event: 'session_created',
-      level: 'INFO',
       description: `A session was opened on ${record.device}.`,
       outcome: 'success',
       subject: record.subject,
@@ -208,8 +207,7 @@ export const sessionEvents = {
   ended(subject: string, id: string, why: SessionEnding, options: SessionCallOptions): void {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
-      event: 'session_ended',
-      level: 'INFO',
+      event: 'session_expired',
       description: `A session was ${why}.`,
       outcome: 'success',
       subject,
@@ -220,7 +218,6 @@ export const sessionEvents = {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
       event: 'session_use_after_expire',
-      level: 'WARN',
       description: 'The cookie of a session that has ended or expired was presented.',
       outcome: 'failure',
       rule: 'unauthenticated',
