@@ -1,11 +1,12 @@
 // The cost of a subscriber to the security-event channel (docs/observability.md,
-// "Cost"): ours' public route (200, no decision to publish) and a refused
-// request (a token with a bad signature: 401, one `authn_token_invalid`
-// event), with no subscriber, a no-op one, pino writing JSON lines to
-// /dev/null (as the reference server does to standard error) and the
-// OpenTelemetry bridge on an SDK meter provider. One process, subscribers
+// "Cost"): ours' public route (200, no decision to publish), refused requests
+// (a token with a bad signature, a malformed one: 401, one `authn_token_invalid`
+// event each) and a valid token on the refused ones' route (200), with no
+// subscriber, a no-op one, pino writing JSON lines to /dev/null (as the
+// reference server does to standard error) and the OpenTelemetry bridge on an SDK meter provider. One process, subscribers
 // swapped between interleaved batches; CPU µs per request, medians, and each
-// one's median ratio to "no subscriber" in the same batch.
+// one's median ratio to "no subscriber" and to the passing requests in the
+// same batch.
 // `node bench/micro/security-events.mjs` (after `npm run build`).
 import '../lib/production.mjs';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -29,7 +30,8 @@ const requests = {
   refused: () => inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${badToken}` } }),
   malformed: () => inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: 'Bearer not-a-token' } }),
   // The passing request of the refused ones' route: a valid token, 200.
-  bearer: () => inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${bearerTokenForBench()}` } }),
+  bearer: () =>
+    inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${bearerTokenForBench()}` } }),
 };
 const expected = { public: 200, refused: 401, malformed: 401, bearer: 200 };
 
