@@ -45,6 +45,7 @@ export {
   type SecurityEvent,
   type SecurityEventLevel,
   type SecurityEventName,
+  type SecurityEventReason,
   type SecurityEventSpec,
   type SecurityPolicy,
 } from './events/index.js';

@@ -98,7 +98,8 @@ describe('security events of the preset’s refusals', () => {
     const res = await request(presetApp())
       .options('/v1/users')
       .set('Origin', 'https://evil.example')
-      .set('Access-Control-Request-Method', 'POST');
+      .set('Access-Control-Request-Method', 'POST')
+      .set('User-Agent', 'curl/8.5.0');
     expect(res.status).toBe(403);
     expect(theEvent()).toEqual({
       datetime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -111,7 +112,12 @@ describe('security events of the preset’s refusals', () => {
       method: 'OPTIONS',
       route: '/v1/users',
       sourceIp: LOOPBACK,
+      // Made for the request (no proxy is trusted here) and answered, so the client can quote it.
+      requestId: res.headers['x-request-id'],
+      userAgent: 'curl/8.5.0',
+      origin: 'https://evil.example',
     });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('a token that does not verify is authn_token_invalid, naming nobody', async () => {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { publishSecurityEvent, type SecurityEventFields, type SecurityEventName } from '../events/index.js';
+import { publishSecurityEvent, refusalPublishedFor, type SecurityEventFields, type SecurityEventName } from '../events/index.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
 import { toApiError } from './to-api-error.js';
@@ -132,6 +132,8 @@ export function publishRefusal(req: Request, error: unknown, reportOnly?: string
   const note = takeSecurityNote(req);
   const fields = refusalEventOf(answer) ?? (note?.event === undefined ? undefined : { ...input, ...fieldsOf(answer) });
   if (fields === undefined) return;
+  // One event per decision: the one that decided published it already, with what it knew.
+  if (note?.event === undefined && fields.rule !== undefined && refusalPublishedFor(req, fields.rule)) return;
   const event = { ...fields, ...actorOf(req), ...note };
   if (reportOnly === undefined) {
     PUBLISHED.set(req, error);

@@ -55,3 +55,23 @@ export const SECURITY_EVENTS = {
 
 /** The name of a security event: a row of SECURITY_EVENTS. */
 export type SecurityEventName = keyof typeof SECURITY_EVENTS;
+
+/**
+ * The `reason` of an event, one of a fixed set. A sign-in's allowance
+ * (`authn_login_fail_max`, `authn_login_lock`): `username_and_address` (the
+ * failures for one username from one address), `address` (from one address),
+ * `username_delay` (the username delayed after failures from several
+ * addresses), `known_device` (a known device's own allowance), `queue_timeout`
+ * (waited too long behind other attempts). How a session ended
+ * (`session_expired`, OWASP's reasons): `logout`, `revoked` (by its user),
+ * `replaced` (by a new sign-in).
+ */
+export type SecurityEventReason =
+  | 'username_and_address'
+  | 'address'
+  | 'username_delay'
+  | 'known_device'
+  | 'queue_timeout'
+  | 'logout'
+  | 'revoked'
+  | 'replaced';

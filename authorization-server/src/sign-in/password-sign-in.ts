@@ -243,6 +243,8 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
         outcome: 'success',
         description: 'Signed in with a password.',
         ...clock.facts(),
+        // Both: the username ties this sign-in to its failures, the user id to its tokens and sessions.
+        subject: user.subject,
       });
     }
     if (users.updatePasswordHash && needsRehash(user.passwordHash, cost)) {

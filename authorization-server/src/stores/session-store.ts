@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
+import type { SecurityEventReason } from 'express-api-conventions';
 import {
   checkBoolean,
   checkInteger,
@@ -187,11 +188,19 @@ export const liveSessionOf = (record: SessionRecord): LiveSession => ({
 /** Why a session ended, as its `session_expired` event says. */
 export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in';
 
+/** Each ending's `reason`: OWASP's `logout` and `revoked`, and `replaced` by a new sign-in. */
+const ENDING_REASONS = {
+  'signed out': 'logout',
+  'ended by its user': 'revoked',
+  'ended by a new sign-in': 'replaced',
+} as const satisfies Record<SessionEnding, SecurityEventReason>;
+
 /**
  * The sessions' security events: the subject and the public id, never the
  * cookie. A cookie of a session that is over is OWASP's
  * `session_use_after_expire` (CRITICAL): a stale browser tab, or a stolen
- * cookie tried after its owner ended the session.
+ * cookie tried after its owner ended the session. It is the request's one
+ * event: the route's own refusal of it (`unauthenticated`) publishes nothing more.
  */
 export const sessionEvents = {
   created(record: SessionRecord, options: SessionCallOptions): void {
@@ -208,6 +217,7 @@ export const sessionEvents = {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
       event: 'session_expired',
+      reason: ENDING_REASONS[why],
       description: `A session was ${why}.`,
       outcome: 'success',
       subject,
