@@ -127,6 +127,10 @@ describeWith(JQ, 'the documented log alerts, over the reference server’s log',
     await waitUntil(() => lines('malicious_cross_site') >= 25, 'the 25 refusals on standard error');
     const [alert, ...more] = findings('cross-origin-source', log, since);
     expect(more).toEqual([]);
-    expect(alert).toMatchObject({ refused: 25, sourceIp: expect.stringContaining('127.0.0.1') });
+    expect(alert).toMatchObject({
+      refused: 25,
+      origins: ['https://evil.example'],
+      sourceIp: expect.stringContaining('127.0.0.1'),
+    });
   });
 });
