@@ -40,9 +40,13 @@ export {
   storeUnavailable,
 } from './errors/index.js';
 export {
+  SECURITY_EVENTS,
   SECURITY_EVENTS_CHANNEL,
   type SecurityEvent,
   type SecurityEventLevel,
+  type SecurityEventName,
+  type SecurityEventReason,
+  type SecurityEventSpec,
   type SecurityPolicy,
 } from './events/index.js';
 export { type IdPair, idPair, sendJson } from './json/index.js';

@@ -29,7 +29,6 @@ export function publishCodeIssued(req: Request, facts: AuthorizationFacts): void
   if (!securityEventsWanted()) return;
   publishSecurityEvent(req, {
     event: 'authz_code_issued',
-    level: 'INFO',
     outcome: 'success',
     description: 'An authorization code was issued.',
     ...factsOf(facts),
@@ -45,7 +44,6 @@ export function noteCodeReplay(req: Request, facts: AuthorizationFacts): void {
   if (!securityEventsWanted()) return;
   noteSecurityEvent(req, {
     event: 'authz_code_replay',
-    level: 'CRITICAL',
     description: 'An authorization code was presented again; the tokens it issued are revoked.',
     ...factsOf(facts),
   });
@@ -56,7 +54,6 @@ export function publishConsentDecision(req: Request, approved: boolean, facts: A
   if (!securityEventsWanted()) return;
   publishSecurityEvent(req, {
     event: approved ? 'authz_consent_given' : 'authz_consent_denied',
-    level: 'INFO',
     outcome: approved ? 'success' : 'failure',
     description: approved ? 'The user approved the client and scopes.' : 'The user denied the client.',
     ...factsOf(facts),
@@ -68,7 +65,6 @@ export function publishConsentWithdrawn(req: Request | undefined, facts: Authori
   if (!securityEventsWanted()) return;
   publishSecurityEvent(req, {
     event: 'authz_consent_withdrawn',
-    level: 'INFO',
     outcome: 'success',
     description: 'The user withdrew their consent to a client.',
     ...factsOf(facts),

@@ -30,7 +30,6 @@ export function publishTokenCreated(
   const jti = jtiOf(issued.accessToken);
   publishSecurityEvent(req, {
     event: 'authn_token_created',
-    level: 'INFO',
     outcome: 'success',
     description: `Tokens issued by the ${issued.grantType} grant.`,
     subject: issued.subject,
@@ -49,7 +48,6 @@ export function publishTokenRevoked(
   if (!securityEventsWanted()) return;
   publishSecurityEvent(req, {
     event: 'authn_token_revoked',
-    level: 'INFO',
     outcome: 'success',
     description,
     subject: family.subject,
@@ -68,7 +66,6 @@ export function noteRefreshRefusal(
   if (!securityEventsWanted()) return;
   noteSecurityEvent(req, {
     event,
-    level: event === 'authn_token_reuse' ? 'CRITICAL' : 'WARN',
     description,
     ...(family === undefined ? {} : { subject: family.subject }),
     ...(family?.clientId === undefined ? {} : { clientId: family.clientId }),

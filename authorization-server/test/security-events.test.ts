@@ -75,6 +75,7 @@ const fromRequest = (route: string) => ({
   method: 'POST',
   route,
   sourceIp: expect.any(String),
+  requestId: expect.any(String),
   description: expect.any(String),
 });
 const fromToken = fromRequest(TOKEN_PATH);
@@ -94,7 +95,7 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidGrant',
         status: 400,
-        subject: 'alice',
+        username: 'alice',
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
       },
@@ -115,7 +116,8 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidGrant',
         status: 400,
-        subject: 'alice',
+        username: 'alice',
+        reason: 'username_and_address',
         policy: { limit: 2, windowSeconds: 900 },
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
@@ -135,7 +137,8 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'tooManyLoginFailures',
         status: 429,
-        subject: 'alice',
+        username: 'alice',
+        reason: 'username_and_address',
         policy: { limit: 2, windowSeconds: 900, retryAfterSeconds },
       },
     ]);
@@ -156,7 +159,9 @@ describe('the password grant and the sign-in guard', () => {
         event: 'authn_login_success',
         level: 'INFO',
         outcome: 'success',
-        subject: 'alice',
+        // The username tried and the user id: a sign-in joins its failures and its tokens.
+        username: 'alice',
+        subject: 'u-1',
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
       },
@@ -171,12 +176,15 @@ describe('the password grant and the sign-in guard', () => {
         jti: payload.jti,
       },
     ]);
-    const [signIn] = events as [SecurityEvent];
+    const [signIn, created] = events as [SecurityEvent, SecurityEvent];
+    // One request, one id: the answer's, so the client can quote it.
+    expect(created.requestId).toBe(signIn.requestId);
+    expect(res.headers['x-request-id']).toBe(signIn.requestId);
     expect(signIn.durationMs).toBeGreaterThanOrEqual(signIn.poolWaitMs as number);
     expect(signIn.poolWaitMs).toBeGreaterThanOrEqual(0);
   });
 
-  it('publishes a bad client secret as one authn_client_fail naming the client id tried', async () => {
+  it('publishes a bad client secret as one authn_client_fail naming the client id tried as claimed, never as a client', async () => {
     const app = await tokenService();
     const wrongSecret = 'not-the-demo-secret';
     secrets.add(wrongSecret);
@@ -189,7 +197,7 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidClient',
         status: 401,
-        clientId: 'demo-client',
+        claimedClientId: 'demo-client',
       },
     ]);
   });
@@ -336,7 +344,8 @@ describe('passwordSignIn() at another door', () => {
         level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
-        subject: 'alice',
+        username: 'alice',
+        subject: 'u-1',
         device: expect.stringMatching(/^cookie:[A-Za-z0-9_-]{8}$/),
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),

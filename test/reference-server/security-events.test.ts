@@ -404,7 +404,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     ]);
   });
 
-  it('sessions: session_created with the id the list shows, session_ended by another session and by sign-out, then session_use_after_expire', async () => {
+  it('sessions: session_created with the id the list shows, session_expired by another session and by sign-out, then session_use_after_expire', async () => {
     const signingIn = await request(server.url).post('/v1/sessions').type('form').send(DEMO_FORM);
     expect(signingIn.status).toBe(201);
     const laptop = {
@@ -448,7 +448,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     expect(newEvents()).toEqual([
       {
         ...fromRequest('DELETE', '/v1/sessions/:id'),
-        event: 'session_ended',
+        event: 'session_expired',
         level: 'INFO',
         outcome: 'success',
         description: 'A session was ended by its user.',
@@ -465,7 +465,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
       {
         ...fromRequest('GET', '/v1/sessions/current'),
         event: 'session_use_after_expire',
-        level: 'WARN',
+        level: 'CRITICAL',
         outcome: 'failure',
         description: 'The cookie of a session that has ended or expired was presented.',
         rule: 'unauthenticated',
@@ -494,7 +494,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     expect(newEvents()).toEqual([
       {
         ...fromRequest('DELETE', '/v1/sessions/current'),
-        event: 'session_ended',
+        event: 'session_expired',
         level: 'INFO',
         outcome: 'success',
         description: 'A session was signed out.',

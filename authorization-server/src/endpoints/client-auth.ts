@@ -72,8 +72,10 @@ export function clientAuthenticator(
     const secretOk = clientSecretMatches(presented.secret ?? '', client?.secretHash);
     // A public client (no secret registered) is identified by its id and sends no secret.
     const authenticated = client !== undefined && (client.secretHash === undefined ? !presented.secret : secretOk);
-    // The client id tried is named in the refusal's event (authn_client_fail, authz_fail); its secret never is.
-    if ((!authenticated || client.blocked) && securityEventsWanted()) noteSecurityEvent(req, { clientId: presented.id });
+    // The refusal's event names the client id tried as claimed only (anyone can send a real client's id),
+    // a blocked client's as verified; the secret never.
+    if ((!authenticated || client.blocked) && securityEventsWanted())
+      noteSecurityEvent(req, authenticated ? { clientId: client.id } : { claimedClientId: presented.id });
     if (!authenticated) throw refuseClient('Client authentication failed.', header, params, challenge);
     if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
     return client;

@@ -54,6 +54,7 @@ export async function passwordGrant(
     if (securityEventsWanted()) {
       noteSecurityEvent(req, {
         ...signInFacts(username, undefined),
+        subject: user.subject,
         event: 'authn_login_fail',
         description: 'Sign-in refused: the user is no longer active.',
       });

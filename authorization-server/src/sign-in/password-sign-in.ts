@@ -268,7 +268,6 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       if (clock) {
         noteSecurityEvent(req, {
           event: 'authn_login_fail',
-          level: 'WARN',
           description: 'Sign-in failed: unknown username or wrong password.',
           ...clock.facts(),
         });
@@ -280,10 +279,11 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
     if (clock) {
       publishSecurityEvent(req, {
         event: 'authn_login_success',
-        level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
         ...clock.facts(),
+        // Both: the username ties this sign-in to its failures, the user id to its tokens and sessions.
+        subject: user.subject,
       });
     }
     if (config.upgrade && users.updatePasswordHash && needsRehash(user.passwordHash, config.cost)) {
