@@ -11,6 +11,7 @@ import { conventions } from '../src/index.js';
 import { type BearerAuthOptions, bearerAuth, dpopAuth, requireScope } from '../src/oauth2/index.js';
 import { keysFromJwk } from '../src/oauth2/jwk.js';
 import { expectHeaders } from './helpers.js';
+import { useFakeDate } from './support/timing.js';
 
 /**
  * bearerAuth({ issuer, audience }) with no keys: the issuer's metadata
@@ -365,6 +366,92 @@ describe('the key set’s endpoint down', () => {
       expect(server.hits).toBe(2);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a redirect from the key set or the metadata', () => {
+  /** An app on `host` whose routes the test gives, counting every request. */
+  async function hostServer(host: string, routes: (app: Express, base: string) => void) {
+    const app = express();
+    const state = { hits: 0 };
+    app.use((_req, _res, next) => {
+      state.hits += 1;
+      next();
+    });
+    const server = app.listen(0, host);
+    await once(server, 'listening');
+    const base = `http://${host}:${(server.address() as AddressInfo).port}`;
+    routes(app, base);
+    return Object.assign(state, { base, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  }
+
+  /** Another host (plain http, not loopback by name: never a place keys may come from) serving `key` as metadata and key set. */
+  const elsewhere = (key: ReturnType<typeof esKey>, issuer: () => string) =>
+    hostServer('127.0.0.2', (app, base) => {
+      app.get('/jwks', (_req, res) => {
+        res.json({ keys: [key.jwk] });
+      });
+      app.get('/metadata', (_req, res) => {
+        res.json({ issuer: issuer(), jwks_uri: `${base}/jwks` });
+      });
+    });
+
+  afterEach(() => jest.useRealTimers());
+
+  it('is not followed for the key set: its key never verifies a token (503 before any set, 401 after one)', async () => {
+    useFakeDate();
+    const own = esKey();
+    const foreignKey = esKey();
+    const other = await elsewhere(foreignKey, () => ISSUER);
+    let redirecting = true;
+    const allowed = await hostServer('127.0.0.1', (app) => {
+      app.get('/jwks', (_req, res) => {
+        if (redirecting) res.redirect(302, `${other.base}/jwks`);
+        else res.json({ keys: [own.jwk] });
+      });
+    });
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: `${allowed.base}/jwks`, audience: API, jwks: { cooldownSeconds: 1 } });
+      expect((await get(app, signed(foreignKey))).status).toBe(503);
+      redirecting = false;
+      jest.setSystemTime(Date.now() + 1000);
+      expect((await get(app, signed(own))).status).toBe(200);
+      redirecting = true;
+      jest.setSystemTime(Date.now() + 1000);
+      // The unknown kid makes the one refetch of its cooldown, which is redirected: the last good set stays.
+      expectInvalidToken(await get(app, signed(foreignKey)), 'The access token was not signed by a known key.');
+      expect(allowed.hits).toBe(3);
+      expect(other.hits).toBe(0);
+    } finally {
+      await Promise.all([allowed.close(), other.close()]);
+    }
+  });
+
+  it('is not followed for the metadata: the next metadata location is read instead', async () => {
+    const own = esKey();
+    const foreignKey = esKey();
+    let issuer = '';
+    const other = await elsewhere(foreignKey, () => issuer);
+    const allowed = await hostServer('127.0.0.1', (app, base) => {
+      app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+        res.redirect(302, `${other.base}/metadata`);
+      });
+      app.get('/.well-known/openid-configuration', (_req, res) => {
+        res.json({ issuer: base, jwks_uri: `${base}/jwks` });
+      });
+      app.get('/jwks', (_req, res) => {
+        res.json({ keys: [own.jwk] });
+      });
+    });
+    issuer = allowed.base;
+    try {
+      const app = protectedApp({ issuer, audience: API });
+      expectInvalidToken(await get(app, signed(foreignKey, { iss: issuer })), 'The access token was not signed by a known key.');
+      expect((await get(app, signed(own, { iss: issuer }))).status).toBe(200);
+      expect(other.hits).toBe(0);
+    } finally {
+      await Promise.all([allowed.close(), other.close()]);
     }
   });
 });

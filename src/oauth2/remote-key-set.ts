@@ -1,6 +1,6 @@
 import { warnOnce } from '../config/warnings.js';
 import { StoreUnavailableError } from '../stores/store-error.js';
-import { type FetchLimits, fetchFailure, fetchJson } from './bounded-fetch.js';
+import { type FetchLimits, fetchFailure, fetchJson, noDocument } from './bounded-fetch.js';
 import { discoverJwksUri } from './discovery.js';
 import { keysFromJwk } from './jwk.js';
 import type { ReadyKey, RemoteAlgorithm } from './keys.js';
@@ -116,7 +116,7 @@ export class RemoteKeySet {
     this.#jwksUri ??= await discoverJwksUri(settings.issuer, settings);
     const uri = this.#jwksUri;
     const { status, body, maxAgeSeconds } = await fetchJson(uri, settings);
-    if (body === undefined) throw fetchFailure(`${uri} answered ${status}.`);
+    if (body === undefined) throw fetchFailure(noDocument(uri, status));
     const keys = (body as { keys?: unknown } | null)?.keys;
     if (!Array.isArray(keys)) throw fetchFailure(`${uri} is not a JWK Set (no "keys" array).`);
     if (keys.length > settings.maxKeys) throw fetchFailure(`${uri} holds ${keys.length} keys, more than ${settings.maxKeys}.`);
