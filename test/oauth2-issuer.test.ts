@@ -637,6 +637,20 @@ describe('RFC 9068 checks of foreign tokens', () => {
     );
   });
 
+  it('refuses a token listing a critical header extension (RFC 7515 §4.1.11), and fetches nothing for its kid', async () => {
+    const fetched = server.hits;
+    const critical = (kid: string) =>
+      jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1' }, key.privateKey, {
+        algorithm: 'ES256',
+        expiresIn: 60,
+        header: { alg: 'ES256', kid, crit: ['urn:example:ext'], 'urn:example:ext': 1 } as jwt.JwtHeader,
+      });
+    const description = 'The access token requires a header extension this service does not support.';
+    expectInvalidToken(await get(app(), critical(key.kid)), description);
+    expectInvalidToken(await get(app(), critical(randomUUID())), description);
+    expect(server.hits).toBe(fetched);
+  });
+
   it('runs checkClaims last, e.g. for a tenant', async () => {
     const tenant = app({ checkClaims: (claims) => claims.tid === 'acme' });
     expect((await get(tenant, signed(key, { tid: 'acme' }))).status).toBe(200);

@@ -184,6 +184,9 @@ export interface TokenRules {
 
 const HEADER_END = /^[A-Za-z0-9_-]+$/;
 
+/** The `error_description` of a token whose header lists critical extensions (`crit`). */
+const CRITICAL_EXTENSION = 'The access token requires a header extension this service does not support.';
+
 /** How many accepted tokens a verifier remembers (each a few hundred bytes). */
 export const ACCEPTED_TOKENS_CACHE_SIZE = 10_000;
 
@@ -253,7 +256,7 @@ export class AccessTokenVerifier {
     const dot = token.indexOf('.');
     const encodedHeader = dot > 0 ? token.slice(0, dot) : '';
     if (!HEADER_END.test(encodedHeader)) throw new TokenRejected('The access token is malformed.');
-    let header: { alg?: unknown; kid?: unknown; typ?: unknown };
+    let header: { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
     try {
       header = JSON.parse(Buffer.from(encodedHeader, 'base64url').toString('utf8'));
     } catch {
@@ -261,6 +264,9 @@ export class AccessTokenVerifier {
     }
     if (typeof header !== 'object' || header === null) throw new TokenRejected('The access token is malformed.');
     if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejected('The access token is malformed.');
+    // RFC 7515 §4.1.11: extensions listed in `crit` must be understood, and this verifier understands none. Refused
+    // before the key lookup, so such a token never costs an issuer fetch.
+    if (header.crit !== undefined) throw new TokenRejected(CRITICAL_EXTENSION);
     const key = this.#keys.key(header.kid, header.alg, wait);
     if (typeof key === 'string') throw new TokenRejected(key);
     if (this.#requireType && !isAccessTokenType(header.typ)) throw new TokenRejected('The token is not an access token.');
