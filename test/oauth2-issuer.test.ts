@@ -11,7 +11,7 @@ import { conventions } from '../src/index.js';
 import { type BearerAuthOptions, bearerAuth, dpopAuth, requireScope } from '../src/oauth2/index.js';
 import { keysFromJwk } from '../src/oauth2/jwk.js';
 import { expectHeaders } from './helpers.js';
-import { useFakeDate } from './support/timing.js';
+import { useFakeDate, waitUntil } from './support/timing.js';
 
 /**
  * bearerAuth({ issuer, audience }) with no keys: the issuer's metadata
@@ -302,6 +302,74 @@ describe('when the key set is fetched', () => {
       expect(server.hits).toBe(2);
       expect((await get(eager, signed(key))).status).toBe(200);
       expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a key the issuer withdraws', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  it('stops verifying the tokens it verified before, once a fetch finds the issuer replaced it', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const k2 = esKey();
+    let published = [k1.jwk];
+    const server = await keyServer(() => published);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      const before = signed(k1);
+      expect((await get(app, before)).status).toBe(200);
+      published = [k2.jwk];
+      jest.setSystemTime(Date.now() + 1000);
+      // A k2 token makes the refetch of its cooldown; the set it brings holds k2 only.
+      expect((await get(app, signed(k2))).status).toBe(200);
+      expectInvalidToken(await get(app, before), 'The access token was not signed by a known key.');
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('also when only known tokens arrive: the set past its cache age is refreshed in the background', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    let published = [k1.jwk];
+    const server = await keyServer(() => published);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cacheMaxAgeSeconds: 60 } });
+      const before = signed(k1);
+      expect((await get(app, before)).status).toBe(200);
+      published = [esKey().jwk];
+      jest.setSystemTime(Date.now() + 61_000);
+      await waitUntil(async () => (await get(app, before)).status === 401, 'the refreshed set to drop k1');
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps the acceptance, without verifying again, while every fetch brings the key back unchanged', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const server = await keyServer(() => [k1.jwk]);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      const token = signed(k1);
+      expect((await get(app, token)).status).toBe(200);
+      const verifications = jest.spyOn(jwt, 'verify');
+      for (let fetch = 2; fetch <= 4; fetch++) {
+        jest.setSystemTime(Date.now() + 1000);
+        // A made-up kid waits for the refetch of its cooldown (and is refused before any signature check).
+        expect((await get(app, signed(k1, {}, randomUUID()))).status).toBe(401);
+        expect(server.hits).toBe(fetch);
+        expect((await get(app, token)).status).toBe(200);
+      }
+      expect(verifications).not.toHaveBeenCalled();
     } finally {
       await server.close();
     }

@@ -85,6 +85,6 @@ export function readIssuerKeys(factory: string, issuer: string, jwksUri: unknown
     fetch: (input, init) => fetch(input, init),
     now: () => Date.now(),
   });
-  if (given.fetchAtStart !== undefined && checkBoolean(factory, 'jwks.fetchAtStart', given.fetchAtStart)) void set.prefetch();
+  if (given.fetchAtStart !== undefined && checkBoolean(factory, 'jwks.fetchAtStart', given.fetchAtStart)) set.prefetch();
   return issuerKeys(set);
 }
