@@ -133,10 +133,16 @@ describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', 
   });
 
   it('answers an expired token with the 401', async () => {
-    const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0 });
-    const token = await tokenFrom(issuer, API, 'read short');
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    expectInvalidToken(await get(strict, token), 'The access token expired.');
+    useFakeDate();
+    try {
+      const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0, jwks: { cooldownSeconds: 1 } });
+      const token = await tokenFrom(issuer, API, 'read short');
+      // The fixture gives `short` tokens one second: the clock moves past it.
+      jest.setSystemTime(Date.now() + 2100);
+      expectInvalidToken(await get(strict, token), 'The access token expired.');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('answers a token of another issuer with the 401', async () => {
@@ -161,10 +167,15 @@ describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', 
     const after = await tokenFrom(issuer);
     expect(headerOf(after).kid).toBe(rotated);
     expect(headerOf(after).kid).not.toBe(headerOf(before).kid);
-    // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect((await get(app, after)).status).toBe(200);
-    expect((await get(app, before)).status).toBe(200);
+    useFakeDate();
+    try {
+      // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
+      jest.setSystemTime(Date.now() + 1100);
+      expect((await get(app, after)).status).toBe(200);
+      expect((await get(app, before)).status).toBe(200);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('works the same in dpopAuth() (its Bearer path) and in the preset’s bearerAuth stage', async () => {
@@ -229,34 +240,13 @@ const signed = (key: { kid: string; privateKey: KeyObject }, claims: Record<stri
     header: { alg: 'ES256', typ: 'JWT', kid },
   });
 
-/** Fakes only Date: HTTP, time-outs and promises run for real, while the key set's clock (and the token's) moves on command. */
-function fakeDateOnly(): void {
-  jest.useFakeTimers({
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'requestAnimationFrame',
-      'cancelAnimationFrame',
-      'requestIdleCallback',
-      'cancelIdleCallback',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
-}
 const advance = (ms: number) => jest.setSystemTime(Date.now() + ms);
 
 describe('an attacker’s flood of made-up kids', () => {
   afterEach(() => jest.useRealTimers());
 
   it('costs the issuer at most one fetch per cooldown, and each token its 401 at once', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk]);
     try {
@@ -285,25 +275,29 @@ describe('an attacker’s flood of made-up kids', () => {
 });
 
 describe('when the key set is fetched', () => {
+  afterEach(() => jest.restoreAllMocks());
+
   it('on the first token by default, and when the middleware is built with fetchAtStart', async () => {
     const key = esKey();
-    const server = await keyServer(() => [key.jwk]);
+    const [lazyServer, eagerServer] = await Promise.all([keyServer(() => [key.jwk]), keyServer(() => [key.jwk])]);
+    // The fetch starts inside the factory, or not at all: what it was asked for is known when the factory returns.
+    const fetches = jest.spyOn(globalThis, 'fetch');
+    const asked = (server: KeyServer) => fetches.mock.calls.filter(([url]) => url === server.url).length;
     try {
-      const lazy = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(server.hits).toBe(0);
+      const lazy = protectedApp({ issuer: ISSUER, jwksUri: lazyServer.url, audience: API });
+      expect(asked(lazyServer)).toBe(0);
       expect((await get(lazy, signed(key))).status).toBe(200);
-      expect(server.hits).toBe(1);
-      const auth = bearerAuth({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { fetchAtStart: true } });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(lazyServer.hits).toBe(1);
+      const auth = bearerAuth({ issuer: ISSUER, jwksUri: eagerServer.url, audience: API, jwks: { fetchAtStart: true } });
+      expect(asked(eagerServer)).toBe(1);
+      await waitUntil(() => eagerServer.hits === 1, 'the fetch at start to reach the key set');
       const eager = express().get('/v1/me', auth, (_req, res) => {
         res.json({});
       });
-      expect(server.hits).toBe(2);
       expect((await get(eager, signed(key))).status).toBe(200);
-      expect(server.hits).toBe(2);
+      expect(eagerServer.hits).toBe(1);
     } finally {
-      await server.close();
+      await Promise.all([lazyServer.close(), eagerServer.close()]);
     }
   });
 });
@@ -380,7 +374,7 @@ describe('the key set’s endpoint down', () => {
   afterEach(() => jest.useRealTimers());
 
   it('keeps the last good set for its cache age and the grace, then answers 503 with Retry-After, never 500', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk]);
     try {
@@ -421,7 +415,7 @@ describe('the key set’s endpoint down', () => {
   });
 
   it('takes a shorter Cache-Control max-age from the answer', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk], { 'Cache-Control': 'public, max-age=20' });
     try {
@@ -430,10 +424,77 @@ describe('the key set’s endpoint down', () => {
       advance(21_000);
       expect((await get(app, signed(key, { jti: 'x' }))).status).toBe(200);
       // The background refresh is under way once the set is older than 20 s.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(server.hits).toBe(2);
+      await waitUntil(() => server.hits === 2, 'the background refresh');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('one key set per issuer in the process', () => {
+  afterEach(() => jest.useRealTimers());
+
+  /** An issuer on 127.0.0.1 whose metadata and key set count their requests; `keys` is what it publishes now. */
+  async function countingIssuer(keys: () => unknown[]) {
+    const hits = { metadata: 0, jwks: 0 };
+    const app = express();
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+      hits.metadata += 1;
+      res.json({ issuer: url, jwks_uri: `${url}/jwks` });
+    });
+    app.get('/jwks', (_req, res) => {
+      hits.jwks += 1;
+      res.json({ keys: keys() });
+    });
+    return { url, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it('three protected routers make one discovery and one key-set fetch, and one refetch when the issuer rotates', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const k2 = esKey();
+    let published = [k1.jwk];
+    const issuer = await countingIssuer(() => published);
+    try {
+      const options = { issuer: issuer.url, audience: API };
+      const app = express();
+      for (const [path, auth] of [
+        ['/orders', bearerAuth(options)],
+        ['/invoices', bearerAuth(options)],
+        ['/profile', dpopAuth({ ...options, origin: API })],
+      ] as const) {
+        const router = express.Router();
+        router.get('/', auth, (_req, res) => {
+          res.json({});
+        });
+        app.use(path, router);
+      }
+      const everywhere = (token: string) =>
+        Promise.all(
+          ['/orders', '/invoices', '/profile'].map(async (path) => {
+            return (await request(app).get(path).set('Authorization', `Bearer ${token}`)).status;
+          }),
+        );
+      expect(await everywhere(signed(k1, { iss: issuer.url }))).toEqual([200, 200, 200]);
+      expect(issuer.hits).toEqual({ metadata: 1, jwks: 1 });
+      // The issuer switches to k2 at once: its tokens wait for the cooldown (30 s by default) since the last fetch.
+      published = [k2.jwk, k1.jwk];
+      const rotated = signed(k2, { iss: issuer.url });
+      expect(await everywhere(rotated)).toEqual([401, 401, 401]);
+      jest.setSystemTime(Date.now() + 30_000);
+      expect(await everywhere(rotated)).toEqual([200, 200, 200]);
+      expect(issuer.hits).toEqual({ metadata: 1, jwks: 2 });
+      // Other key-set options are another set, with its own fetches.
+      const own = express().get('/', bearerAuth({ ...options, jwks: { cooldownSeconds: 5 } }), (_req, res) => {
+        res.json({});
+      });
+      expect((await request(own).get('/').set('Authorization', `Bearer ${rotated}`)).status).toBe(200);
+      expect(issuer.hits).toEqual({ metadata: 2, jwks: 3 });
+    } finally {
+      await issuer.close();
     }
   });
 });
