@@ -666,10 +666,31 @@ describe('requireScope() (RFC 6750 §3.1; rule 13.8: 403 is a refused authorizat
     expect(res.status).toBe(401);
   });
 
-  it('answers 401 when no authentication ran before it', async () => {
+  it('answers 401 when no authentication ran before it, with the challenge bearerAuth() answers', async () => {
     const res = await request(app).get('/v1/unguarded-scope');
     expect(res.status).toBe(401);
-    expectHeaders(res, { 'WWW-Authenticate': 'Bearer' });
+    expectHeaders(res, { 'Content-Type': JSON_TYPE, 'WWW-Authenticate': 'Bearer realm="api"' });
+    expect(res.body).toEqual({ errors: [{ message: 'A bearer access token is required.', code: 40100 }] });
+    const bearer = await request(app).get('/v1/me');
+    expect(bearer.headers['www-authenticate']).toBe(res.headers['www-authenticate']);
+  });
+
+  it('challenges in the realm of an optional bearerAuth() that let the request through without a token', async () => {
+    const withRealm = (realm: string | undefined) => {
+      const api = express();
+      api.get(
+        '/x',
+        bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, optional: true, ...(realm && { realm }) }),
+        requireScope('users:read'),
+        (_req, res) => {
+          res.json({});
+        },
+      );
+      api.use(errorHandler({ production: true, log: false }));
+      return api;
+    };
+    expectHeaders(await request(withRealm('users')).get('/x'), { 'WWW-Authenticate': 'Bearer realm="users"' });
+    expectHeaders(await request(withRealm(undefined)).get('/x'), { 'WWW-Authenticate': 'Bearer realm="api"' });
   });
 
   it('requires every scope listed', async () => {
