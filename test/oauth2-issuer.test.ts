@@ -619,6 +619,29 @@ describe('discovery (RFC 8414 §3, then OpenID Connect Discovery §4)', () => {
     }
   });
 
+  it('refuses a token listing a critical header extension (RFC 7515 §4.1.11) from a discovered issuer too', async () => {
+    const server = await metadataServer((base) => ({
+      '/.well-known/oauth-authorization-server': { issuer: base, jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const app = protectedApp({ issuer: server.base, audience: API });
+      const header = { alg: 'ES256', kid: server.key.kid } as const;
+      const token = (extra: Record<string, unknown>) =>
+        jwt.sign({ iss: server.base, aud: API, sub: 'u-1' }, server.key.privateKey, {
+          algorithm: 'ES256',
+          expiresIn: 60,
+          header: { ...header, ...extra } as jwt.JwtHeader,
+        });
+      expect((await get(app, token({}))).status).toBe(200);
+      expectInvalidToken(
+        await get(app, token({ crit: ['urn:example:ext'], 'urn:example:ext': 1 })),
+        'The access token requires a header extension this service does not support.',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   it('never uses a document that names another issuer (RFC 8414 §3.3): 503, not a pass', async () => {
     const server = await metadataServer((base) => ({
       '/.well-known/oauth-authorization-server': { issuer: 'https://attacker.example', jwks_uri: `${base}/jwks` },
