@@ -262,7 +262,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
         .get('/v1/users/1')
         .then((res) => res),
     status: 401,
-    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer' },
+    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer realm="api"' },
     body: { errors: [{ message: 'A bearer access token is required.', code: 40100 }] },
   },
 };
