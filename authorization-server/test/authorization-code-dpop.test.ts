@@ -106,11 +106,13 @@ describe('DPoP with the authorization code grant (RFC 9449 §10)', () => {
   ])('refuses the exchange of a bound code with %s: 400 invalid_dpop_proof, no token', async (_, sent) => {
     const server = await dpopServer();
     const key = newKey();
-    const res = await exchange(server, await spaCode(server, key.jkt), sent);
+    const form = await spaCode(server, key.jkt);
+    const res = await exchange(server, form, sent);
     expect(res.status).toBe(400);
     expect(res.headers['cache-control']).toBe('no-store, max-age=0');
     expect(res.body).toEqual({ error: 'invalid_dpop_proof', error_description: expect.any(String) });
-    expect(res.body.access_token).toBeUndefined();
+    // The code is single-use (RFC 6749 §4.1.2): the refused attempt spent it.
+    expect((await exchange(server, form, key)).body.error).toBe('invalid_grant');
   });
 
   it('binds the tokens to the proof of the exchange when the request had no dpop_jkt (RFC 9449 §5)', async () => {
