@@ -21,6 +21,7 @@ export {
   tokenRouter,
 } from './endpoints/token-router.js';
 export { type AuthorizationSession, type FindSession, sessionFromCookie } from './sessions/authorization-session.js';
+export type { ConsentWithdrawal, WithdrawConsent } from './sessions/consent-withdrawal.js';
 export { describeDevice } from './sessions/session-device.js';
 export {
   type BrowserDevice,

@@ -330,6 +330,14 @@ function checkIntrospectors(config: TokenRouterConfiguration): void {
 /** The authorization endpoint needs registered clients (their redirect URIs) and an issuer to name in `iss` (RFC 9207). */
 function checkAuthorization(config: TokenRouterConfiguration): void {
   if (config.authorization === undefined) return;
+  if (typeof config.refreshTokens.revokeClientFamilies !== 'function') {
+    invalidOption(
+      TOKEN_ROUTER,
+      'refreshTokens',
+      config.refreshTokens,
+      'a RefreshTokenStore with revokeClientFamilies() when `authorization` is on: a withdrawn consent revokes the client’s tokens',
+    );
+  }
   if (config.clients === undefined) {
     invalidOption(TOKEN_ROUTER, 'clients', undefined, 'a ClientStore when `authorization` is on: redirect URIs are registered');
   }

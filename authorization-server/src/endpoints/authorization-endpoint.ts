@@ -6,6 +6,7 @@ import { publishCodeIssued, publishConsentDecision } from '../authorization-even
 import type { AuthorizationConfiguration } from '../authorization-options.js';
 import type { AuthorizationSession } from '../sessions/authorization-session.js';
 import { consentCsrfToken, consentCsrfTokenValid } from '../sessions/consent-csrf.js';
+import type { WithdrawConsent } from '../sessions/consent-withdrawal.js';
 import { safeReturnTo } from '../sign-in/return-to.js';
 import { hashAuthorizationCode, newAuthorizationCode } from '../stores/code-store.js';
 import { consentCovers } from '../stores/consent-store.js';
@@ -54,6 +55,13 @@ export interface AuthorizationHelpers {
   returnTo(value: unknown): string | undefined;
   /** What the consent page shows for its request (`?request=`); undefined when it has no `request` parameter. */
   consentPrompt(req: Request): Promise<ConsentPrompt | ConsentRestart | undefined>;
+  /**
+   * Withdraws the consent `subject` gave `clientId` and revokes the
+   * refresh-token families that client holds for them (with
+   * `revokedFamilies`, their access tokens stop at once). Publishes
+   * `authz_consent_withdrawn` when there was a consent.
+   */
+  withdrawConsent: WithdrawConsent;
 }
 
 /** What the endpoint reads besides its own options. */
@@ -62,6 +70,8 @@ export interface AuthorizationEndpointContext extends AuthorizationRequestContex
   readonly issuer: string;
   /** The CSRF tokens' key (sessions/consent-csrf.ts). */
   readonly csrfKey: Buffer;
+  /** The consent's withdrawal with the client's tokens (sessions/consent-withdrawal.ts). */
+  readonly withdrawConsent: WithdrawConsent;
 }
 
 /** The raw query string of a request: parsed by the endpoint itself, each parameter at most once. */
@@ -230,5 +240,6 @@ export function mountAuthorization(router: express.Router, context: Authorizatio
     decisionPath: config.decisionPath,
     returnTo: (value: unknown) => safeReturnTo(value, config.path),
     consentPrompt: prompt(context),
+    withdrawConsent: context.withdrawConsent,
   });
 }

@@ -8,6 +8,7 @@ import { refreshDerivationKey } from '../grants/refresh-grace.js';
 import { recordRevokedFamily } from '../grants/refresh-token.js';
 import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
 import { CONSENT_CSRF_INFO } from '../sessions/consent-csrf.js';
+import { consentWithdrawal } from '../sessions/consent-withdrawal.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
 import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
 import { publishTokenCreated } from '../token-events.js';
@@ -122,6 +123,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
           dpop: config.dpop !== undefined,
           issuer: config.issuer,
           csrfKey: derivedKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject, CONSENT_CSRF_INFO),
+          withdrawConsent: consentWithdrawal({ ...config, consents: config.authorization.consents }),
         });
   const endpoints: TokenEndpoints = {
     token: config.path,

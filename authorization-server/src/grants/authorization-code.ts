@@ -5,6 +5,7 @@ import type { Params } from '../endpoints/client-auth.js';
 import { tokenError } from '../endpoints/token-errors.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
 import { type CodeGrant, hashAuthorizationCode } from '../stores/code-store.js';
+import { consentCovers } from '../stores/consent-store.js';
 import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
 import { publishTokenRevoked } from '../token-events.js';
 import type { Grant, GrantRequest } from './grant.js';
@@ -48,6 +49,20 @@ function checkBinding(grant: CodeGrant, params: Params, client: RegisteredClient
   }
 }
 
+/**
+ * After its family is stored: a third-party client's code is refused when the
+ * user withdrew the consent it was issued under. The withdrawal removes the
+ * consent before it revokes the client's families (sessions/consent-withdrawal.ts),
+ * so a family stored too late for it to find is revoked here.
+ */
+async function refuseWithoutConsent(context: GrantContext, grant: CodeGrant, client: RegisteredClient): Promise<void> {
+  if (client.firstParty === true) return;
+  const { consents } = context.config.authorization as AuthorizationConfiguration;
+  if (consentCovers(await consents.find(grant.subject, client.id), grant.scopes)) return;
+  await context.config.refreshTokens.revokeFamily(grant.familyId);
+  throw tokenError('invalid_grant', 'The user withdrew the consent this authorization code was issued under.');
+}
+
 async function authorizationCodeGrant(context: GrantContext, { req, params, client, jkt }: GrantRequest): Promise<Issued> {
   const { config } = context;
   const codes = (config.authorization as AuthorizationConfiguration).codes;
@@ -77,6 +92,7 @@ async function authorizationCodeGrant(context: GrantContext, { req, params, clie
   );
   // A replay that came while the family did not exist yet could not revoke it: this answer does, and is refused.
   if (await codes.wasReplayed(codeHash)) return revokeReplayed(context, req, grant);
+  await refuseWithoutConsent(context, grant, client);
   return { ...family, requested: grant.requested, refreshToken };
 }
 

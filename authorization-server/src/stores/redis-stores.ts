@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   checkInteger,
   DEFAULT_OAUTH2_REDIS_PREFIX,
@@ -256,6 +257,28 @@ redis.call('DEL', KEYS[1])
 return all(f)
 `);
 
+// The client index: `<prefix>client-families:{<user digest>}:<client digest>`, a sorted set of the ids of
+// the families a client holds for a user, each scored by its family's expiry (ms). Tagged by the user, so
+// each script below runs on one slot of a cluster. Expired entries are dropped at every write, and the
+// key expires with its last family: it holds no more than the user's live families of that client.
+
+// KEYS: the index. ARGV: family id, its expiry (ms), now (ms). Adds the family or moves its expiry later.
+const INDEX_FAMILY = new RedisScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local before = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not before or tonumber(before) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
+return 1
+`);
+
+// KEYS: the index. ARGV: now (ms). Empties the index; answers the ids of the families that may still live.
+const TAKE_FAMILIES = new RedisScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')
+redis.call('DEL', KEYS[1])
+return ids
+`);
+
 const grantOf = (
   familyId: string,
   subject: string | undefined,
@@ -280,6 +303,9 @@ const grantOf = (
  *   remembered token's reuse revokes the family for as long as the family
  *   lives); a token that leaves the remembered window, and every token of a
  *   revoked family, has its key deleted.
+ * - `<prefix>client-families:{<user digest>}:<client digest>`: the ids of
+ *   the live families a client holds for a user, for revokeClientFamilies()
+ *   (a withdrawn consent); entries leave with their family's expiry.
  *
  * So a family holds at most `rememberedTokens` + 2 keys (18 by default)
  * however often it rotates. Each decision
@@ -311,8 +337,9 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   }
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
-    // The index first: once the family exists, its token is found.
+    // The indexes first: once the family exists, its token is found, and a withdrawn consent finds it.
     await this.#index(tokenHash, family.familyId, expiresAt);
+    await this.#indexForClient(family.subject, family.clientId, family.familyId, expiresAt);
     await CREATE.run(
       this.#redis,
       [this.#familyKey(family.familyId)],
@@ -352,6 +379,8 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       if (dropped) await this.#forget([dropped]);
       // Every remembered token's index key lives as long as its family, so its reuse is recognised until the family ends.
       await this.#extend(remembered, expiresAt);
+      // So does the family's entry in its client index, so a withdrawn consent still finds it.
+      await this.#indexForClient(subject as string, clientId || undefined, familyId, expiresAt);
       return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
     }
     if (status === 'reused') {
@@ -371,6 +400,29 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
 
   async revokeFamily(familyId: string): Promise<void> {
     await this.#revoke(familyId, '');
+  }
+
+  /**
+   * One script takes the client's index of the user's families, then each
+   * family is revoked by its own script (its own slot). A family created
+   * meanwhile is indexed before it exists, so it is either taken here or
+   * made after this call (the code grant then checks the consent again).
+   */
+  async revokeClientFamilies(subject: string, clientId: string): Promise<string[]> {
+    const reply = await TAKE_FAMILIES.run(this.#redis, [this.#clientIndexKey(subject, clientId)], [String(Date.now())]);
+    const ids = (reply as unknown[]).map(replyText).filter((id): id is string => id !== undefined);
+    // The index may still name a family that ended (logout, reuse): only those that lived are answered.
+    const lived = await Promise.all(ids.map((familyId) => this.#revoke(familyId, '')));
+    return ids.filter((_, i) => lived[i]);
+  }
+
+  async #indexForClient(subject: string, clientId: string | undefined, familyId: string, expiresAt: number): Promise<void> {
+    if (clientId === undefined) return;
+    await INDEX_FAMILY.run(
+      this.#redis,
+      [this.#clientIndexKey(subject, clientId)],
+      [familyId, String(expiresAt), String(Date.now())],
+    );
   }
 
   async #revoke(familyId: string, tokenHash: string): Promise<boolean> {
@@ -419,4 +471,11 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   #tokenKey(tokenHash: string): string {
     return redisKey(this.#redis.prefix, 'rt', tokenHash);
   }
+
+  // Tagged by the user's digest (any subject makes a valid tag); the client's digest keeps the key short.
+  #clientIndexKey(subject: string, clientId: string): string {
+    return `${taggedKey(this.#redis.prefix, 'client-families', digest(subject))}:${digest(clientId)}`;
+  }
 }
+
+const digest = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
