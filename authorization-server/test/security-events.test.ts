@@ -244,6 +244,30 @@ describe('refresh tokens and revocation', () => {
     ]);
   });
 
+  it('publishes a refresh retried inside the grace as authn_token_grace_reuse with the rotation\u2019s jti, never authn_token_created', async () => {
+    const app = await tokenService({ refreshGraceSeconds: 60 });
+    const first = (await post(app, TOKEN_PATH, ALICE)).body.refresh_token as string;
+    const rotated = await post(app, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: first });
+    events = [];
+    // The answer was lost; the client presents the same token again, inside the grace.
+    const retried = await post(app, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: first });
+    expect(retried.status).toBe(200);
+    const jti = decodeJwt(rotated.body.access_token).payload.jti;
+    expect(decodeJwt(retried.body.access_token).payload.jti).toBe(jti);
+    expect(events).toEqual([
+      {
+        ...fromToken,
+        event: 'authn_token_grace_reuse',
+        level: 'WARN',
+        outcome: 'success',
+        description: 'A rotated refresh token was presented again inside the grace: its rotation was answered again.',
+        subject: 'u-1',
+        clientId: 'demo-client',
+        jti,
+      },
+    ]);
+  });
+
   it('publishes a revocation at the revocation endpoint as authn_token_revoked, an access token by its jti', async () => {
     const app = await tokenService();
     const signedIn = (await post(app, TOKEN_PATH, ALICE)).body;
