@@ -21,6 +21,7 @@ export {
   type Validators,
 } from './caching/index.js';
 export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
+export { type LibraryWarning, setWarningHandler, type WarningHandler } from './config/warnings.js';
 export {
   ApiError,
   type ApiErrorInit,

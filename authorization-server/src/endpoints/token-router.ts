@@ -100,7 +100,13 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
       throw error;
     }
     sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt }, (accessToken) =>
-      publishTokenCreated(req, { subject: issued.subject, clientId: issued.clientId, accessToken, grantType }),
+      publishTokenCreated(req, {
+        subject: issued.subject,
+        clientId: issued.clientId,
+        accessToken,
+        grantType,
+        graceRetry: issued.graceRetry === true,
+      }),
     );
   }
 

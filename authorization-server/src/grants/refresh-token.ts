@@ -85,7 +85,7 @@ export async function refreshTokenGrant(
   // Under a grace, the access token's identity is fixed by the rotation: a retry answers that very token.
   const rotation = outcome.status === 'retried' ? readIssued(outcome.issued) : { iat, scopes };
   const identity = { iat: rotation?.iat ?? iat, jti: deriveAccessTokenId(key, refreshToken) };
-  return { ...issued, scopes: rotation?.scopes ?? scopes, identity };
+  return { ...issued, scopes: rotation?.scopes ?? scopes, identity, graceRetry: outcome.status === 'retried' };
 }
 
 /** The live family of `tokenHash`, checked against the client, its DPoP key and its subject. */

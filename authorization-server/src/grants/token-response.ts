@@ -38,6 +38,8 @@ export interface Issued {
   readonly jkt?: string;
   /** The access token's `iat` and `jti` when its rotation fixed them (a refresh grace); absent: new ones. */
   readonly identity?: { readonly iat: number; readonly jti: string };
+  /** A refresh retried inside the grace: the rotation's answer again, published as authn_token_grace_reuse. */
+  readonly graceRetry?: boolean;
 }
 
 /** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
