@@ -125,16 +125,12 @@ describeWith(CHROMIUM, 'the authorization code flow in Chromium', () => {
     await page.click('button[value=approve]');
     const params = await landedWith(journey.redirectUri);
     expect(params).toEqual({ code: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), state: journey.state, iss: api.url });
-    const tokens = await request(api.url)
-      .post('/v1/oauth2/token')
-      .auth('demo-partner', 'partner-secret')
-      .type('form')
-      .send({
-        grant_type: 'authorization_code',
-        code: params.code,
-        redirect_uri: journey.redirectUri,
-        code_verifier: journey.verifier,
-      });
+    const tokens = await request(api.url).post('/v1/oauth2/token').auth('demo-partner', 'partner-secret').type('form').send({
+      grant_type: 'authorization_code',
+      code: params.code,
+      redirect_uri: journey.redirectUri,
+      code_verifier: journey.verifier,
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.token_type).toBe('bearer');
   });
