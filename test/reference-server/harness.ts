@@ -37,8 +37,13 @@ export async function ensureBuilt(): Promise<void> {
   const library = join(ROOT, 'dist', 'esm', 'index.js');
   const libraryStale = () =>
     builtAt(library) < newest(join(ROOT, 'src')) || builtAt(join(ROOT, 'dist', 'cjs', 'index.js')) < newest(join(ROOT, 'src'));
-  const serverStale = () => builtAt(MAIN) < Math.max(newest(join(ROOT, 'examples', 'server', 'src')), builtAt(library));
-  for (let waited = 0; libraryStale() || serverStale(); waited += 200) {
+  // The authorization server package, which the server imports from its dist (as a team would).
+  const tokenPackage = join(ROOT, 'authorization-server');
+  const tokenPackageBuilt = join(tokenPackage, 'dist', 'cjs', 'index.js');
+  const tokenPackageStale = () => builtAt(tokenPackageBuilt) < Math.max(newest(join(tokenPackage, 'src')), builtAt(library));
+  const serverStale = () =>
+    builtAt(MAIN) < Math.max(newest(join(ROOT, 'examples', 'server', 'src')), builtAt(library), builtAt(tokenPackageBuilt));
+  for (let waited = 0; libraryStale() || tokenPackageStale() || serverStale(); waited += 200) {
     mkdirSync(join(ROOT, '.tmp'), { recursive: true });
     try {
       mkdirSync(LOCK);
@@ -51,6 +56,7 @@ export async function ensureBuilt(): Promise<void> {
     }
     try {
       if (libraryStale()) execFileSync('node', ['scripts/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
+      if (tokenPackageStale()) execFileSync('node', ['scripts/build.mjs'], { cwd: tokenPackage, stdio: 'pipe' });
       if (serverStale()) execFileSync('npx', ['tsc', '-p', 'examples/server/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
     } finally {
       rmSync(LOCK, { recursive: true, force: true });

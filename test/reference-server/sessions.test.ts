@@ -28,7 +28,7 @@ describe('POST /v1/sessions', () => {
     const cookies = res.headers['set-cookie'] as unknown as string[];
     expect(cookies).toHaveLength(2);
     expect(cookies[0]).toMatch(
-      /^__Host-session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; Expires=[^;]+ GMT; HttpOnly; Secure; SameSite=Strict$/,
+      /^__Host-session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; Expires=[^;]+ GMT; HttpOnly; Secure; SameSite=Lax$/,
     );
     expect(cookies[1]).toMatch(
       /^__Host-device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=15552000; HttpOnly; Secure; SameSite=Strict$/,
@@ -347,7 +347,7 @@ describe('DELETE /v1/sessions/current (sign-out)', () => {
     expect(res.status).toBe(204);
     expect(res.headers['clear-site-data']).toBe('"cache", "cookies", "storage"');
     expect(res.headers['set-cookie']).toEqual([
-      '__Host-session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict',
+      '__Host-session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax',
     ]);
     expectDocumented(res);
     const after = await api().get('/v1/sessions/current').set('Cookie', session.cookie).set('X-Requested-With', 'XMLHttpRequest');

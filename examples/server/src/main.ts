@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
+import type { Express } from 'express';
 import {
   MemoryDpopReplayStore,
   MemoryRevokedFamilies,
@@ -9,13 +10,16 @@ import {
 import { answerParserErrors, serverTimeouts } from 'express-api-conventions/security';
 import { MemoryCounterStore, RedisCounterStore } from 'express-api-conventions/stores';
 import {
-  hashPassword,
   MemoryClientStore,
+  MemoryCodeStore,
+  MemoryConsentStore,
   MemoryRefreshTokenStore,
   MemorySessionStore,
   MemorySignInGuardStore,
   MemoryUserStore,
   RedisClientStore,
+  RedisCodeStore,
+  RedisConsentStore,
   RedisRefreshTokenStore,
   RedisSessionStore,
   RedisSignInGuardStore,
@@ -23,6 +27,7 @@ import {
 } from 'express-api-conventions-authorization-server';
 import { createApp, type Services } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
+import { demoSeed } from './demo-seed.js';
 import { logSecurityEvents } from './event-log.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
@@ -31,7 +36,6 @@ import { readSettings, type Settings, StartupError } from './settings.js';
 import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
 import { connectRedis, type RedisClient, RedisState } from './state.js';
 import { UserRepository } from './users/repository.js';
-import { seedUsers } from './users/seed.js';
 
 /** Every store the service shares between instances: in memory, or all of them in one Redis. */
 function openStores(redis: RedisClient | undefined) {
@@ -46,6 +50,8 @@ function openStores(redis: RedisClient | undefined) {
       signIns: new MemorySignInGuardStore(),
       sessions: new MemorySessionStore(),
       dpopReplay: new MemoryDpopReplayStore(),
+      codes: new MemoryCodeStore(),
+      consents: new MemoryConsentStore(),
     };
   }
   // Every library store bounds its commands (500 ms) and fails with
@@ -64,6 +70,9 @@ function openStores(redis: RedisClient | undefined) {
     sessions: new RedisSessionStore({ client: redis }),
     // A DPoP proof accepted by one instance is refused by all.
     dpopReplay: new RedisDpopReplayStore({ client: redis }),
+    // A code is redeemed once, whichever instance it reaches; a replay revokes what it issued everywhere.
+    codes: new RedisCodeStore({ client: redis }),
+    consents: new RedisConsentStore({ client: redis }),
   };
 }
 
@@ -95,82 +104,50 @@ function listen(server: Server, settings: Settings): Promise<void> {
   });
 }
 
+/** The app serving now, and what it was made of: both replaced when the instances' shared values change. */
+interface Running {
+  services: Services;
+  app: Express;
+}
+
 /**
- * Starts the reference server: reads the settings, opens the shared state
- * (memory, or Redis with REDIS_URL), seeds the demo data, listens, and on
- * SIGTERM stops accepting, finishes the requests in flight and exits 0.
+ * What to do when Redis comes back after an outage: restore the demo data and,
+ * if another instance started meanwhile and drew its own secrets, signing key
+ * or issuer, adopt them, so that all instances agree again (tokens this one
+ * signed before are refused).
  */
-async function start(settings: Settings): Promise<void> {
-  // Every security decision as one JSON line on standard error, unless LOG_EVENTS=0.
-  if (settings.logEvents) logSecurityEvents(settings.instanceId);
-  // Set once the stores exist: what to do when Redis comes back after an outage.
-  let reconnected = () => {};
-  const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
-  const { state, accounts, clients, refreshTokens, revokedFamilies, counters, signIns, sessions, dpopReplay } = openStores(redis);
-  const users = new UserRepository(state);
-
-  // The demo user (a user of the API and an account that signs in) and the demo application.
-  const demoUser = { name: 'Alice Liddell', email: `${settings.demoUsername}@example.com`, gender: 'female' as const };
-  // The password is kept only as a bcrypt hash, made off the event loop.
-  const passwordHash = await hashPassword(settings.demoPassword, { cost: settings.passwordCost });
-  // Every step is idempotent: run again when Redis comes back empty, it restores the demo data.
-  const seed = async () => {
-    const demoId = await seedUsers(state, users, demoUser);
-    await accounts.add({ username: settings.demoUsername, subject: demoId.toString(), passwordHash });
-    await clients.add({ id: settings.demoClientId, secret: settings.demoClientSecret });
-    // The browser page cannot keep a secret: it signs in as a public client (RFC 6749 §2.1).
-    await clients.add({ id: BROWSER_PAGE_CLIENT_ID, grants: ['password', 'refresh_token'] });
-  };
-  await seed();
-
-  const pinned: PinnedSecrets = { token: settings.tokenSecret, csrf: settings.csrfSecret, partition: settings.partitionSecret };
-  let services: Services = {
-    state,
-    users,
-    sessions,
-    accounts,
-    clients,
-    refreshTokens,
-    revokedFamilies,
-    counters,
-    signIns,
-    dpopReplay,
-    secrets: await agreeOnSecrets(state, pinned),
-    issuer: await agreeOnIssuer(state, settings),
-    signingKey: await agreeOnSigningKey(state, settings.accessTokenAlg),
-  };
-  let app = createApp(settings, services);
-
-  reconnected = async () => {
+function adoptOnReconnect(settings: Settings, running: Running, seed: () => Promise<void>, pinned: PinnedSecrets) {
+  return async function afterReconnect(): Promise<void> {
     try {
       await seed();
-      const issuer = await republishIssuer(state, settings, services.issuer);
-      const published = await republishSecrets(state, services.secrets, pinned);
-      const signingKey = await republishSigningKey(state, settings.accessTokenAlg, services.signingKey);
+      const { services } = running;
+      const issuer = await republishIssuer(services.state, settings, services.issuer);
+      const published = await republishSecrets(services.state, services.secrets, pinned);
+      const signingKey = await republishSigningKey(services.state, settings.accessTokenAlg, services.signingKey);
       const changed: string[] = differing(services.secrets, published);
       if (signingKey !== services.signingKey) changed.push('access-token signing key');
       const issuerChanged = issuer !== services.issuer;
-      if (changed.length > 0 || issuerChanged) {
-        // Another instance started while Redis was away and drew its own: adopt
-        // them, so that all instances agree again (tokens this one signed before are refused).
-        services = { ...services, secrets: published, issuer, signingKey };
-        app = createApp(settings, services);
-        if (changed.length > 0) {
-          console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
-        }
-        if (issuerChanged) console.warn(`reference server: adopted the issuer ${issuer} published while Redis was away`);
+      if (changed.length === 0 && !issuerChanged) return;
+      running.services = { ...services, secrets: published, issuer, signingKey };
+      running.app = createApp(settings, running.services);
+      if (changed.length > 0) {
+        console.warn(`reference server: adopted the ${changed.join(', ')} secret(s) published while Redis was away`);
       }
+      if (issuerChanged) console.warn(`reference server: adopted the issuer ${issuer} published while Redis was away`);
     } catch (error) {
       process.stderr.write(`redis: after reconnecting: ${error instanceof Error ? error.message : String(error)}\n`);
     }
   };
+}
 
+/** Listens, says where, and on SIGTERM (or SIGINT) stops accepting, finishes the requests in flight and exits 0. */
+async function serve(settings: Settings, running: Running, redis: RedisClient | undefined): Promise<void> {
   let stopping = false;
   const server = createServer((req, res) => {
     // Once stopping, each answer closes its connection, so a keep-alive client
     // sends its next request elsewhere rather than on a connection about to end.
     if (stopping) res.setHeader('Connection', 'close');
-    app(req, res);
+    running.app(req, res);
   });
   // What Node's HTTP parser refuses before Express sees it (431, 400, 408) is
   // answered in the JSON error shape with the security headers too.
@@ -181,11 +158,11 @@ async function start(settings: Settings): Promise<void> {
   await listen(server, settings);
   const { port } = server.address() as AddressInfo;
   console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);
-  if (services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${services.issuer}`);
+  if (running.services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${running.services.issuer}`);
   if (!settings.production) {
     console.log(
-      'reference server: the password grant is on because the conventions require it (docs/conventions.md rule 13.2); RFC 9700 §2.4 says it MUST NOT be used. ' +
-        'Keep it to first-party clients (tokenRouter passwordGrant: [client ids]) or turn it off (passwordGrant: false); see docs/oauth2-choices.md',
+      `reference server: the password grant is on for the first-party clients registered for it (${settings.demoClientId}, ${BROWSER_PAGE_CLIENT_ID}) because the conventions require it (docs/conventions.md rule 13.2); RFC 9700 §2.4 says it MUST NOT be used. ` +
+        'Other clients use the authorization code flow with PKCE; see docs/oauth2-choices.md',
     );
   }
 
@@ -197,7 +174,7 @@ async function start(settings: Settings): Promise<void> {
     // keep-alive connections at once, resetting a request a client sent on one
     // at that moment: net.Server's close leaves them to the grace period.
     NetServer.prototype.close.call(server, async () => {
-      revokedFamilies.close();
+      running.services.revokedFamilies.close();
       await redis?.close().catch(() => {});
       console.log('reference server: stopped');
       process.exit(0);
@@ -209,6 +186,34 @@ async function start(settings: Settings): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * Starts the reference server: reads the settings, opens the shared state
+ * (memory, or Redis with REDIS_URL), seeds the demo data, and serves.
+ */
+async function start(settings: Settings): Promise<void> {
+  // Every security decision as one JSON line on standard error, unless LOG_EVENTS=0.
+  if (settings.logEvents) logSecurityEvents(settings.instanceId);
+  // Set once the stores exist: what to do when Redis comes back after an outage.
+  let reconnected = () => {};
+  const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
+  const stores = openStores(redis);
+  const users = new UserRepository(stores.state);
+  const seed = await demoSeed(settings, { ...stores, users });
+  await seed();
+
+  const pinned: PinnedSecrets = { token: settings.tokenSecret, csrf: settings.csrfSecret, partition: settings.partitionSecret };
+  const services: Services = {
+    ...stores,
+    users,
+    secrets: await agreeOnSecrets(stores.state, pinned),
+    issuer: await agreeOnIssuer(stores.state, settings),
+    signingKey: await agreeOnSigningKey(stores.state, settings.accessTokenAlg),
+  };
+  const running: Running = { services, app: createApp(settings, services) };
+  reconnected = adoptOnReconnect(settings, running, seed, pinned);
+  await serve(settings, running, redis);
 }
 try {
   await start(readSettings());

@@ -14,6 +14,14 @@ export interface Settings {
   readonly demoPassword: string;
   readonly demoClientId: string;
   readonly demoClientSecret: string;
+  /** The public, first-party client of the authorization code flow (DEMO_SPA_CLIENT_ID). */
+  readonly demoSpaClientId: string;
+  /** The confidential third-party client of the code flow, whose user consents first (DEMO_PARTNER_CLIENT_ID, _SECRET). */
+  readonly demoPartnerClientId: string;
+  readonly demoPartnerClientSecret: string;
+  /** The machine client, client_credentials only (DEMO_SERVICE_CLIENT_ID, _SECRET). */
+  readonly demoServiceClientId: string;
+  readonly demoServiceClientSecret: string;
   /** Exact origins allowed cross-origin, with credentials. */
   readonly corsOrigins: readonly string[];
   /** Requests per window, per user and per application. */
@@ -201,6 +209,11 @@ export function readSettings(env: Environment = process.env): Settings {
     demoPassword: text(env, 'DEMO_PASSWORD', 'wonderland-rabbit-hole'),
     demoClientId: text(env, 'DEMO_CLIENT_ID', 'demo-client'),
     demoClientSecret: text(env, 'DEMO_CLIENT_SECRET', 'demo-secret'),
+    demoSpaClientId: text(env, 'DEMO_SPA_CLIENT_ID', 'demo-spa'),
+    demoPartnerClientId: text(env, 'DEMO_PARTNER_CLIENT_ID', 'demo-partner'),
+    demoPartnerClientSecret: text(env, 'DEMO_PARTNER_CLIENT_SECRET', 'partner-secret'),
+    demoServiceClientId: text(env, 'DEMO_SERVICE_CLIENT_ID', 'demo-service'),
+    demoServiceClientSecret: text(env, 'DEMO_SERVICE_CLIENT_SECRET', 'service-secret'),
     corsOrigins: origins(env),
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1, 1_000_000),
     rateWindow: integer(env, 'RATE_WINDOW', 60, 1, 86_400),

@@ -1,27 +1,17 @@
 import { type RequestHandler, Router } from 'express';
 import { apiError, type CsrfTokens, clearSiteData, validate } from 'express-api-conventions';
 import { requireXhr } from 'express-api-conventions/cors';
-import {
-  type DeviceCookies,
-  passwordSignIn,
-  type SessionStore,
-  type SignInGuard,
-  type UserStore,
-} from 'express-api-conventions-authorization-server';
+import type { SessionStore } from 'express-api-conventions-authorization-server';
 import type { UserRepository } from '../users/repository.js';
 import { representUser } from '../users/routes.js';
+import { scriptOnlyForCookies, signedIn } from './auth.js';
+import { type BrowserSignIn, SESSION_COOKIE_OPTIONS } from './sign-in.js';
 import { SESSION_COOKIE, sessionOf } from './store.js';
 
 export interface SessionsRouterOptions {
   readonly sessions: SessionStore;
-  /** The sign-in accounts: the same store the token endpoint reads. */
-  readonly accounts: UserStore;
-  /** The sign-in guard the token endpoint uses too: one allowance of failures for both doors. */
-  readonly guard: SignInGuard;
-  /** The signed device cookie: a browser that signed an account in before keeps signing in while others guess. */
-  readonly devices: DeviceCookies;
-  /** bcrypt cost of the accounts' hashes: an unknown username is checked against a dummy hash of this cost. */
-  readonly passwordCost: number;
+  /** Checks the password and opens the session (sign-in.ts), as the sign-in page does. */
+  readonly signIn: BrowserSignIn;
   readonly csrf: CsrfTokens;
   readonly users: UserRepository;
 }
@@ -36,47 +26,20 @@ const CREDENTIALS = {
   },
 } as const;
 
-// docs/conventions.md rule 11.14: cookies are Secure and HttpOnly (secureCookies()
-// adds both to every cookie); Strict keeps the cookie off every cross-site request.
-const COOKIE = { path: '/', sameSite: 'strict' } as const;
-
 /** Browser sign-in, the current session, sign-out, and the user's sessions: listed, and ended one by one. */
 export function sessionsRouter(options: SessionsRouterOptions): Router {
-  const { sessions, accounts, guard, devices, passwordCost, csrf, users } = options;
-  // The library's password check: the shared guard counts the attempt before
-  // the password is checked, and an unknown user costs a dummy comparison.
-  const checkPassword = passwordSignIn({ users: accounts, signInGuard: guard, passwordCost });
+  const { sessions, signIn, csrf, users } = options;
   const router = Router();
 
   const currentSession: RequestHandler = async (req, _res, next) => {
     next((await sessionOf(sessions, req)) ? undefined : apiError('unauthenticated', { message: 'No session: sign in first.' }));
   };
-  // The session cookie or a bearer token (the preset's bearerAuth, or sessionAuth, filled req.auth).
-  const signedIn: RequestHandler = (req, _res, next) => {
-    next(req.auth ? undefined : apiError('unauthenticated', { message: 'Sign in, or send a bearer token.' }));
-  };
-  // A read the cookie authenticates is for the page's own scripts only (X-Requested-With). A request
-  // with Authorization is authenticated by it, and that header too cannot cross sites without a preflight.
-  const xhr = requireXhr();
-  const scriptOnlyForCookies: RequestHandler = (req, res, next) => {
-    if (req.headers.authorization === undefined) xhr(req, res, next);
-    else next();
-  };
+  const scriptOnly = scriptOnlyForCookies();
 
   router.post('/v1/sessions', validate({ body: CREDENTIALS }), async (req, res) => {
     const { username, password } = req.body as { username: string; password: string };
-    // While the username or address is throttled, even the right password gets 429
-    // (unless this browser's device cookie signed this account in before).
-    const device = devices.deviceOf(req);
-    const account = await checkPassword(req, username, password, { device: device.device });
-    // One answer for an unknown user, a wrong password and a deleted user: no user enumeration.
-    if (!account || !(await users.get(BigInt(account.subject)))) {
-      throw apiError('unauthenticated', { message: 'The username or password is not right.' });
-    }
-    // Each sign-in opens its own session: the user's other devices stay signed in.
-    const { cookie, session } = await sessions.create(account.subject, { request: req });
-    res.cookie(SESSION_COOKIE, cookie, { ...COOKIE, maxAge: sessions.ttlSeconds * 1000 });
-    devices.remember(res, device);
+    const session = await signIn(req, res, username, password);
+    if (!session) throw apiError('unauthenticated', { message: 'The username or password is not right.' });
     res
       .status(201)
       .location('/v1/sessions/current')
@@ -92,12 +55,12 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
 
   router.delete('/v1/sessions/current', currentSession, clearSiteData(), async (req, res) => {
     if (req.session) await sessions.endByCookie(req.session.cookie, { request: req });
-    res.clearCookie(SESSION_COOKIE, { path: '/', sameSite: 'strict' });
+    res.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
     res.status(204).end();
   });
 
   // The user's live sessions, by public id: never a cookie value.
-  router.get('/v1/sessions', scriptOnlyForCookies, signedIn, async (req, res) => {
+  router.get('/v1/sessions', scriptOnly, signedIn, async (req, res) => {
     const subject = req.auth?.subject ?? '';
     const mine = await sessionOf(sessions, req);
     const current = mine?.data.subject === subject ? mine.data.id : undefined;

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { cookieValue } from 'express-api-conventions';
 import type { LiveSession, SessionStore } from 'express-api-conventions-authorization-server';
+import { SIGN_IN_PAGE } from '../authorize/paths.js';
 
 /** The session cookie. `__Host-` makes the browser insist on Secure, Path=/ and no Domain. */
 export const SESSION_COOKIE = '__Host-session';
@@ -27,7 +28,7 @@ declare module 'express-serve-static-core' {
  */
 export async function sessionOf(sessions: SessionStore, req: Request): Promise<CurrentSession | undefined> {
   if (req.session !== undefined) return req.session ?? undefined;
-  const signingIn = req.method === 'POST' && req.path === '/v1/sessions';
+  const signingIn = req.method === 'POST' && (req.path === '/v1/sessions' || req.path === SIGN_IN_PAGE);
   const cookie = signingIn ? undefined : cookieValue(req, SESSION_COOKIE);
   const data = cookie ? await sessions.find(cookie, { request: req }) : undefined;
   req.session = cookie && data ? { cookie, data } : null;
