@@ -4,7 +4,7 @@ import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '.
 import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
 import { defaultLimitFor, PAGING_DEFAULTS } from '../request/paging-defaults.js';
-import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from '../security/defaults.js';
+import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../security/defaults.js';
 import { CONVENTIONS_OPTION_NAMES } from '../stage-names.js';
 import { isObject, type Json } from './document.js';
 
@@ -85,9 +85,8 @@ function reportOnlyReach(value: unknown): ReportOnlyReach {
 function securityHeadersPlan(value: unknown, reach: ReportOnlyReach): Plan['securityHeaders'] {
   const options = value === false ? undefined : (objectOr(value) ?? {});
   const sent: (readonly [string, string | undefined])[] = [];
-  for (const [name, fixed] of Object.entries(SECURITY_HEADERS)) {
-    const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADERS];
-    if (option === undefined) sent.push([name, fixed]);
+  for (const { header: name, value: fixed, option, alwaysSent } of fixedSecurityHeaders(SECURITY_HEADER_TABLE)) {
+    if (alwaysSent) sent.push([name, fixed]);
     else if (options && options[option] !== false) {
       const value = options[option] === undefined ? fixed : undefined;
       if (reach !== 'every' || !SOFTENED_HEADERS.has(name)) sent.push([name, value]);
