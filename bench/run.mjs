@@ -57,7 +57,7 @@ are context only.
 | load average (1, 5, 15 min) at start / end | ${machine.loadAtStart} / ${loadAverage()} |
 | duration of the run | ${seconds} s |
 
-## Targets (issues 8, 15 and 29)
+## Targets
 
 ${table(
   ['what', 'target', 'measured', 'verdict'],

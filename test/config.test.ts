@@ -68,7 +68,7 @@ describe('checkers', () => {
   });
 });
 
-describe('hints: old names and names from the field’s libraries (issues 13 and 14)', () => {
+describe('hints: old names and names from the field’s libraries', () => {
   it('refuse a hinted name with its hint, under EAC_OPTION_UNKNOWN', () => {
     try {
       readOptions('f', { ttl: 5 }, ['ttlSeconds'], { ttl: 'It is now `ttlSeconds` (seconds).' });
@@ -96,7 +96,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
   const key = [{ kid: 'k1', algorithm: 'HS256', secret: 'a-test-secret-of-at-least-32-bytes-long!' }] as const;
   const bearer = { keys: key, issuer: 'https://i.example', audience: 'https://a.example' };
   const CASES: readonly [string, () => unknown, string][] = [
-    // Renamed (issue 13): a unit in the name of every number that has one; one logging hook, `log`.
+    // Renamed: a unit in the name of every number that has one; one logging hook, `log`.
     [
       'tokenRouter accessTokenTtl',
       () => tokenRouter({ accessTokenTtl: 60 } as never),

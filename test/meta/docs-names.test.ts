@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 
 /**
  * Every name an entry point exports at run time is named in the docs
- * (issue 29: "the docs name every exported name"): README.md or a page under
+ * ("the docs name every exported name"): README.md or a page under
  * docs/, as a word. A name no page mentions is either undocumented API or a
  * helper that should not be exported.
  */
@@ -22,7 +22,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 };
 const entries = Object.entries(pkg.exports)
   .filter((entry): entry is [string, { import: { default: string } }] => typeof entry[1] !== 'string')
-  // The checker leaves this package for its own (issue 29, point 4), with its own README.
+  // The checker leaves this package for its own, with its own README.
   .filter(([subpath]) => subpath !== './conformance')
   .map(([subpath, target]) => [
     subpath,

@@ -2,7 +2,7 @@ import { RedisClientStore, RedisRefreshTokenStore, RedisUserStore } from 'expres
 import { RedisCounterStore } from '../../src/stores/index.js';
 
 /**
- * `redis` is an optional peer dependency (issue 14, "a light install"): an app
+ * `redis` is an optional peer dependency: an app
  * that uses a Redis store without a client is told, at start-up, to install
  * the package and create one, whichever store it is.
  */
