@@ -48,20 +48,7 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   const checkPassword = passwordSignIn({ users: accounts, signInGuard: guard, passwordCost });
   const router = Router();
 
-  const currentSession: RequestHandler = async (req, _res, next) => {
-    next((await sessionOf(sessions, req)) ? undefined : apiError('unauthenticated', { message: 'No session: sign in first.' }));
-  };
-  // The session cookie or a bearer token (the preset's bearerAuth, or sessionAuth, filled req.auth).
-  const signedIn: RequestHandler = (req, _res, next) => {
-    next(req.auth ? undefined : apiError('unauthenticated', { message: 'Sign in, or send a bearer token.' }));
-  };
-  // A read the cookie authenticates is for the page's own scripts only (X-Requested-With). A request
-  // with Authorization is authenticated by it, and that header too cannot cross sites without a preflight.
-  const xhr = requireXhr();
-  const scriptOnlyForCookies: RequestHandler = (req, res, next) => {
-    if (req.headers.authorization === undefined) xhr(req, res, next);
-    else next();
-  };
+  const { currentSession, signedIn, scriptOnlyForCookies } = sessionGuards(sessions);
 
   router.post('/v1/sessions', validate({ body: CREDENTIALS }), async (req, res) => {
     const { username, password } = req.body as { username: string; password: string };
@@ -122,4 +109,23 @@ export function sessionsRouter(options: SessionsRouterOptions): Router {
   });
 
   return router;
+}
+
+/** The checks in front of the session routes: a session cookie, any sign-in, and scripts only for cookies. */
+function sessionGuards(sessions: SessionsRouterOptions['sessions']) {
+  const currentSession: RequestHandler = async (req, _res, next) => {
+    next((await sessionOf(sessions, req)) ? undefined : apiError('unauthenticated', { message: 'No session: sign in first.' }));
+  };
+  // The session cookie or a bearer token (the preset's bearerAuth, or sessionAuth, filled req.auth).
+  const signedIn: RequestHandler = (req, _res, next) => {
+    next(req.auth ? undefined : apiError('unauthenticated', { message: 'Sign in, or send a bearer token.' }));
+  };
+  // A read the cookie authenticates is for the page's own scripts only (X-Requested-With). A request
+  // with Authorization is authenticated by it, and that header too cannot cross sites without a preflight.
+  const xhr = requireXhr();
+  const scriptOnlyForCookies: RequestHandler = (req, res, next) => {
+    if (req.headers.authorization === undefined) xhr(req, res, next);
+    else next();
+  };
+  return { currentSession, signedIn, scriptOnlyForCookies };
 }
