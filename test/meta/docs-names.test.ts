@@ -36,3 +36,18 @@ describe.each(entries)('the runtime names of %s', (_subpath, file) => {
     expect(names.filter((name) => !words.has(name))).toEqual([]);
   });
 });
+
+/** The workspace packages: each one's entry point, and its README beside the pages of docs/. */
+const PACKAGES = [
+  ['express-api-conventions-checker', 'checker/src/index.ts', 'checker/README.md'],
+  ['express-api-conventions-authorization-server', 'authorization-server/src/index.ts', 'authorization-server/README.md'],
+] as const;
+
+describe.each(PACKAGES)('the runtime names of %s', (_name, entry, readme) => {
+  it(`are each named in ${readme} or docs/`, () => {
+    const own = new Set(readFileSync(join(ROOT, readme), 'utf8').match(/[A-Za-z_$][\w$]*/g));
+    const names = Object.keys(require(join(ROOT, entry)) as object).filter((name) => name !== '__esModule');
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((name) => !words.has(name) && !own.has(name))).toEqual([]);
+  });
+});
