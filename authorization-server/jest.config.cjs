@@ -15,6 +15,8 @@ module.exports = {
   // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
   setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
+    // The shared helpers (../test/support) import this package by its name: its sources, never a stale dist/.
+    '^express-api-conventions-authorization-server$': '<rootDir>/src/index.ts',
     '^express-api-conventions$': '<rootDir>/../src/index.ts',
     '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',
     // Sources import './x.js' (ESM style); in tests that is './x.ts'.

@@ -2,7 +2,7 @@
 // benchmarks, login storm, store memory), then bench/results.md rewritten
 // with the machine it ran on. Bounded: about 3-4 minutes on 2 cores.
 //   BENCH_ROUNDS (default 4), BENCH_SECONDS (default 3): the HTTP rounds;
-//   BENCH_ONLY=http,micro,storm,memory: run some sections only (results.md is
+//   BENCH_ONLY=http,redis,micro,storm,memory: run some sections only (results.md is
 //   then written to bench/results.partial.md, not over the full results).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +11,10 @@ import { table } from './lib/report.mjs';
 import { httpSection } from './sections/http-section.mjs';
 import { memorySection } from './sections/memory-section.mjs';
 import { microSection } from './sections/micro-section.mjs';
+import { redisSection } from './sections/redis-section.mjs';
 import { stormSection } from './sections/storm-section.mjs';
 
-const SECTIONS = { http: httpSection, micro: microSection, storm: stormSection, memory: memorySection };
+const SECTIONS = { http: httpSection, redis: redisSection, micro: microSection, storm: stormSection, memory: memorySection };
 const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : Object.keys(SECTIONS);
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 

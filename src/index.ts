@@ -21,6 +21,7 @@ export {
   type Validators,
 } from './caching/index.js';
 export { ConfigurationError, type ConfigurationErrorCode } from './config/configuration-error.js';
+export { type LibraryWarning, setWarningHandler, type WarningHandler } from './config/warnings.js';
 export {
   ApiError,
   type ApiErrorInit,
@@ -40,9 +41,13 @@ export {
   storeUnavailable,
 } from './errors/index.js';
 export {
+  SECURITY_EVENTS,
   SECURITY_EVENTS_CHANNEL,
   type SecurityEvent,
   type SecurityEventLevel,
+  type SecurityEventName,
+  type SecurityEventReason,
+  type SecurityEventSpec,
   type SecurityPolicy,
 } from './events/index.js';
 export { type IdPair, idPair, sendJson } from './json/index.js';

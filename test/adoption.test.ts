@@ -151,11 +151,11 @@ describe('a top-level array (rule 2.1)', () => {
       try {
         const res = await request(arrayApp({ reportOnly: true })).get('/v1/tags');
         expect(res.status).toBe(200);
-        const lines = write.mock.calls.map(([chunk]) => String(chunk)).filter((line) => line.includes('convention-report-only'));
+        const lines = write.mock.calls.map(([chunk]) => String(chunk)).filter((line) => line.includes('convention_report_only'));
         expect(lines).toHaveLength(1);
         expect(JSON.parse(lines[0] as string)).toEqual({
           level: 'warn',
-          event: 'convention-report-only',
+          event: 'convention_report_only',
           rule: '2.1',
           middleware: 'jsonResponses',
           enforced: 'answered 500 (code 50001)',

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { sign as cryptoSign, generateKeyPairSync } from 'node:crypto';
 import express, { type Express } from 'express';
 import { MemoryRefreshTokenStore, revokeRefreshToken, tokenRouter } from 'express-api-conventions-authorization-server';
 import jwt from 'jsonwebtoken';
@@ -363,6 +363,51 @@ describe('bearerAuth() (rules 13.6 and 13.7; RFC 6750)', () => {
     });
   });
 
+  describe('a token listing a critical header extension (RFC 7515 §4.1.11)', () => {
+    const CRITICAL = 'The access token requires a header extension this service does not support.';
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const ed = generateKeyPairSync('ed25519');
+    const claims = () => {
+      const now = Math.floor(Date.now() / 1000);
+      return { iss: ISSUER, aud: AUDIENCE, sub: 'u-1', iat: now, exp: now + 60 };
+    };
+    /** A compact EdDSA JWS (RFC 8037 §3.1): jsonwebtoken has no EdDSA. */
+    const signEd = (header: Record<string, unknown>) => {
+      const input = [header, claims()].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.');
+      return `${input}.${cryptoSign(null, Buffer.from(input), ed.privateKey).toString('base64url')}`;
+    };
+    const tokens = {
+      HS256: (header: Record<string, unknown>) =>
+        jwt.sign(claims(), SECRET, { header: { alg: 'HS256', ...header } as jwt.JwtHeader }),
+      ES256: (header: Record<string, unknown>) =>
+        jwt.sign(claims(), ec.privateKey, { header: { alg: 'ES256', ...header } as jwt.JwtHeader }),
+      EdDSA: (header: Record<string, unknown>) => signEd({ alg: 'EdDSA', ...header }),
+    } as const;
+    const keyFor = {
+      HS256: { kid: 'c1', algorithm: 'HS256', secret: SECRET },
+      ES256: { kid: 'c1', algorithm: 'ES256', publicKey: ec.publicKey },
+      EdDSA: { kid: 'c1', algorithm: 'EdDSA', publicKey: ed.publicKey },
+    } as const satisfies Record<string, AccessTokenKey>;
+
+    it.each(['HS256', 'ES256', 'EdDSA'] as const)('is refused with a %s key, before its kid is looked up', async (algorithm) => {
+      const verifying = express();
+      verifying.get('/v1/me', bearerAuth({ keys: [keyFor[algorithm]], issuer: ISSUER, audience: AUDIENCE }), (_req, res) => {
+        res.json({});
+      });
+      verifying.use(errorHandler({ production: true, log: false }));
+      const get = (token: string) => request(verifying).get('/v1/me').set('Authorization', `Bearer ${token}`);
+      const header = { typ: 'at+jwt', kid: 'c1' };
+      // The same token without `crit` passes: the extension alone is what is refused.
+      expect((await get(tokens[algorithm](header))).status).toBe(200);
+      const critical = { ...header, crit: ['urn:example:ext'], 'urn:example:ext': true };
+      expectInvalidToken(await get(tokens[algorithm](critical)), CRITICAL);
+      // Under a kid no key has, the answer is still the extension's: the header is read before any key.
+      expectInvalidToken(await get(tokens[algorithm]({ ...critical, kid: 'nobody' })), CRITICAL);
+      // An empty list is refused too (RFC 7515 §4.1.11: "MUST NOT" be empty).
+      expectInvalidToken(await get(tokens[algorithm]({ ...header, crit: [] })), CRITICAL);
+    });
+  });
+
   describe('key rotation by kid', () => {
     it('keeps accepting tokens of a retired key that is still listed', async () => {
       const old: AccessTokenKey = { kid: 'k0', algorithm: 'HS256', secret: 'the-previous-secret-also-32-bytes!!' };
@@ -621,10 +666,31 @@ describe('requireScope() (RFC 6750 §3.1; rule 13.8: 403 is a refused authorizat
     expect(res.status).toBe(401);
   });
 
-  it('answers 401 when no authentication ran before it', async () => {
+  it('answers 401 when no authentication ran before it, with the challenge bearerAuth() answers', async () => {
     const res = await request(app).get('/v1/unguarded-scope');
     expect(res.status).toBe(401);
-    expectHeaders(res, { 'WWW-Authenticate': 'Bearer' });
+    expectHeaders(res, { 'Content-Type': JSON_TYPE, 'WWW-Authenticate': 'Bearer realm="api"' });
+    expect(res.body).toEqual({ errors: [{ message: 'A bearer access token is required.', code: 40100 }] });
+    const bearer = await request(app).get('/v1/me');
+    expect(bearer.headers['www-authenticate']).toBe(res.headers['www-authenticate']);
+  });
+
+  it('challenges in the realm of an optional bearerAuth() that let the request through without a token', async () => {
+    const withRealm = (realm: string | undefined) => {
+      const api = express();
+      api.get(
+        '/x',
+        bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE, optional: true, ...(realm && { realm }) }),
+        requireScope('users:read'),
+        (_req, res) => {
+          res.json({});
+        },
+      );
+      api.use(errorHandler({ production: true, log: false }));
+      return api;
+    };
+    expectHeaders(await request(withRealm('users')).get('/x'), { 'WWW-Authenticate': 'Bearer realm="users"' });
+    expectHeaders(await request(withRealm(undefined)).get('/x'), { 'WWW-Authenticate': 'Bearer realm="api"' });
   });
 
   it('requires every scope listed', async () => {

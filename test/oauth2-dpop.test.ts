@@ -256,6 +256,12 @@ describe('DPoP (RFC 9449)', () => {
         (k: ProofKey, t: string) => meProof(k, t, { htu: `${url}/v1/users` }),
         'The DPoP proof htu does not match the request URL.',
       ],
+      [
+        'a proof listing a critical header extension (RFC 7515 §4.1.11)',
+        (k: ProofKey, t: string) =>
+          proof(k, { htm: 'GET', htu: `${url}/v1/me`, ath: ath(t) }, { crit: ['urn:example:ext'], 'urn:example:ext': 1 }),
+        'The DPoP proof requires a header extension this service does not support.',
+      ],
     ])('refuses %s with 401 invalid_dpop_proof and the DPoP challenge', async (_name, makeProof, description) => {
       const key = newKey();
       const { access_token } = await signIn(key);

@@ -11,6 +11,7 @@ import { conventions } from '../src/index.js';
 import { type BearerAuthOptions, bearerAuth, dpopAuth, requireScope } from '../src/oauth2/index.js';
 import { keysFromJwk } from '../src/oauth2/jwk.js';
 import { expectHeaders } from './helpers.js';
+import { useFakeDate, waitUntil } from './support/timing.js';
 
 /**
  * bearerAuth({ issuer, audience }) with no keys: the issuer's metadata
@@ -132,10 +133,16 @@ describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', 
   });
 
   it('answers an expired token with the 401', async () => {
-    const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0 });
-    const token = await tokenFrom(issuer, API, 'read short');
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    expectInvalidToken(await get(strict, token), 'The access token expired.');
+    useFakeDate();
+    try {
+      const strict = protectedApp({ issuer: issuer.url, audience: API, clockToleranceSeconds: 0, jwks: { cooldownSeconds: 1 } });
+      const token = await tokenFrom(issuer, API, 'read short');
+      // The fixture gives `short` tokens one second: the clock moves past it.
+      jest.setSystemTime(Date.now() + 2100);
+      expectInvalidToken(await get(strict, token), 'The access token expired.');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('answers a token of another issuer with the 401', async () => {
@@ -160,10 +167,15 @@ describe('bearerAuth({ issuer, audience }) with a real issuer (oidc-provider)', 
     const after = await tokenFrom(issuer);
     expect(headerOf(after).kid).toBe(rotated);
     expect(headerOf(after).kid).not.toBe(headerOf(before).kid);
-    // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect((await get(app, after)).status).toBe(200);
-    expect((await get(app, before)).status).toBe(200);
+    useFakeDate();
+    try {
+      // The cooldown (1 s here) since the last fetch passes; the unknown kid then makes one refetch.
+      jest.setSystemTime(Date.now() + 1100);
+      expect((await get(app, after)).status).toBe(200);
+      expect((await get(app, before)).status).toBe(200);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('works the same in dpopAuth() (its Bearer path) and in the preset’s bearerAuth stage', async () => {
@@ -228,34 +240,13 @@ const signed = (key: { kid: string; privateKey: KeyObject }, claims: Record<stri
     header: { alg: 'ES256', typ: 'JWT', kid },
   });
 
-/** Fakes only Date: HTTP, time-outs and promises run for real, while the key set's clock (and the token's) moves on command. */
-function fakeDateOnly(): void {
-  jest.useFakeTimers({
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'requestAnimationFrame',
-      'cancelAnimationFrame',
-      'requestIdleCallback',
-      'cancelIdleCallback',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
-}
 const advance = (ms: number) => jest.setSystemTime(Date.now() + ms);
 
 describe('an attacker’s flood of made-up kids', () => {
   afterEach(() => jest.useRealTimers());
 
   it('costs the issuer at most one fetch per cooldown, and each token its 401 at once', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk]);
     try {
@@ -284,23 +275,95 @@ describe('an attacker’s flood of made-up kids', () => {
 });
 
 describe('when the key set is fetched', () => {
+  afterEach(() => jest.restoreAllMocks());
+
   it('on the first token by default, and when the middleware is built with fetchAtStart', async () => {
     const key = esKey();
-    const server = await keyServer(() => [key.jwk]);
+    const [lazyServer, eagerServer] = await Promise.all([keyServer(() => [key.jwk]), keyServer(() => [key.jwk])]);
+    // The fetch starts inside the factory, or not at all: what it was asked for is known when the factory returns.
+    const fetches = jest.spyOn(globalThis, 'fetch');
+    const asked = (server: KeyServer) => fetches.mock.calls.filter(([url]) => url === server.url).length;
     try {
-      const lazy = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(server.hits).toBe(0);
+      const lazy = protectedApp({ issuer: ISSUER, jwksUri: lazyServer.url, audience: API });
+      expect(asked(lazyServer)).toBe(0);
       expect((await get(lazy, signed(key))).status).toBe(200);
-      expect(server.hits).toBe(1);
-      const auth = bearerAuth({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { fetchAtStart: true } });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(lazyServer.hits).toBe(1);
+      const auth = bearerAuth({ issuer: ISSUER, jwksUri: eagerServer.url, audience: API, jwks: { fetchAtStart: true } });
+      expect(asked(eagerServer)).toBe(1);
+      await waitUntil(() => eagerServer.hits === 1, 'the fetch at start to reach the key set');
       const eager = express().get('/v1/me', auth, (_req, res) => {
         res.json({});
       });
-      expect(server.hits).toBe(2);
       expect((await get(eager, signed(key))).status).toBe(200);
+      expect(eagerServer.hits).toBe(1);
+    } finally {
+      await Promise.all([lazyServer.close(), eagerServer.close()]);
+    }
+  });
+});
+
+describe('a key the issuer withdraws', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  it('stops verifying the tokens it verified before, once a fetch finds the issuer replaced it', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const k2 = esKey();
+    let published = [k1.jwk];
+    const server = await keyServer(() => published);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      const before = signed(k1);
+      expect((await get(app, before)).status).toBe(200);
+      published = [k2.jwk];
+      jest.setSystemTime(Date.now() + 1000);
+      // A k2 token makes the refetch of its cooldown; the set it brings holds k2 only.
+      expect((await get(app, signed(k2))).status).toBe(200);
+      expectInvalidToken(await get(app, before), 'The access token was not signed by a known key.');
       expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('also when only known tokens arrive: the set past its cache age is refreshed in the background', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    let published = [k1.jwk];
+    const server = await keyServer(() => published);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cacheMaxAgeSeconds: 60 } });
+      const before = signed(k1);
+      expect((await get(app, before)).status).toBe(200);
+      published = [esKey().jwk];
+      jest.setSystemTime(Date.now() + 61_000);
+      await waitUntil(async () => (await get(app, before)).status === 401, 'the refreshed set to drop k1');
+      expect(server.hits).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps the acceptance, without verifying again, while every fetch brings the key back unchanged', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const server = await keyServer(() => [k1.jwk]);
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: server.url, audience: API, jwks: { cooldownSeconds: 1 } });
+      const token = signed(k1);
+      expect((await get(app, token)).status).toBe(200);
+      const verifications = jest.spyOn(jwt, 'verify');
+      for (let fetch = 2; fetch <= 4; fetch++) {
+        jest.setSystemTime(Date.now() + 1000);
+        // A made-up kid waits for the refetch of its cooldown (and is refused before any signature check).
+        expect((await get(app, signed(k1, {}, randomUUID()))).status).toBe(401);
+        expect(server.hits).toBe(fetch);
+        expect((await get(app, token)).status).toBe(200);
+      }
+      expect(verifications).not.toHaveBeenCalled();
     } finally {
       await server.close();
     }
@@ -311,7 +374,7 @@ describe('the key set’s endpoint down', () => {
   afterEach(() => jest.useRealTimers());
 
   it('keeps the last good set for its cache age and the grace, then answers 503 with Retry-After, never 500', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk]);
     try {
@@ -352,7 +415,7 @@ describe('the key set’s endpoint down', () => {
   });
 
   it('takes a shorter Cache-Control max-age from the answer', async () => {
-    fakeDateOnly();
+    useFakeDate();
     const key = esKey();
     const server = await keyServer(() => [key.jwk], { 'Cache-Control': 'public, max-age=20' });
     try {
@@ -361,10 +424,163 @@ describe('the key set’s endpoint down', () => {
       advance(21_000);
       expect((await get(app, signed(key, { jti: 'x' }))).status).toBe(200);
       // The background refresh is under way once the set is older than 20 s.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(server.hits).toBe(2);
+      await waitUntil(() => server.hits === 2, 'the background refresh');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('one key set per issuer in the process', () => {
+  afterEach(() => jest.useRealTimers());
+
+  /** An issuer on 127.0.0.1 whose metadata and key set count their requests; `keys` is what it publishes now. */
+  async function countingIssuer(keys: () => unknown[]) {
+    const hits = { metadata: 0, jwks: 0 };
+    const app = express();
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+      hits.metadata += 1;
+      res.json({ issuer: url, jwks_uri: `${url}/jwks` });
+    });
+    app.get('/jwks', (_req, res) => {
+      hits.jwks += 1;
+      res.json({ keys: keys() });
+    });
+    return { url, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it('three protected routers make one discovery and one key-set fetch, and one refetch when the issuer rotates', async () => {
+    useFakeDate();
+    const k1 = esKey();
+    const k2 = esKey();
+    let published = [k1.jwk];
+    const issuer = await countingIssuer(() => published);
+    try {
+      const options = { issuer: issuer.url, audience: API };
+      const app = express();
+      for (const [path, auth] of [
+        ['/orders', bearerAuth(options)],
+        ['/invoices', bearerAuth(options)],
+        ['/profile', dpopAuth({ ...options, origin: API })],
+      ] as const) {
+        const router = express.Router();
+        router.get('/', auth, (_req, res) => {
+          res.json({});
+        });
+        app.use(path, router);
+      }
+      const everywhere = (token: string) =>
+        Promise.all(
+          ['/orders', '/invoices', '/profile'].map(async (path) => {
+            return (await request(app).get(path).set('Authorization', `Bearer ${token}`)).status;
+          }),
+        );
+      expect(await everywhere(signed(k1, { iss: issuer.url }))).toEqual([200, 200, 200]);
+      expect(issuer.hits).toEqual({ metadata: 1, jwks: 1 });
+      // The issuer switches to k2 at once: its tokens wait for the cooldown (30 s by default) since the last fetch.
+      published = [k2.jwk, k1.jwk];
+      const rotated = signed(k2, { iss: issuer.url });
+      expect(await everywhere(rotated)).toEqual([401, 401, 401]);
+      jest.setSystemTime(Date.now() + 30_000);
+      expect(await everywhere(rotated)).toEqual([200, 200, 200]);
+      expect(issuer.hits).toEqual({ metadata: 1, jwks: 2 });
+      // Other key-set options are another set, with its own fetches.
+      const own = express().get('/', bearerAuth({ ...options, jwks: { cooldownSeconds: 5 } }), (_req, res) => {
+        res.json({});
+      });
+      expect((await request(own).get('/').set('Authorization', `Bearer ${rotated}`)).status).toBe(200);
+      expect(issuer.hits).toEqual({ metadata: 2, jwks: 3 });
+    } finally {
+      await issuer.close();
+    }
+  });
+});
+
+describe('a redirect from the key set or the metadata', () => {
+  /** An app on `host` whose routes the test gives, counting every request. */
+  async function hostServer(host: string, routes: (app: Express, base: string) => void) {
+    const app = express();
+    const state = { hits: 0 };
+    app.use((_req, _res, next) => {
+      state.hits += 1;
+      next();
+    });
+    const server = app.listen(0, host);
+    await once(server, 'listening');
+    const base = `http://${host}:${(server.address() as AddressInfo).port}`;
+    routes(app, base);
+    return Object.assign(state, { base, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  }
+
+  /** Another host (plain http, not loopback by name: never a place keys may come from) serving `key` as metadata and key set. */
+  const elsewhere = (key: ReturnType<typeof esKey>, issuer: () => string) =>
+    hostServer('127.0.0.2', (app, base) => {
+      app.get('/jwks', (_req, res) => {
+        res.json({ keys: [key.jwk] });
+      });
+      app.get('/metadata', (_req, res) => {
+        res.json({ issuer: issuer(), jwks_uri: `${base}/jwks` });
+      });
+    });
+
+  afterEach(() => jest.useRealTimers());
+
+  it('is not followed for the key set: its key never verifies a token (503 before any set, 401 after one)', async () => {
+    useFakeDate();
+    const own = esKey();
+    const foreignKey = esKey();
+    const other = await elsewhere(foreignKey, () => ISSUER);
+    let redirecting = true;
+    const allowed = await hostServer('127.0.0.1', (app) => {
+      app.get('/jwks', (_req, res) => {
+        if (redirecting) res.redirect(302, `${other.base}/jwks`);
+        else res.json({ keys: [own.jwk] });
+      });
+    });
+    try {
+      const app = protectedApp({ issuer: ISSUER, jwksUri: `${allowed.base}/jwks`, audience: API, jwks: { cooldownSeconds: 1 } });
+      expect((await get(app, signed(foreignKey))).status).toBe(503);
+      redirecting = false;
+      jest.setSystemTime(Date.now() + 1000);
+      expect((await get(app, signed(own))).status).toBe(200);
+      redirecting = true;
+      jest.setSystemTime(Date.now() + 1000);
+      // The unknown kid makes the one refetch of its cooldown, which is redirected: the last good set stays.
+      expectInvalidToken(await get(app, signed(foreignKey)), 'The access token was not signed by a known key.');
+      expect(allowed.hits).toBe(3);
+      expect(other.hits).toBe(0);
+    } finally {
+      await Promise.all([allowed.close(), other.close()]);
+    }
+  });
+
+  it('is not followed for the metadata: the next metadata location is read instead', async () => {
+    const own = esKey();
+    const foreignKey = esKey();
+    let issuer = '';
+    const other = await elsewhere(foreignKey, () => issuer);
+    const allowed = await hostServer('127.0.0.1', (app, base) => {
+      app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+        res.redirect(302, `${other.base}/metadata`);
+      });
+      app.get('/.well-known/openid-configuration', (_req, res) => {
+        res.json({ issuer: base, jwks_uri: `${base}/jwks` });
+      });
+      app.get('/jwks', (_req, res) => {
+        res.json({ keys: [own.jwk] });
+      });
+    });
+    issuer = allowed.base;
+    try {
+      const app = protectedApp({ issuer, audience: API });
+      expectInvalidToken(await get(app, signed(foreignKey, { iss: issuer })), 'The access token was not signed by a known key.');
+      expect((await get(app, signed(own, { iss: issuer }))).status).toBe(200);
+      expect(other.hits).toBe(0);
+    } finally {
+      await Promise.all([allowed.close(), other.close()]);
     }
   });
 });
@@ -398,6 +614,29 @@ describe('discovery (RFC 8414 §3, then OpenID Connect Discovery §4)', () => {
       const issuer = `${server.base}/tenant`;
       const app = protectedApp({ issuer, audience: API });
       expect((await get(app, tokenFor(server.key, issuer))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a token listing a critical header extension (RFC 7515 §4.1.11) from a discovered issuer too', async () => {
+    const server = await metadataServer((base) => ({
+      '/.well-known/oauth-authorization-server': { issuer: base, jwks_uri: `${base}/jwks` },
+    }));
+    try {
+      const app = protectedApp({ issuer: server.base, audience: API });
+      const header = { alg: 'ES256', kid: server.key.kid } as const;
+      const token = (extra: Record<string, unknown>) =>
+        jwt.sign({ iss: server.base, aud: API, sub: 'u-1' }, server.key.privateKey, {
+          algorithm: 'ES256',
+          expiresIn: 60,
+          header: { ...header, ...extra } as jwt.JwtHeader,
+        });
+      expect((await get(app, token({}))).status).toBe(200);
+      expectInvalidToken(
+        await get(app, token({ crit: ['urn:example:ext'], 'urn:example:ext': 1 })),
+        'The access token requires a header extension this service does not support.',
+      );
     } finally {
       await server.close();
     }
@@ -548,6 +787,20 @@ describe('RFC 9068 checks of foreign tokens', () => {
       await get(app({ maxTokenLifetimeSeconds: 3600 }), long),
       'The access token lives longer than this service accepts.',
     );
+  });
+
+  it('refuses a token listing a critical header extension (RFC 7515 §4.1.11), and fetches nothing for its kid', async () => {
+    const fetched = server.hits;
+    const critical = (kid: string) =>
+      jwt.sign({ iss: ISSUER, aud: API, sub: 'u-1' }, key.privateKey, {
+        algorithm: 'ES256',
+        expiresIn: 60,
+        header: { alg: 'ES256', kid, crit: ['urn:example:ext'], 'urn:example:ext': 1 } as jwt.JwtHeader,
+      });
+    const description = 'The access token requires a header extension this service does not support.';
+    expectInvalidToken(await get(app(), critical(key.kid)), description);
+    expectInvalidToken(await get(app(), critical(randomUUID())), description);
+    expect(server.hits).toBe(fetched);
   });
 
   it('runs checkClaims last, e.g. for a tenant', async () => {

@@ -1,17 +1,33 @@
+import { channel } from 'node:diagnostics_channel';
 import { type Attributes, metrics } from '@opentelemetry/api';
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import express from 'express';
 import request from 'supertest';
-import { errorHandler } from '../src/errors/index.js';
-import { publishSecurityEvent, securityEventsWanted } from '../src/events/index.js';
+import { ERROR_CATALOGUE, type ErrorName } from '../src/errors/catalogue.js';
+import { apiError, errorHandler } from '../src/errors/index.js';
+import { refusalEventOf } from '../src/errors/refusal-events.js';
+import {
+  publishSecurityEvent,
+  SECURITY_EVENTS,
+  SECURITY_EVENTS_CHANNEL,
+  type SecurityEventName,
+  securityEventsWanted,
+} from '../src/events/index.js';
 import { recordSecurityMetrics, SECURITY_METRICS } from '../src/otel/index.js';
+import { knownSecuritySeries } from '../src/otel/security-series.js';
 import { crossSiteProtection } from '../src/security/index.js';
+import { startEventScan, stopEventScan } from './support/event-scan.js';
 
 /**
  * The OpenTelemetry bridge (`express-api-conventions/otel`) with the real
  * SDK: a meter provider whose reader is collected on demand, as a Prometheus
- * scrape or a periodic export would.
+ * scrape or a periodic export would. The whole-suite event scan is set
+ * aside in this file: whether the bridge subscribes is the point here, and
+ * the scan's own subscription would answer for it.
  */
+
+beforeAll(stopEventScan);
+afterAll(startEventScan);
 
 class CollectOnDemand extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -28,6 +44,7 @@ async function pointsOf(reader: MetricReader, name: string): Promise<DataPoint<u
 
 const byAttributes = (points: DataPoint<unknown>[]) =>
   points
+    .filter((point) => point.value !== 0)
     .map((point) => ({ attributes: point.attributes as Attributes, value: point.value }))
     .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
 
@@ -71,10 +88,26 @@ describe('recordSecurityMetrics()', () => {
     ]);
   });
 
+  it('creates every known series at 0 when it starts, before any event', async () => {
+    const points = await pointsOf(reader, SECURITY_METRICS.events);
+    const key = (attributes: object) => JSON.stringify(Object.entries(attributes).sort());
+    expect(points.map((point) => key(point.attributes)).sort()).toEqual(knownSecuritySeries().map(key).sort());
+    expect(points.every((point) => point.value === 0)).toBe(true);
+  });
+
+  it('knows the series of every refusal of the error catalogue that is a security event', () => {
+    const known = new Set(knownSecuritySeries().map((series) => JSON.stringify(series)));
+    for (const name of Object.keys(ERROR_CATALOGUE) as ErrorName[]) {
+      const event = refusalEventOf(apiError(name));
+      if (event === undefined) continue;
+      const series = { event: event.event, outcome: 'failure', level: SECURITY_EVENTS[event.event].level, rule: name };
+      expect([name, known.has(JSON.stringify(series))]).toEqual([name, true]);
+    }
+  });
+
   it('names the counter after OpenTelemetry’s guidance, with its unit apart', async () => {
     publishSecurityEvent(undefined, {
       event: 'session_created',
-      level: 'INFO',
       description: 'A session began.',
       outcome: 'success',
     });
@@ -84,16 +117,18 @@ describe('recordSecurityMetrics()', () => {
     expect(scope?.metrics.map((m) => [m.descriptor.name, m.descriptor.unit])).toEqual([
       ['express_api_conventions.security.events', '{event}'],
     ]);
-    expect(scope?.metrics[0]?.dataPoints[0]?.attributes).toEqual({ event: 'session_created', outcome: 'success', level: 'INFO' });
+    expect(byAttributes(scope?.metrics[0]?.dataPoints ?? []).map(({ attributes }) => attributes)).toEqual([
+      { event: 'session_created', outcome: 'success', level: 'INFO' },
+    ]);
   });
 
   it('records sign-in durations and the password pool’s waits in seconds, by event and outcome', async () => {
-    const signIn = (event: string, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
-      publishSecurityEvent(undefined, { event, level: 'INFO', description: 'A sign-in.', outcome, durationMs, poolWaitMs });
+    const signIn = (event: SecurityEventName, outcome: 'success' | 'failure', durationMs: number, poolWaitMs: number) =>
+      publishSecurityEvent(undefined, { event, description: 'A sign-in.', outcome, durationMs, poolWaitMs });
     signIn('authn_login_success', 'success', 120, 0);
     signIn('authn_login_success', 'success', 380, 30);
     signIn('authn_login_fail', 'failure', 2000, 1500);
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
 
     const durations = byAttributes(await pointsOf(reader, SECURITY_METRICS.signInDuration));
     expect(durations.map(({ attributes }) => attributes)).toEqual([
@@ -115,17 +150,23 @@ describe('recordSecurityMetrics()', () => {
   });
 
   it('stops recording, and stops listening, once disposed', async () => {
+    expect(channel(SECURITY_EVENTS_CHANNEL).hasSubscribers).toBe(true);
     stop();
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
-    expect(await pointsOf(reader, SECURITY_METRICS.events)).toEqual([]);
+    expect(channel(SECURITY_EVENTS_CHANNEL).hasSubscribers).toBe(false);
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
+    expect(byAttributes(await pointsOf(reader, SECURITY_METRICS.events))).toEqual([]);
   });
 
   it('records with a meter it is given', async () => {
     stop();
     stop = recordSecurityMetrics({ meter: provider.getMeter('my-service') });
-    publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
+    publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
     const { resourceMetrics } = await reader.collect();
-    expect(resourceMetrics.scopeMetrics.map((scope) => scope.scope.name)).toEqual(['my-service']);
+    // The first recorder's series stay at 0 in the provider; the event went to the meter given.
+    const counted = resourceMetrics.scopeMetrics.filter((scope) =>
+      scope.metrics.some((metric) => metric.dataPoints.some((point) => point.value !== 0)),
+    );
+    expect(counted.map((scope) => scope.scope.name)).toEqual(['my-service']);
   });
 
   it('records on the global meter provider when given none, the one the SDK registers', async () => {
@@ -133,8 +174,8 @@ describe('recordSecurityMetrics()', () => {
     metrics.setGlobalMeterProvider(provider);
     try {
       stop = recordSecurityMetrics();
-      publishSecurityEvent(undefined, { event: 'authz_fail', level: 'WARN', description: 'Refused.', outcome: 'failure' });
-      expect((await pointsOf(reader, SECURITY_METRICS.events)).map((point) => point.value)).toEqual([1]);
+      publishSecurityEvent(undefined, { event: 'authz_fail', description: 'Refused.', outcome: 'failure' });
+      expect(byAttributes(await pointsOf(reader, SECURITY_METRICS.events)).map((point) => point.value)).toEqual([1]);
     } finally {
       metrics.disable();
     }
@@ -152,7 +193,9 @@ describe('recordSecurityMetrics()', () => {
     });
   });
 
-  it('is a subscriber: the library builds events while it records', () => {
+  it('is a subscriber: the library builds events while it records, and not after', () => {
     expect(securityEventsWanted()).toBe(true);
+    stop();
+    expect(securityEventsWanted()).toBe(false);
   });
 });

@@ -152,6 +152,16 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       const withClient = 'client' in options ? options : { client: client as unknown as RedisClient, ...options };
       expect(() => new RedisCounterStore(withClient as never)).toThrow(message);
     });
+
+    it('refuses, when built, a client that was never connected or was closed, saying to connect it first', async () => {
+      const closed = await connect(redis.url);
+      await closed.quit();
+      for (const unusable of [createClient({ url: redis.url }), closed]) {
+        expect(() => new RedisCounterStore({ client: unusable as unknown as RedisClient })).toThrow(
+          'RedisCounterStore(options): `client` must be a connected node-redis client; received one that is not connected (connect() was never called, or it was closed). Call `await client.connect()` before building the store and the routers given it, and keep the client open while they serve.',
+        );
+      }
+    });
   });
 
   describe('a Redis that stops answering (SIGSTOP: connections open, no replies)', () => {

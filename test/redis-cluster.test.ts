@@ -140,6 +140,26 @@ describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluste
     });
   });
 
+  describe('RedisClientStore', () => {
+    it('keeps each registration in one key, registrations spread over every master', async () => {
+      const keyPrefix = prefix();
+      const store = new RedisClientStore({ client: cluster, prefix: keyPrefix });
+      const ids = Array.from({ length: 30 }, (_, i) => `client-${i}`);
+      const registration = (id: string) => ({
+        id,
+        type: 'public' as const,
+        firstParty: true,
+        name: `App ${id}`,
+        grants: ['authorization_code', 'refresh_token'],
+        redirectUris: ['http://127.0.0.1/callback', 'https://app.example/callback'],
+        scopes: ['users:read'],
+      });
+      for (const id of ids) await store.add(registration(id));
+      expect(mastersOf(ids.map((id) => `${keyPrefix}client:${id}`)).size).toBe(3);
+      for (const id of ids) expect(await store.findById(id)).toEqual({ ...registration(id), blocked: false });
+    });
+  });
+
   describe('RedisRefreshTokenStore', () => {
     it('keeps each family’s record in its own slot, families spread over every master', async () => {
       const keyPrefix = prefix();

@@ -5,6 +5,7 @@ import express, { type Express } from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { apiError, errorHandler, notFound } from '../src/errors/index.js';
+import * as refusalEvents from '../src/errors/refusal-events.js';
 import * as securityEvents from '../src/events/security-events.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../src/index.js';
 import { dpopAuth, MemoryRevokedFamilies, requireScope } from '../src/oauth2/index.js';
@@ -97,7 +98,8 @@ describe('security events of the preset’s refusals', () => {
     const res = await request(presetApp())
       .options('/v1/users')
       .set('Origin', 'https://evil.example')
-      .set('Access-Control-Request-Method', 'POST');
+      .set('Access-Control-Request-Method', 'POST')
+      .set('User-Agent', 'curl/8.5.0');
     expect(res.status).toBe(403);
     expect(theEvent()).toEqual({
       datetime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -110,7 +112,12 @@ describe('security events of the preset’s refusals', () => {
       method: 'OPTIONS',
       route: '/v1/users',
       sourceIp: LOOPBACK,
+      // Made for the request (no proxy is trusted here) and answered, so the client can quote it.
+      requestId: res.headers['x-request-id'],
+      userAgent: 'curl/8.5.0',
+      origin: 'https://evil.example',
     });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('a token that does not verify is authn_token_invalid, naming nobody', async () => {
@@ -443,22 +450,31 @@ describe('security events of dpopAuth()', () => {
 describe('nobody listening', () => {
   it('builds and publishes nothing, on a passing and on a refused request', async () => {
     unsubscribe(SECURITY_EVENTS_CHANNEL, record);
-    const publish = jest.spyOn(securityEvents, 'publishSecurityEvent');
+    // What builds an event: the notes of the refusing middlewares, the refusal's own fields, publishing.
+    const builders = [
+      jest.spyOn(refusalEvents, 'noteSecurityEvent'),
+      jest.spyOn(refusalEvents, 'publishRefusal'),
+      jest.spyOn(securityEvents, 'publishSecurityEvent'),
+    ];
+    const calls = () => builders.map((spy) => spy.mock.calls.length);
     try {
       const app = presetApp();
       // The suite's own scan listens in every test file (CONTRIBUTING.md, "Security events"): off for this part.
       await withoutEventScan(async () => {
         expect((await request(app).get('/v1/users/1').set('Authorization', `Bearer ${token()}`)).status).toBe(200);
+        // A scope lacking (bearerAuth()'s note), a token that does not verify (the resource token's note), another site.
         expect((await request(app).put('/v1/users/1').set('Authorization', `Bearer ${token()}`).send({})).status).toBe(403);
+        expect((await request(app).get('/v1/users/1').set('Authorization', `Bearer ${token()}x`)).status).toBe(401);
         expect((await request(app).post('/v1/users').set('Sec-Fetch-Site', 'cross-site').send({})).status).toBe(403);
       });
-      expect(publish).not.toHaveBeenCalled();
-      // The spy sees the library's calls: with a listener, the same refusal is published through it.
+      expect(calls()).toEqual([0, 0, 0]);
+      // The spies see the library's calls: with a listener, the same refusals are built and published through them.
       subscribe(SECURITY_EVENTS_CHANNEL, record);
-      expect((await request(app).post('/v1/users').set('Sec-Fetch-Site', 'cross-site').send({})).status).toBe(403);
-      expect(publish).toHaveBeenCalledTimes(1);
+      expect((await request(app).put('/v1/users/1').set('Authorization', `Bearer ${token()}`).send({})).status).toBe(403);
+      expect((await request(app).get('/v1/users/1').set('Authorization', `Bearer ${token()}x`)).status).toBe(401);
+      expect(calls().map((count) => count > 0)).toEqual([true, true, true]);
     } finally {
-      publish.mockRestore();
+      for (const spy of builders) spy.mockRestore();
     }
   });
 });

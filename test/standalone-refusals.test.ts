@@ -192,7 +192,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
   },
   'tokenRouter(): an unsupported grant type': {
     middlewares: () => [router()],
-    send: (app) => postForm(app, { grant_type: 'client_credentials' }).then((res) => res),
+    send: (app) => postForm(app, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }).then((res) => res),
     status: 400,
     headers: { 'Content-Type': JSON_HEADERS['Content-Type'], ...TOKEN_FAILURE },
     body: {
@@ -262,7 +262,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
         .get('/v1/users/1')
         .then((res) => res),
     status: 401,
-    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer' },
+    headers: { ...JSON_HEADERS, 'WWW-Authenticate': 'Bearer realm="api"' },
     body: { errors: [{ message: 'A bearer access token is required.', code: 40100 }] },
   },
 };

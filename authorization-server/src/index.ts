@@ -1,3 +1,14 @@
+export {
+  AUTHORIZATION_PATH,
+  type AuthorizationErrorPage,
+  type AuthorizationOptions,
+  type ErrorPageRenderer,
+} from './authorization-options.js';
+export type {
+  AuthorizationHelpers,
+  ConsentPrompt,
+  ConsentRestart,
+} from './endpoints/authorization-endpoint.js';
 export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
 export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
 export type { TokenErrorCode } from './endpoints/token-errors.js';
@@ -9,6 +20,8 @@ export {
   type TokenRouterOptions,
   tokenRouter,
 } from './endpoints/token-router.js';
+export { type AuthorizationSession, type FindSession, sessionFromCookie } from './sessions/authorization-session.js';
+export type { ConsentWithdrawal, WithdrawConsent } from './sessions/consent-withdrawal.js';
 export { describeDevice } from './sessions/session-device.js';
 export {
   type BrowserDevice,
@@ -28,6 +41,23 @@ export {
 export { type PasswordSignIn, type PasswordSignInOptions, passwordSignIn } from './sign-in/password-sign-in.js';
 export { type SignInAttempt, type SignInAttemptOptions, type SignInGuard, signInGuard } from './sign-in/sign-in-guard.js';
 export type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
+export {
+  CLIENT_TYPES,
+  type ClientRegistration,
+  type ClientType,
+  LEGACY_GRANTS,
+  type RegisteredClient,
+  type RegisteredClientStore,
+} from './stores/client-registration.js';
+export {
+  type AuthorizationCodeStore,
+  type CodeGrant,
+  MemoryCodeStore,
+  type RedeemResult,
+} from './stores/code-store.js';
+export { type ConsentRecord, type ConsentStore, MemoryConsentStore } from './stores/consent-store.js';
+export { RedisCodeStore } from './stores/redis-code-store.js';
+export { RedisConsentStore } from './stores/redis-consent-store.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './stores/redis-session-store.js';
 export { RedisSignInGuardStore } from './stores/redis-sign-in-guard-store.js';
 export {
@@ -69,4 +99,5 @@ export {
   type RotateResult,
   type UserRecord,
   type UserStore,
+  usernameAllowed,
 } from './stores/stores.js';

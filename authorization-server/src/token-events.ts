@@ -16,7 +16,11 @@ function jtiOf(accessToken: string): string | undefined {
   return typeof jti === 'string' ? jti : undefined;
 }
 
-/** `authn_token_created`: a grant issued an access token and a refresh token. */
+/**
+ * `authn_token_created`: a grant issued an access token and a refresh token.
+ * A refresh retried inside the grace issues nothing new (the rotation's
+ * tokens, the same `jti`): `authn_token_grace_reuse`, never a creation.
+ */
 export function publishTokenCreated(
   req: Request,
   issued: {
@@ -24,15 +28,19 @@ export function publishTokenCreated(
     readonly clientId: string | undefined;
     readonly accessToken: string;
     readonly grantType: string;
+    readonly graceRetry?: boolean;
   },
 ): void {
   if (!securityEventsWanted()) return;
   const jti = jtiOf(issued.accessToken);
   publishSecurityEvent(req, {
-    event: 'authn_token_created',
-    level: 'INFO',
+    ...(issued.graceRetry === true
+      ? {
+          event: 'authn_token_grace_reuse',
+          description: 'A rotated refresh token was presented again inside the grace: its rotation was answered again.',
+        }
+      : { event: 'authn_token_created', description: `Tokens issued by the ${issued.grantType} grant.` }),
     outcome: 'success',
-    description: `Tokens issued by the ${issued.grantType} grant.`,
     subject: issued.subject,
     ...(issued.clientId === undefined ? {} : { clientId: issued.clientId }),
     ...(jti === undefined ? {} : { jti }),
@@ -49,7 +57,6 @@ export function publishTokenRevoked(
   if (!securityEventsWanted()) return;
   publishSecurityEvent(req, {
     event: 'authn_token_revoked',
-    level: 'INFO',
     outcome: 'success',
     description,
     subject: family.subject,
@@ -68,7 +75,6 @@ export function noteRefreshRefusal(
   if (!securityEventsWanted()) return;
   noteSecurityEvent(req, {
     event,
-    level: event === 'authn_token_reuse' ? 'CRITICAL' : 'WARN',
     description,
     ...(family === undefined ? {} : { subject: family.subject }),
     ...(family?.clientId === undefined ? {} : { clientId: family.clientId }),

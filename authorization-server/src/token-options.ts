@@ -7,7 +7,6 @@ import {
   checkString,
   checkSubjectActive,
   DpopVerifier,
-  GRANT_TYPES,
   INTROSPECTION_PATH,
   invalidOption,
   JWKS_PATH,
@@ -22,10 +21,10 @@ import type {
   AccessTokenKey,
   ClientStore,
   DpopOptions,
-  GrantType,
   RevokedFamilies,
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
+import { type AuthorizationConfiguration, type AuthorizationOptions, readAuthorizationOptions } from './authorization-options.js';
 import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
 import { issuerUrl, metadataPath } from './endpoints/metadata.js';
 import { SIGN_IN_DEADLINE_RANGE } from './endpoints/request-deadline.js';
@@ -77,12 +76,20 @@ export interface TokenRouterOptions {
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;
   /**
-   * Your users' bcrypt cost: the dummy hash an unknown username is checked
-   * against is made at it (so that it costs as much as a wrong password), and
-   * a stored hash of a lower cost is upgraded to it at the user's next
-   * successful sign-in. Default: the `passwordHasher`'s cost (12 for the shared pool).
+   * Your users' bcrypt cost: a stored hash of a lower cost is upgraded to it
+   * at the user's next successful sign-in, and unknown usernames are checked
+   * at it until a known user signs in (from then on, at the cost of the
+   * most frequent among the last 32 stored hashes verified, so that both take as long). Default: the
+   * `passwordHasher`'s cost (12 for the shared pool).
    */
   passwordCost?: number;
+  /**
+   * Whether a successful sign-in replaces an outdated stored hash with one
+   * of today's format and `passwordCost` (the store's `updatePasswordHash()`).
+   * Turn it off for a table another system reads too: it cannot verify the
+   * new format (docs/password-hashes.md). Default: `true`.
+   */
+  upgradePasswordHashes?: boolean;
   /**
    * The sign-in guard of the password grant: a signInGuard() shared with
    * every other door that checks a password (give the same instance), its
@@ -170,6 +177,15 @@ export interface TokenRouterOptions {
    * endpoint's URL. Default: `false`.
    */
   dpop?: boolean | DpopOptions;
+  /**
+   * The authorization endpoint and the authorization code grant with PKCE
+   * (RFC 6749 §4.1, RFC 7636; docs/authorization-code.md): the application's
+   * sessions, sign-in page and consent page, and where codes and consents
+   * live. Needs `clients` (with redirect URIs) and an `issuer` that is an
+   * https URL (http only on a loopback host): every answer names it (`iss`,
+   * RFC 9207). Default: none (no authorization endpoint).
+   */
+  authorization?: AuthorizationOptions | false;
 }
 
 const OPTION_NAMES = [
@@ -187,6 +203,7 @@ const OPTION_NAMES = [
   'requireClient',
   'passwordHasher',
   'passwordCost',
+  'upgradePasswordHashes',
   'signInGuard',
   'signInDeadlineMs',
   'realm',
@@ -199,6 +216,7 @@ const OPTION_NAMES = [
   'introspectors',
   'refreshGraceSeconds',
   'dpop',
+  'authorization',
 ] as const;
 
 export const TOKEN_ROUTER = 'tokenRouter';
@@ -222,7 +240,7 @@ export interface TokenRouterConfiguration {
   readonly refreshTokenTtlMs: number;
   readonly scopes: ReadonlySet<string>;
   readonly requireClient: boolean;
-  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, dummy hash. */
+  /** The password check of the password grant: sign-in guard, user lookup, bcrypt, stand-in hash for unknown users. */
   readonly checkPassword: PasswordSignIn;
   readonly realm: string;
   readonly isSubjectActive: SubjectActiveCheck | undefined;
@@ -240,11 +258,8 @@ export interface TokenRouterConfiguration {
   readonly refreshGraceMs: number;
   /** The proof check and the token endpoint's public URL (`htu`), when DPoP is on. */
   readonly dpop: { readonly verifier: DpopVerifier; readonly tokenUrl: string } | undefined;
-}
-
-/** The grant types the router answers, as the metadata lists them. */
-export function enabledGrantTypes(config: TokenRouterConfiguration): GrantType[] {
-  return config.passwordGrant === 'off' ? ['refresh_token'] : [...GRANT_TYPES];
+  /** The authorization endpoint, when it is on. */
+  readonly authorization: AuthorizationConfiguration | undefined;
 }
 
 function readPasswordGrant(value: unknown): TokenRouterConfiguration['passwordGrant'] {
@@ -312,6 +327,30 @@ function checkIntrospectors(config: TokenRouterConfiguration): void {
   }
 }
 
+/** The authorization endpoint needs registered clients (their redirect URIs) and an issuer to name in `iss` (RFC 9207). */
+function checkAuthorization(config: TokenRouterConfiguration): void {
+  if (config.authorization === undefined) return;
+  if (typeof config.refreshTokens.revokeClientFamilies !== 'function') {
+    invalidOption(
+      TOKEN_ROUTER,
+      'refreshTokens',
+      config.refreshTokens,
+      'a RefreshTokenStore with revokeClientFamilies() when `authorization` is on: a withdrawn consent revokes the client’s tokens',
+    );
+  }
+  if (config.clients === undefined) {
+    invalidOption(TOKEN_ROUTER, 'clients', undefined, 'a ClientStore when `authorization` is on: redirect URIs are registered');
+  }
+  if (issuerUrl(config.issuer) === undefined) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'issuer',
+      config.issuer,
+      'an https URL without query or fragment (http only on a loopback host) when `authorization` is on (RFC 9207)',
+    );
+  }
+}
+
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
@@ -354,6 +393,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
         ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
         ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+        ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
         ...(given.signInDeadlineMs === undefined
           ? {}
           : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
@@ -375,11 +415,25 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         ? 0
         : checkInteger(F, 'refreshGraceSeconds', given.refreshGraceSeconds, { min: 0, max: 300 }) * 1000,
     dpop: readDpop(given.dpop, issuer, path),
+    authorization: readAuthorizationOptions(given.authorization),
   };
   checkIntrospectors(config);
-  const paths = [config.path, config.revocationPath, config.introspectionPath, config.jwksPath].filter((p) => p !== undefined);
+  checkAuthorization(config);
+  const paths = [
+    config.path,
+    config.revocationPath,
+    config.introspectionPath,
+    config.jwksPath,
+    config.authorization?.path,
+    config.authorization?.decisionPath,
+  ].filter((p) => p !== undefined);
   if (new Set(paths).size !== paths.length) {
-    invalidOption(F, 'revocationPath', paths, 'the token, revocation and introspection endpoints on three different paths');
+    invalidOption(
+      F,
+      'revocationPath',
+      paths,
+      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
+    );
   }
   return config;
 }

@@ -62,7 +62,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       issuer: ISSUER,
       token_endpoint: `${ISSUER}/v1/oauth2/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      grant_types_supported: ['password', 'refresh_token'],
+      grant_types_supported: ['password', 'refresh_token', 'client_credentials'],
       response_types_supported: [],
       scopes_supported: SCOPES,
       revocation_endpoint: `${ISSUER}${REVOCATIONS}`,
@@ -88,14 +88,14 @@ describe('authorization server metadata (RFC 8414)', () => {
     expect(res.body.token_endpoint).toBe('https://as.example.test/v1/oauth2/token');
   });
 
-  it('lists only the refresh grant when the password grant is off, and no revocation or introspection when they are off', async () => {
+  it('lists no password grant when it is off, and no revocation or introspection when they are off', async () => {
     const app = await tokenApp({ passwordGrant: false, revocationPath: false, introspectionPath: false, scopes: [] });
     const res = await request(app).get('/.well-known/oauth-authorization-server');
     expect(res.body).toEqual({
       issuer: ISSUER,
       token_endpoint: `${ISSUER}/v1/oauth2/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      grant_types_supported: ['refresh_token'],
+      grant_types_supported: ['refresh_token', 'client_credentials'],
       response_types_supported: [],
     });
   });

@@ -162,6 +162,7 @@ describeWith(REDIS_SERVER, 'oauth2 stores on a real redis-server', () => {
       await store.add({ id: 'c', secret: 's', grants: ['refresh_token'], scopes: ['a', 'b'], blocked: true });
       await expect(store.findById('c')).resolves.toEqual({
         id: 'c',
+        type: 'confidential',
         secretHash: expect.any(String),
         grants: ['refresh_token'],
         scopes: ['a', 'b'],

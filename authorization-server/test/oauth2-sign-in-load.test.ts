@@ -148,6 +148,55 @@ describe('PasswordHasher: a bounded, fair queue', () => {
     }
   }, 60_000);
 
+  describe('after a load spike on a slow machine', () => {
+    /** A pool whose recent average is a spike's: two cost-12 hashes, each longer than the deadline below leaves. */
+    async function afterSpike(): Promise<{ hasher: PasswordHasher; spikeTaskMs: number }> {
+      const hasher = new PasswordHasher({ threads: 1, cost: TEST_COST, maxWaitMs: 600_000 });
+      await Promise.all([hasher.hash('spike', 12), hasher.hash('spike', 12)]);
+      return { hasher, spikeTaskMs: hasher.stats.averageTaskMs as number };
+    }
+
+    it('runs a check on the idle pool whatever the average says, answered within one of the spike’s task times', async () => {
+      const { hasher, spikeTaskMs } = await afterSpike();
+      try {
+        const hash = bcrypt.hashSync('right', TEST_COST);
+        // One task time from now: a busy pool would keep one and a half for the task itself and refuse.
+        const started = performance.now();
+        await expect(hasher.verify('right', hash, { deadline: started + spikeTaskMs })).resolves.toBe(true);
+        expect(performance.now() - started).toBeLessThan(spikeTaskMs);
+        expect(hasher.stats.refused).toBe(0);
+      } finally {
+        await hasher.close();
+      }
+    }, 60_000);
+
+    it('brings its average down toward what tasks take now', async () => {
+      const { hasher, spikeTaskMs } = await afterSpike();
+      try {
+        const hash = bcrypt.hashSync('right', TEST_COST);
+        for (let i = 0; i < 20; i++) await hasher.verify('right', hash, { deadline: performance.now() + spikeTaskMs });
+        // 0.8^20 of the spike is left, about a hundredth, plus what cost-4 checks take.
+        expect(hasher.stats.averageTaskMs as number).toBeLessThan(spikeTaskMs / 4);
+        expect(hasher.stats.refused).toBe(0);
+      } finally {
+        await hasher.close();
+      }
+    }, 60_000);
+
+    it('answers a grant again after the spike, where the spike priced the pool out of the sign-in deadline', async () => {
+      const { hasher } = await afterSpike();
+      try {
+        // A 300 ms deadline leaves the pool 270 ms: less than one and a half of the spike's task times.
+        const app = await tokenApp({ passwordHasher: hasher, signInDeadlineMs: 300 });
+        const res = await postToken(app, ALICE);
+        expect(res.status).toBe(200);
+        expect(typeof res.body.access_token).toBe('string');
+      } finally {
+        await hasher.close();
+      }
+    }, 60_000);
+  });
+
   it('refuses a wrong maxWaitMs at construction', () => {
     expect(() => new PasswordHasher({ maxWaitMs: 50 })).toThrow('`maxWaitMs` must be an integer from 100 to 600000; received 50');
   });
@@ -221,8 +270,8 @@ describe('sign-in under load, over HTTP', () => {
   it('drops the hash of a grant whose client disconnects while it waits', async () => {
     const hasher = new PasswordHasher({ threads: 1, cost: 10, maxWaitMs: 600_000 });
     const { server, url } = await listen(await tokenApp({ passwordHasher: hasher }));
-    // The router's dummy hash (for unknown usernames) is made first; then the thread is kept busy.
-    await until(() => hasher.stats.completed === 1 && hasher.stats.running === 0, 'the dummy hash');
+    // The average primed with one cost-10 task, then the thread kept busy with a long hash.
+    await hasher.hash('prime');
     const blocker = hasher.hash('block', 14).catch(() => undefined);
     try {
       const completedBefore = hasher.stats.completed;
@@ -288,8 +337,9 @@ describe('sign-in under load, over HTTP', () => {
         req.end(body);
       });
     try {
-      // The thread is kept busy while the flood arrives, so the flood waits ahead of the user.
-      await until(() => hasher.stats.running === 0, 'the dummy hash');
+      // The average primed with one cost-8 task (else the blocker's time so far would stand for a task and refuse
+      // the flood), then the thread kept busy while the flood arrives, so the flood waits ahead of the user.
+      await hasher.hash('prime');
       const blocker = hasher.hash('block', 14).catch(() => undefined);
       // Distinct unknown usernames: each address stays far below its allowance of failures.
       const flood = Array.from({ length: 160 }, (_, i) =>

@@ -150,7 +150,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(unknown.body).toEqual(wrong.body);
       });
 
-      it('checks an unknown user’s password against a dummy bcrypt hash of the configured cost', async () => {
+      it('checks an unknown user’s password against a stand-in bcrypt hash of passwordCost before any known user signed in', async () => {
         const hasher = new PasswordHasher({ threads: 1, cost: TEST_COST });
         const verify = jest.spyOn(hasher, 'verify');
         const app = await tokenApp({ passwordHasher: hasher, passwordCost: 5 });
@@ -160,6 +160,25 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
         expect(password).toBe('guess');
         expect(hash.startsWith(PREHASHED_BCRYPT_PREFIX)).toBe(true);
         expect(bcrypt.getRounds(hash.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(5);
+        await hasher.close();
+      });
+      it('then checks unknown users at the cost of the stored hashes verified, against a stand-in no password matches', async () => {
+        const hasher = new PasswordHasher({ threads: 1, cost: TEST_COST });
+        const verify = jest.spyOn(hasher, 'verify');
+        const users = new MemoryUserStore();
+        await users.add({ username: 'alice', subject: 'u-1', passwordHash: bcrypt.hashSync(ALICE.password, 6) });
+        const app = await tokenApp({ users, passwordHasher: hasher, passwordCost: TEST_COST, upgradePasswordHashes: false });
+        expect((await postToken(app, { ...ALICE, password: 'wrong' })).status).toBe(400);
+        await postToken(app, { ...ALICE, username: 'mallory', password: 'guess' });
+        await postToken(app, { ...ALICE, username: 'mallory', password: 'guess' });
+        const [first, second] = verify.mock.calls.slice(1).map(([, hash]) => hash);
+        for (const standIn of [first, second] as string[]) {
+          expect(standIn.startsWith(PREHASHED_BCRYPT_PREFIX)).toBe(true);
+          expect(bcrypt.getRounds(standIn.slice(PREHASHED_BCRYPT_PREFIX.length))).toBe(6);
+        }
+        // Made afresh each time (a random salt and digest): nothing to learn from one.
+        expect(first).not.toBe(second);
+        await expect(hasher.verify('guess', first as string)).resolves.toBe(false);
         await hasher.close();
       });
     });
@@ -201,7 +220,7 @@ describe('tokenRouter(): POST /v1/oauth2/token', () => {
 
       it('answers an unknown grant type with 400 unsupported_grant_type', async () => {
         const app = await tokenApp();
-        const res = await postToken(app, { grant_type: 'client_credentials' });
+        const res = await postToken(app, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' });
         expect(res.status).toBe(400);
         expectHeaders(res, ERROR_HEADERS);
         expect(res.body).toEqual(

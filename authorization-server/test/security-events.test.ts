@@ -5,6 +5,7 @@ import express, { type Express, type Request } from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { errorHandler, notFound } from '../../src/errors/index.js';
+import { EVENT_LINE_LIMIT_BYTES } from '../../src/events/bounded.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../../src/events/index.js';
 import { MemoryRevokedFamilies } from '../../src/oauth2/index.js';
 import { conventions } from '../../src/preset.js';
@@ -75,6 +76,7 @@ const fromRequest = (route: string) => ({
   method: 'POST',
   route,
   sourceIp: expect.any(String),
+  requestId: expect.any(String),
   description: expect.any(String),
 });
 const fromToken = fromRequest(TOKEN_PATH);
@@ -94,7 +96,7 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidGrant',
         status: 400,
-        subject: 'alice',
+        username: 'alice',
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
       },
@@ -115,7 +117,8 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidGrant',
         status: 400,
-        subject: 'alice',
+        username: 'alice',
+        reason: 'username_and_address',
         policy: { limit: 2, windowSeconds: 900 },
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
@@ -135,7 +138,8 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'tooManyLoginFailures',
         status: 429,
-        subject: 'alice',
+        username: 'alice',
+        reason: 'username_and_address',
         policy: { limit: 2, windowSeconds: 900, retryAfterSeconds },
       },
     ]);
@@ -156,7 +160,9 @@ describe('the password grant and the sign-in guard', () => {
         event: 'authn_login_success',
         level: 'INFO',
         outcome: 'success',
-        subject: 'alice',
+        // The username tried and the user id: a sign-in joins its failures and its tokens.
+        username: 'alice',
+        subject: 'u-1',
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
       },
@@ -171,12 +177,15 @@ describe('the password grant and the sign-in guard', () => {
         jti: payload.jti,
       },
     ]);
-    const [signIn] = events as [SecurityEvent];
+    const [signIn, created] = events as [SecurityEvent, SecurityEvent];
+    // One request, one id: the answer's, so the client can quote it.
+    expect(created.requestId).toBe(signIn.requestId);
+    expect(res.headers['x-request-id']).toBe(signIn.requestId);
     expect(signIn.durationMs).toBeGreaterThanOrEqual(signIn.poolWaitMs as number);
     expect(signIn.poolWaitMs).toBeGreaterThanOrEqual(0);
   });
 
-  it('publishes a bad client secret as one authn_client_fail naming the client id tried', async () => {
+  it('publishes a bad client secret as one authn_client_fail naming the client id tried as claimed, never as a client', async () => {
     const app = await tokenService();
     const wrongSecret = 'not-the-demo-secret';
     secrets.add(wrongSecret);
@@ -189,7 +198,7 @@ describe('the password grant and the sign-in guard', () => {
         outcome: 'failure',
         rule: 'oauthInvalidClient',
         status: 401,
-        clientId: 'demo-client',
+        claimedClientId: 'demo-client',
       },
     ]);
   });
@@ -232,6 +241,30 @@ describe('refresh tokens and revocation', () => {
         status: 400,
         subject: 'u-1',
         clientId: 'demo-client',
+      },
+    ]);
+  });
+
+  it('publishes a refresh retried inside the grace as authn_token_grace_reuse with the rotation\u2019s jti, never authn_token_created', async () => {
+    const app = await tokenService({ refreshGraceSeconds: 60 });
+    const first = (await post(app, TOKEN_PATH, ALICE)).body.refresh_token as string;
+    const rotated = await post(app, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: first });
+    events = [];
+    // The answer was lost; the client presents the same token again, inside the grace.
+    const retried = await post(app, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: first });
+    expect(retried.status).toBe(200);
+    const jti = decodeJwt(rotated.body.access_token).payload.jti;
+    expect(decodeJwt(retried.body.access_token).payload.jti).toBe(jti);
+    expect(events).toEqual([
+      {
+        ...fromToken,
+        event: 'authn_token_grace_reuse',
+        level: 'WARN',
+        outcome: 'success',
+        description: 'A rotated refresh token was presented again inside the grace: its rotation was answered again.',
+        subject: 'u-1',
+        clientId: 'demo-client',
+        jti,
       },
     ]);
   });
@@ -336,7 +369,8 @@ describe('passwordSignIn() at another door', () => {
         level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
-        subject: 'alice',
+        username: 'alice',
+        subject: 'u-1',
         device: expect.stringMatching(/^cookie:[A-Za-z0-9_-]{8}$/),
         durationMs: expect.any(Number),
         poolWaitMs: expect.any(Number),
@@ -375,5 +409,53 @@ describe('what no event carries', () => {
     expect(seen.length).toBeGreaterThan(10);
     const published = seen.map((event) => JSON.stringify(event));
     for (const secret of secrets) for (const line of published) expect(line).not.toContain(secret);
+  });
+});
+
+describe('what a request sends, bounded', () => {
+  // The worst a client can send through the token endpoint and the preset: a client id as long as
+  // Node's header limit lets through (a form is refused past 8 KB), a 12 KB path, C1 control and
+  // line-separator characters in a username and in headers (a longer username is refused first).
+  const HUGE_CLIENT_ID = `c${'x'.repeat(11 * 1024)}`;
+  const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+  it(`keeps every line under ${EVENT_LINE_LIMIT_BYTES} bytes, with no control character, and names no claimed id as a client`, async () => {
+    const app = await tokenService();
+    const form = { ...ALICE, username: 'al\u0085i\u2028ce', password: WRONG.password };
+    await request(app)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('Authorization', basic(HUGE_CLIENT_ID, 'not-the-demo-secret'))
+      .send(form);
+    await request(app)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('Authorization', DEMO)
+      .set('User-Agent', `agent\u0085\u009b${'u'.repeat(8000)}`)
+      .set('X-Request-Id', 'chosen-by-the-client')
+      .send(form);
+    await request(app)
+      .post(`/v1/${'p'.repeat(12 * 1024)}`)
+      .type('json')
+      .send('{"not json');
+    expect(events.map((event) => [event.event, event.rule])).toEqual([
+      ['authn_client_fail', 'oauthInvalidClient'],
+      ['authn_login_fail', 'oauthInvalidGrant'],
+      ['input_validation_fail', expect.any(String)],
+    ]);
+    for (const event of events) {
+      expect(Buffer.byteLength(JSON.stringify(event))).toBeLessThan(EVENT_LINE_LIMIT_BYTES);
+      for (const value of Object.values(event)) if (typeof value === 'string') expect(value).not.toMatch(UNSAFE_TEXT);
+    }
+    const [clientFail, loginFail, badPath] = events as [SecurityEvent, SecurityEvent, SecurityEvent];
+    // Anyone can send a client's id: it is claimed, never the client's.
+    expect(clientFail.claimedClientId).toBe(HUGE_CLIENT_ID.slice(0, 256));
+    expect(clientFail).not.toHaveProperty('clientId');
+    expect(loginFail.username).toBe('al\ufffdi\ufffdce');
+    // The header's UTF-8 bytes read as Latin-1 (Node's way): C2 85 is "Â" and the C1 character NEL.
+    expect(loginFail.userAgent).toBe(`agent\u00c2\ufffd\u00c2\ufffd${'u'.repeat(247)}`);
+    // No proxy is trusted here: the client's own X-Request-Id is not the request's id.
+    expect(loginFail.requestId).not.toBe('chosen-by-the-client');
+    expect(badPath.route).toHaveLength(256);
   });
 });

@@ -213,12 +213,12 @@ function sessionStoreContract(make: MakeStore): void {
     expect(
       events.filter((event) => event.subject === subject).map((event) => [event.event, event.sessionId, event.description]),
     ).toEqual([
-      ['session_ended', second.session.id, 'A session was ended by a new sign-in.'],
+      ['session_expired', second.session.id, 'A session was ended by a new sign-in.'],
       ['session_created', fourth.session.id, expect.any(String)],
     ]);
   });
 
-  it('publishes session_created, session_ended and session_use_after_expire with the public id, never the cookie', async () => {
+  it('publishes session_created, session_expired and session_use_after_expire with the public id, never the cookie', async () => {
     const store = await make();
     const subject = freshSubject();
     let cookies: string[] = [];
@@ -238,9 +238,9 @@ function sessionStoreContract(make: MakeStore): void {
       ['session_created', 'INFO', 'success', ids[0]],
       ['session_created', 'INFO', 'success', ids[1]],
       ['session_created', 'INFO', 'success', ids[2]],
-      ['session_ended', 'INFO', 'success', ids[1]],
-      ['session_ended', 'INFO', 'success', ids[2]],
-      ['session_use_after_expire', 'WARN', 'failure', ids[1]],
+      ['session_expired', 'INFO', 'success', ids[1]],
+      ['session_expired', 'INFO', 'success', ids[2]],
+      ['session_use_after_expire', 'CRITICAL', 'failure', ids[1]],
     ]);
     expect(mine[0]?.description).toBe('A session was opened on Firefox on Linux.');
     expect(mine[3]?.description).toBe('A session was ended by its user.');

@@ -11,7 +11,8 @@ import jwt from 'jsonwebtoken';
 import { BENCH_RATE_LIMIT, JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, USER } from '../lib/payload.mjs';
 import { bearerToken } from './auth.mjs';
 
-export async function createHandler() {
+/** `store`: an express-rate-limit store (bench/apps/peer-redis.mjs passes rate-limit-redis's); default its memory store. */
+export async function createHandler(store = undefined) {
   function requireBearer(req, res, next) {
     try {
       req.user = jwt.verify(bearerToken(req) ?? '', JWT_SECRET, {
@@ -29,7 +30,15 @@ export async function createHandler() {
   app.disable('x-powered-by');
   app.use(helmet());
   app.use(cors());
-  app.use(rateLimit({ windowMs: 60_000, limit: BENCH_RATE_LIMIT, standardHeaders: 'draft-8', legacyHeaders: false }));
+  app.use(
+    rateLimit({
+      windowMs: 60_000,
+      limit: BENCH_RATE_LIMIT,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      ...(store === undefined ? {} : { store }),
+    }),
+  );
   app.get('/v1/users/:id', (_req, res) => res.json(USER));
   app.get('/v1/me', requireBearer, (_req, res) => res.json(USER));
   return app;

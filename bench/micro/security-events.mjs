@@ -1,11 +1,12 @@
 // The cost of a subscriber to the security-event channel (docs/observability.md,
-// "Cost"): ours' public route (200, no decision to publish) and a refused
-// request (a token with a bad signature: 401, one `authn_token_invalid`
-// event), with no subscriber, a no-op one, pino writing JSON lines to
-// /dev/null (as the reference server does to standard error) and the
-// OpenTelemetry bridge on an SDK meter provider. One process, subscribers
+// "Cost"): ours' public route (200, no decision to publish), refused requests
+// (a token with a bad signature, a malformed one: 401, one `authn_token_invalid`
+// event each) and a valid token on the refused ones' route (200), with no
+// subscriber, a no-op one, pino writing JSON lines to /dev/null (as the
+// reference server does to standard error) and the OpenTelemetry bridge on an SDK meter provider. One process, subscribers
 // swapped between interleaved batches; CPU µs per request, medians, and each
-// one's median ratio to "no subscriber" in the same batch.
+// one's median ratio to "no subscriber" and to the passing requests in the
+// same batch.
 // `node bench/micro/security-events.mjs` (after `npm run build`).
 import '../lib/production.mjs';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -27,8 +28,12 @@ const badToken = `${bearerTokenForBench().slice(0, -4)}AAAA`;
 const requests = {
   public: () => inject(app, { url: PUBLIC_PATH, headers: { origin: BENCH_ORIGIN } }),
   refused: () => inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${badToken}` } }),
+  malformed: () => inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: 'Bearer not-a-token' } }),
+  // The passing request of the refused ones' route: a valid token, 200.
+  bearer: () =>
+    inject(app, { url: BEARER_PATH, headers: { origin: BENCH_ORIGIN, authorization: `Bearer ${bearerTokenForBench()}` } }),
 };
-const expected = { public: 200, refused: 401 };
+const expected = { public: 200, refused: 401, malformed: 401, bearer: 200 };
 
 const logger = pino(
   {
@@ -89,9 +94,13 @@ for (const route of Object.keys(requests)) {
   for (const mode of names) {
     const own = samples[`${route}|${mode}`];
     const ratio = median(own.map((v, i) => v / base[i]));
-    rows.push(`| ${route} | ${mode} | ${median(own).toFixed(1)} | ${ratio.toFixed(3)}x |`);
+    // Against the passing requests, same subscriber, same batch: the public route, and the bearer route with a valid token.
+    const vs = (other) => median(own.map((v, i) => v / samples[`${other}|${mode}`][i])).toFixed(2);
+    rows.push(`| ${route} | ${mode} | ${median(own).toFixed(1)} | ${ratio.toFixed(3)}x | ${vs('public')}x | ${vs('bearer')}x |`);
   }
 }
-console.log('| request | subscriber | CPU µs/request (median) | vs no subscriber (median of batch ratios) |');
-console.log('| --- | --- | --- | --- |');
+console.log(
+  '| request | subscriber | CPU µs/request (median) | vs no subscriber | vs the public route (200) | vs a valid bearer token (200) |',
+);
+console.log('| --- | --- | --- | --- | --- | --- |');
 console.log(rows.join('\n'));

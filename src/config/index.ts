@@ -12,3 +12,4 @@ export {
   readOptions,
   refuseHintedOptions,
 } from './options.js';
+export { type LibraryWarning, setWarningHandler, type WarningHandler } from './warnings.js';

@@ -105,7 +105,7 @@ export function reportInstead(req: Request, res: Response, broken: Omit<Conventi
   return true;
 }
 
-/** The default reporter: one JSON line on stderr per broken convention, `event: 'convention-report-only'`. */
+/** The default reporter: one JSON line on stderr per broken convention, `event: 'convention_report_only'`. */
 export const logConventionReport: ConventionReporter = (report) => {
-  process.stderr.write(`${JSON.stringify({ level: 'warn', event: 'convention-report-only', ...report })}\n`);
+  process.stderr.write(`${JSON.stringify({ level: 'warn', event: 'convention_report_only', ...report })}\n`);
 };

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { publishSecurityEvent, type SecurityEventFields, type SecurityEventLevel } from '../events/index.js';
+import { publishSecurityEvent, refusalPublishedFor, type SecurityEventFields, type SecurityEventName } from '../events/index.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
 import { toApiError } from './to-api-error.js';
@@ -10,28 +10,27 @@ import { toApiError } from './to-api-error.js';
 // by its catalogue entry. A middleware that knows more (the subject, the
 // policy, a more precise event) notes it on the request before it refuses.
 
-/** An event's name and level: OWASP's Application Logging Vocabulary's, or one in its style (docs/observability.md). */
+/** An event's name (its level is the names table's, src/events/names.ts). */
 export interface RefusalEvent {
-  readonly event: string;
-  readonly level: SecurityEventLevel;
+  readonly event: SecurityEventName;
 }
 
-const input: RefusalEvent = { event: 'input_validation_fail', level: 'WARN' };
-const authzFail: RefusalEvent = { event: 'authz_fail', level: 'CRITICAL' };
-const clientFail: RefusalEvent = { event: 'authn_client_fail', level: 'WARN' };
-const proofInvalid: RefusalEvent = { event: 'authn_proof_invalid', level: 'WARN' };
-const rateLimited: RefusalEvent = { event: 'excess_rate_limit_exceeded', level: 'WARN' };
+const input: RefusalEvent = { event: 'input_validation_fail' };
+const authzFail: RefusalEvent = { event: 'authz_fail' };
+const clientFail: RefusalEvent = { event: 'authn_client_fail' };
+const proofInvalid: RefusalEvent = { event: 'authn_proof_invalid' };
+const rateLimited: RefusalEvent = { event: 'excess_rate_limit_exceeded' };
 
 /** The events of a refused access token, by why it was refused (resource-token.ts). */
 export const TOKEN_EVENTS = {
-  expired: { event: 'authn_token_expired', level: 'INFO' },
-  invalid: { event: 'authn_token_invalid', level: 'WARN' },
+  expired: { event: 'authn_token_expired' },
+  invalid: { event: 'authn_token_invalid' },
   // OWASP's authn_token_reuse: a token of a revoked family, presented again.
-  revoked: { event: 'authn_token_reuse', level: 'CRITICAL' },
+  revoked: { event: 'authn_token_reuse' },
 } as const satisfies Record<string, RefusalEvent>;
 
 /** A DPoP proof presented a second time: a captured request sent again, or a retry that reused the proof. */
-export const PROOF_REPLAY_EVENT: RefusalEvent = { event: 'authn_proof_replay', level: 'WARN' };
+export const PROOF_REPLAY_EVENT: RefusalEvent = { event: 'authn_proof_replay' };
 
 /** The event of each refusal that is a security decision; a refusal not named here (a 404, a 503) publishes nothing. */
 const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
@@ -50,7 +49,7 @@ const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
   unsupportedEncoding: input,
   headerFieldsTooLarge: input,
   oauthInvalidRequest: input,
-  oauthInvalidGrant: { event: 'authn_login_fail', level: 'WARN' },
+  oauthInvalidGrant: { event: 'authn_login_fail' },
   oauthUnauthorizedClient: authzFail,
   oauthUnsupportedGrantType: input,
   oauthInvalidScope: authzFail,
@@ -58,19 +57,19 @@ const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
   oauthInvalidClient: clientFail,
   oauthUnsupportedTokenType: input,
   oauthInvalidDpopProof: proofInvalid,
-  unauthenticated: { event: 'authn_credentials_missing', level: 'INFO' },
+  unauthenticated: { event: 'authn_credentials_missing' },
   invalidToken: TOKEN_EVENTS.invalid,
   invalidDpopProof: proofInvalid,
   forbidden: authzFail,
   insufficientScope: authzFail,
-  xhrRequired: { event: 'malicious_not_script', level: 'WARN' },
-  csrfTokenInvalid: { event: 'malicious_csrf', level: 'WARN' },
-  corsOriginRefused: { event: 'malicious_cors', level: 'CRITICAL' },
-  crossSiteRequestRefused: { event: 'malicious_cross_site', level: 'WARN' },
+  xhrRequired: { event: 'malicious_not_script' },
+  csrfTokenInvalid: { event: 'malicious_csrf' },
+  corsOriginRefused: { event: 'malicious_cors' },
+  crossSiteRequestRefused: { event: 'malicious_cross_site' },
   tooManyRequests: rateLimited,
-  tooManyLoginFailures: { event: 'authn_login_lock', level: 'WARN' },
+  tooManyLoginFailures: { event: 'authn_login_lock' },
   signInQueueFull: rateLimited,
-  signInBusy: { event: 'excess_sign_in_busy', level: 'WARN' },
+  signInBusy: { event: 'excess_sign_in_busy' },
 };
 
 const NAME_OF_CODE = new Map<number, ErrorName>(
@@ -133,6 +132,8 @@ export function publishRefusal(req: Request, error: unknown, reportOnly?: string
   const note = takeSecurityNote(req);
   const fields = refusalEventOf(answer) ?? (note?.event === undefined ? undefined : { ...input, ...fieldsOf(answer) });
   if (fields === undefined) return;
+  // One event per decision: the one that decided published it already, with what it knew.
+  if (note?.event === undefined && fields.rule !== undefined && refusalPublishedFor(req, fields.rule)) return;
   const event = { ...fields, ...actorOf(req), ...note };
   if (reportOnly === undefined) {
     PUBLISHED.set(req, error);

@@ -26,7 +26,7 @@ export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
 export { AccessTokenSigner, AccessTokenVerifier, TokenRejected } from '../oauth2/access-tokens.js';
 export { parseBasicCredentials } from '../oauth2/basic-credentials.js';
 export { checkAudience, checkRealm, checkSubjectActive } from '../oauth2/checks.js';
-export { clientSecretMatches, GRANT_TYPES, hashClientSecret } from '../oauth2/clients.js';
+export { clientSecretMatches, hashClientSecret } from '../oauth2/clients.js';
 export {
   type CheckedProof,
   DPOP_TOKEN_TYPE,

@@ -151,6 +151,12 @@ function verifyEdDsa(token: string, key: KeyObject): unknown {
  */
 export interface KeySource {
   key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | string;
+  /**
+   * Whether `key`, which verified a token before, still verifies tokens: the
+   * verifier asks before it serves a remembered acceptance. Cheap (no I/O),
+   * as it runs on every request of a known token.
+   */
+  holds(key: ReadyKey): boolean;
 }
 
 const UNKNOWN_KEY = 'The access token was not signed by a known key.';
@@ -167,11 +173,17 @@ class ConfiguredKeys implements KeySource {
     if (key === undefined) return UNKNOWN_KEY;
     return alg === key.algorithm ? key : WRONG_ALGORITHM;
   }
+  /** Configured keys never change while the verifier lives. */
+  holds(): boolean {
+    return true;
+  }
 }
 
 /** A source over an issuer's key set: its answer `undefined` is a token no key of the set verifies. */
-export function issuerKeys(set: { key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | undefined }): KeySource {
-  return { key: (kid, alg, wait) => set.key(kid, alg, wait) ?? UNKNOWN_KEY };
+export function issuerKeys(
+  set: Pick<KeySource, 'holds'> & { key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | undefined },
+): KeySource {
+  return { key: (kid, alg, wait) => set.key(kid, alg, wait) ?? UNKNOWN_KEY, holds: (key) => set.holds(key) };
 }
 
 /** RFC 9068 checks beyond signature, issuer, audience and time, for tokens of other issuers as for the library's own. */
@@ -183,6 +195,15 @@ export interface TokenRules {
 }
 
 const HEADER_END = /^[A-Za-z0-9_-]+$/;
+
+/** The `error_description` of a token whose header lists critical extensions (`crit`). */
+const CRITICAL_EXTENSION = 'The access token requires a header extension this service does not support.';
+
+/** A token accepted: its verified claims (frozen), and the key that verified it. */
+interface Accepted {
+  readonly claims: AccessTokenClaims;
+  readonly key: ReadyKey;
+}
 
 /** How many accepted tokens a verifier remembers (each a few hundred bytes). */
 export const ACCEPTED_TOKENS_CACHE_SIZE = 10_000;
@@ -205,12 +226,14 @@ export class AccessTokenVerifier {
   readonly #maxLifetime: number;
   readonly #requireType: boolean;
   readonly #checkClaims: TokenRules['checkClaims'];
-  // Tokens this verifier accepted lately, by their exact text: a client sends
-  // the same token with every request for its lifetime, and checking its
-  // signature again (an HMAC or RSA operation, plus JSON parsing) costs far
-  // more than looking it up. A hit still has exp and nbf checked against the
-  // clock. Emptied when full: bounded memory, no per-entry bookkeeping.
-  readonly #accepted = new Map<string, AccessTokenClaims>();
+  // Tokens this verifier accepted lately, by their exact text, with the key
+  // that verified each: a client sends the same token with every request for
+  // its lifetime, and checking its signature again (an HMAC or RSA operation,
+  // plus JSON parsing) costs far more than looking it up. A hit still has exp
+  // and nbf checked against the clock, and its key asked of the key source
+  // (an issuer that withdrew the key withdraws the acceptance). Emptied when
+  // full: bounded memory, no per-entry bookkeeping.
+  readonly #accepted = new Map<string, Accepted>();
 
   constructor(
     keys: readonly ReadyKey[] | KeySource,
@@ -237,23 +260,26 @@ export class AccessTokenVerifier {
   verify(token: string, wait = false): AccessTokenClaims {
     const accepted = this.#accepted.get(token);
     if (accepted !== undefined) {
-      // The same clock checks as a full verification; when one fails, that verification rejects the token with the reason.
+      // The same clock checks as a full verification, and the key still in its source; when one fails, the full
+      // verification below rejects the token with the reason.
+      const { claims, key } = accepted;
       const now = Math.floor(Date.now() / 1000);
-      const nbf = (accepted as { nbf?: unknown }).nbf;
-      if (now < accepted.exp + this.#tolerance && !(typeof nbf === 'number' && nbf > now + this.#tolerance)) return accepted;
+      const nbf = (claims as { nbf?: unknown }).nbf;
+      const inTime = now < claims.exp + this.#tolerance && !(typeof nbf === 'number' && nbf > now + this.#tolerance);
+      if (inTime && this.#keys.holds(key)) return claims;
       this.#accepted.delete(token);
     }
-    const claims = Object.freeze(this.#verifyFully(token, wait));
+    const verified = this.#verifyFully(token, wait);
     if (this.#accepted.size >= ACCEPTED_TOKENS_CACHE_SIZE) this.#accepted.clear();
-    this.#accepted.set(token, claims);
-    return claims;
+    this.#accepted.set(token, verified);
+    return verified.claims;
   }
 
-  #verifyFully(token: string, wait: boolean): AccessTokenClaims {
+  #verifyFully(token: string, wait: boolean): Accepted {
     const dot = token.indexOf('.');
     const encodedHeader = dot > 0 ? token.slice(0, dot) : '';
     if (!HEADER_END.test(encodedHeader)) throw new TokenRejected('The access token is malformed.');
-    let header: { alg?: unknown; kid?: unknown; typ?: unknown };
+    let header: { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
     try {
       header = JSON.parse(Buffer.from(encodedHeader, 'base64url').toString('utf8'));
     } catch {
@@ -261,10 +287,13 @@ export class AccessTokenVerifier {
     }
     if (typeof header !== 'object' || header === null) throw new TokenRejected('The access token is malformed.');
     if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejected('The access token is malformed.');
+    // RFC 7515 §4.1.11: extensions listed in `crit` must be understood, and this verifier understands none. Refused
+    // before the key lookup, so such a token never costs an issuer fetch.
+    if (header.crit !== undefined) throw new TokenRejected(CRITICAL_EXTENSION);
     const key = this.#keys.key(header.kid, header.alg, wait);
     if (typeof key === 'string') throw new TokenRejected(key);
     if (this.#requireType && !isAccessTokenType(header.typ)) throw new TokenRejected('The token is not an access token.');
-    return this.#checkClaimsOf(this.#signedPayload(token, key));
+    return { claims: Object.freeze(this.#checkClaimsOf(this.#signedPayload(token, key))), key };
   }
 
   /** The payload, once the signature verifies with `key` under its one algorithm. */

@@ -13,6 +13,7 @@ import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
 import {
   checkAccessToken,
+  DEFAULT_REALM,
   noteTokenRefusal,
   SUBJECT_GONE,
   setTokenAuth,
@@ -29,6 +30,13 @@ declare module 'express-serve-static-core' {
     accessToken?: AccessTokenClaims;
   }
 }
+
+/** The challenge of a request without a token, with the default realm. */
+const DEFAULT_CHALLENGE = `Bearer realm="${DEFAULT_REALM}"`;
+
+// The challenge of an optional bearerAuth() with its own realm, for the requests it let through without a token:
+// requireScope() after it challenges them in that realm. Only set when the realm is not the default one.
+const challengeOf = new WeakMap<Request, string>();
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -104,6 +112,7 @@ function withoutBearer(
   header: string | undefined,
 ): void {
   if (config.optional) {
+    if (config.challenge !== DEFAULT_CHALLENGE) challengeOf.set(req, config.challenge);
     if (config.clients !== undefined && header !== undefined)
       identifyClient(req, config.clients, header).then(() => next(), next);
     else next();
@@ -231,7 +240,11 @@ export function requireScope(...scopes: string[]): RequestHandler {
         req,
         res,
         next,
-        apiError('unauthenticated', { message: 'A bearer access token is required.', headers: { 'WWW-Authenticate': 'Bearer' } }),
+        // The challenge bearerAuth() answers without a token (RFC 6750 §3), in the realm of the one that ran, if any.
+        apiError('unauthenticated', {
+          message: 'A bearer access token is required.',
+          headers: { 'WWW-Authenticate': challengeOf.get(req) ?? DEFAULT_CHALLENGE },
+        }),
       );
     }
     for (const scope of scopes) {

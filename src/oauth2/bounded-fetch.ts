@@ -5,7 +5,10 @@ import { StoreUnavailableError } from '../stores/store-error.js';
  * set), bounded in time and in size: a slow or huge answer fails the fetch
  * instead of holding requests or memory. Every failure is a
  * StoreUnavailableError, so a request that needed the answer gets the
- * store-failure 503 with `Retry-After`, never a 500.
+ * store-failure 503 with `Retry-After`, never a 500. A redirect is never
+ * followed: the address was checked (isFetchableUrl) and its document's
+ * `issuer` compared, and a 3xx would lead the keys anywhere (plain http, an
+ * internal host); it is an answer without a document, like a 404.
  */
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -69,12 +72,21 @@ async function boundedText(response: Response, maxBytes: number, url: string): P
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Why an answer of `status` (not 2xx) holds no document, for the error that says so. */
+export function noDocument(url: string, status: number): string {
+  if (status >= 300 && status <= 399) {
+    return `${url} answered ${status}, a redirect, which is not followed: configure the address it names, if it is yours.`;
+  }
+  return `${url} answered ${status}.`;
+}
+
 /** GETs `url` as JSON; a non-2xx answer is returned with a body of undefined, anything else that goes wrong throws. */
 export async function fetchJson(url: string, limits: FetchLimits): Promise<FetchedJson> {
   let response: Response;
   try {
     response = await limits.fetch(url, {
       headers: { accept: 'application/json' },
+      redirect: 'manual',
       signal: AbortSignal.timeout(limits.timeoutMs),
     });
   } catch (error) {

@@ -6,20 +6,15 @@ import { sameText } from '../http/same-text.js';
  * server (express-api-conventions-authorization-server) authenticates them at
  * its endpoints, and bearerAuth() in optional mode identifies one by its
  * Basic credentials (`clients`). The record, the store interface and the
- * secret hashing live here, in the library, so that the two agree.
+ * secret hashing live here, in the library, so that the two agree. Which
+ * grants a client may use is the authorization server's own registration.
  */
-
-/** The grant types the token endpoint answers. */
-export const GRANT_TYPES = ['password', 'refresh_token'] as const;
-export type GrantType = (typeof GRANT_TYPES)[number];
 
 /** A registered application (the conventions' "Client authentication"). */
 export interface ClientRecord {
   readonly id: string;
   /** SHA-256 of the client secret (hashClientSecret()); absent for a public client. */
   readonly secretHash?: string;
-  /** Grants this client may use; absent: all. */
-  readonly grants?: readonly GrantType[];
   /** Scopes this client may ask for; absent: all known scopes. */
   readonly scopes?: readonly string[];
   /** A blocked client is refused (the conventions: "block applications that are not allowed"). */

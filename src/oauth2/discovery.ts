@@ -1,4 +1,4 @@
-import { type FetchLimits, fetchFailure, fetchJson, isFetchableUrl } from './bounded-fetch.js';
+import { type FetchLimits, fetchFailure, fetchJson, isFetchableUrl, noDocument } from './bounded-fetch.js';
 
 /**
  * Finds an issuer's key set from its metadata: RFC 8414 §3 first
@@ -23,7 +23,11 @@ export function metadataUrls(issuer: string): string[] {
 export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<string> {
   let reason = `${issuer} publishes no metadata.`;
   for (const url of metadataUrls(issuer)) {
-    const { body } = await fetchJson(url, limits);
+    const { status, body } = await fetchJson(url, limits);
+    if (body === undefined) {
+      reason = noDocument(url, status);
+      continue;
+    }
     if (typeof body !== 'object' || body === null) continue;
     const document = body as { issuer?: unknown; jwks_uri?: unknown };
     if (document.issuer !== issuer) {

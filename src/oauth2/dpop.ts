@@ -332,6 +332,10 @@ export class DpopVerifier {
     if (typeof proof !== 'string') throw new DpopProofRejected('Exactly one DPoP proof is required.');
     const { header, claims } = decodeProof(proof);
     if (header.typ !== DPOP_PROOF_TYPE) throw new DpopProofRejected('The DPoP proof typ is not dpop+jwt.');
+    // RFC 7515 §4.1.11: no extension is understood here, so a proof that lists one as critical is refused.
+    if ((header as { crit?: unknown }).crit !== undefined) {
+      throw new DpopProofRejected('The DPoP proof requires a header extension this service does not support.');
+    }
     const alg = header.alg as DpopAlgorithm;
     if (!this.#config.algorithms.includes(alg)) throw new DpopProofRejected('The DPoP proof algorithm is not allowed.');
     const jwk = (header as { jwk?: unknown }).jwk;

@@ -3,7 +3,7 @@ export type { AccessTokenClaims } from './access-tokens.js';
 export { bearerAuth, requireScope } from './bearer-auth.js';
 export type { BearerAuthOptions, TokenKeyOptions } from './bearer-auth-options.js';
 export type { SubjectActiveCheck } from './checks.js';
-export type { ClientRecord, ClientStore, GrantType } from './clients.js';
+export type { ClientRecord, ClientStore } from './clients.js';
 export {
   type DpopAlgorithm,
   type DpopOptions,

@@ -3,7 +3,7 @@ import { issuerKeys, type KeySource } from './access-tokens.js';
 import { isFetchableUrl } from './bounded-fetch.js';
 import { DEFAULT_REMOTE_ALGORITHMS, isRemoteAlgorithmList } from './jwk.js';
 import { REMOTE_ALGORITHMS, type RemoteAlgorithm } from './keys.js';
-import { RemoteKeySet } from './remote-key-set.js';
+import { sharedKeySet } from './shared-key-sets.js';
 
 /**
  * The options of an issuer's key set, read when bearerAuth() or dpopAuth()
@@ -42,6 +42,10 @@ const JWKS_OPTION_NAMES = [
   'algorithms',
 ] as const;
 
+// The process's own fetch and clock, read at each call (a test may fake Date); a shared set's are the same for every middleware.
+const processFetch: typeof fetch = (input, init) => fetch(input, init);
+const processClock = () => Date.now();
+
 /** An integer option of `jwks`, or its default. */
 function integer(
   factory: string,
@@ -72,7 +76,8 @@ export function readIssuerKeys(factory: string, issuer: string, jwksUri: unknown
       `a non-empty list of ${Object.keys(REMOTE_ALGORITHMS).join(', ')}`,
     );
   }
-  const set = new RemoteKeySet({
+  // The process's one set for this issuer and these options (shared-key-sets.ts): one fetch however many middlewares.
+  const set = sharedKeySet({
     issuer,
     jwksUri: jwksUri as string | undefined,
     algorithms: given.algorithms ?? DEFAULT_REMOTE_ALGORITHMS,
@@ -82,9 +87,9 @@ export function readIssuerKeys(factory: string, issuer: string, jwksUri: unknown
     timeoutMs: integer(factory, given, 'timeoutMs', 3000, 100, 30_000),
     maxBytes: integer(factory, given, 'maxBytes', 65_536, 1024, 1_048_576),
     maxKeys: integer(factory, given, 'maxKeys', 32, 1, 1000),
-    fetch: (input, init) => fetch(input, init),
-    now: () => Date.now(),
+    fetch: processFetch,
+    now: processClock,
   });
-  if (given.fetchAtStart !== undefined && checkBoolean(factory, 'jwks.fetchAtStart', given.fetchAtStart)) void set.prefetch();
+  if (given.fetchAtStart !== undefined && checkBoolean(factory, 'jwks.fetchAtStart', given.fetchAtStart)) set.prefetch();
   return issuerKeys(set);
 }

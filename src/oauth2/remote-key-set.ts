@@ -1,6 +1,6 @@
 import { warnOnce } from '../config/warnings.js';
 import { StoreUnavailableError } from '../stores/store-error.js';
-import { type FetchLimits, fetchFailure, fetchJson } from './bounded-fetch.js';
+import { type FetchLimits, fetchFailure, fetchJson, noDocument } from './bounded-fetch.js';
 import { discoverJwksUri } from './discovery.js';
 import { keysFromJwk } from './jwk.js';
 import type { ReadyKey, RemoteAlgorithm } from './keys.js';
@@ -18,7 +18,10 @@ import type { ReadyKey, RemoteAlgorithm } from './keys.js';
  *   those tokens waits at most one fetch (its time-out), then gets its 401;
  * - when the issuer cannot be reached, the last good set serves for the
  *   grace beyond its cache age; after it, tokens get the store-failure 503
- *   with `Retry-After`, never a 500 and never an unverified pass.
+ *   with `Retry-After`, never a 500 and never an unverified pass;
+ * - a key the issuer withdrew stops verifying at the fetch that no longer
+ *   finds it, also for tokens accepted before (holds()); a key fetched again
+ *   unchanged stays the same object, so those tokens stay accepted at no cost.
  */
 
 export interface RemoteKeySetSettings extends FetchLimits {
@@ -52,6 +55,8 @@ class KeySetUnavailable extends StoreUnavailableError {
 export class RemoteKeySet {
   readonly #settings: RemoteKeySetSettings;
   #byKid: Map<string, ReadyKey[]> | undefined;
+  /** Every key of #byKid, for holds(). */
+  #current: ReadonlySet<ReadyKey> = new Set();
   /** Until when the set is fresh; it still serves for the grace after, while it cannot be refreshed. */
   #freshUntil = Number.NEGATIVE_INFINITY;
   #attemptAt = Number.NEGATIVE_INFINITY;
@@ -64,9 +69,29 @@ export class RemoteKeySet {
     this.#jwksUri = settings.jwksUri;
   }
 
-  /** Starts a fetch now (start-up); its failure only makes the first token's wait. */
-  prefetch(): Promise<void> {
-    return this.#refresh(this.#settings.now());
+  /** Starts a fetch now (start-up) unless the set was fetched or is being fetched; its failure only makes the first token's wait. */
+  prefetch(): void {
+    if (this.#byKid === undefined && this.#inFlight === undefined) void this.#refresh(this.#settings.now());
+  }
+
+  /**
+   * Whether `key` is still in the set, for a token it verified before: false
+   * once a fetch no longer found it, or once the set is past its grace (the
+   * token then goes through key(), and its answer). A set past its cache age
+   * starts its background refresh here too, so a withdrawn key is noticed
+   * when only known tokens arrive. No I/O of its own: this runs on every
+   * request of a known token.
+   */
+  holds(key: ReadyKey): boolean {
+    const now = this.#settings.now();
+    if (now > this.#freshUntil + this.#settings.graceMs) return false;
+    if (now >= this.#freshUntil && this.#mayFetch(now)) void this.#refresh(now);
+    return this.#current.has(key);
+  }
+
+  /** No fetch in flight, and the cooldown since the last one over. */
+  #mayFetch(now: number): boolean {
+    return this.#inFlight === undefined && now - this.#attemptAt >= this.#settings.cooldownMs;
   }
 
   /**
@@ -77,7 +102,7 @@ export class RemoteKeySet {
   key(kid: string | undefined, alg: unknown, wait: boolean): ReadyKey | undefined {
     const now = this.#settings.now();
     const sinceAttempt = now - this.#attemptAt;
-    const canFetch = this.#inFlight === undefined && sinceAttempt >= this.#settings.cooldownMs;
+    const canFetch = this.#mayFetch(now);
     const byKid = this.#byKid;
     if (byKid === undefined || now > this.#freshUntil + this.#settings.graceMs) {
       if (wait && (this.#inFlight !== undefined || canFetch)) throw new KeysPending(this.#refresh(now));
@@ -116,13 +141,14 @@ export class RemoteKeySet {
     this.#jwksUri ??= await discoverJwksUri(settings.issuer, settings);
     const uri = this.#jwksUri;
     const { status, body, maxAgeSeconds } = await fetchJson(uri, settings);
-    if (body === undefined) throw fetchFailure(`${uri} answered ${status}.`);
+    if (body === undefined) throw fetchFailure(noDocument(uri, status));
     const keys = (body as { keys?: unknown } | null)?.keys;
     if (!Array.isArray(keys)) throw fetchFailure(`${uri} is not a JWK Set (no "keys" array).`);
     if (keys.length > settings.maxKeys) throw fetchFailure(`${uri} holds ${keys.length} keys, more than ${settings.maxKeys}.`);
     const byKid = new Map<string, ReadyKey[]>();
     for (const jwk of keys) {
-      for (const key of keysFromJwk(jwk, settings.algorithms)) {
+      for (const fetched of keysFromJwk(jwk, settings.algorithms)) {
+        const key = this.#known(fetched);
         const same = byKid.get(key.kid);
         if (same === undefined) byKid.set(key.kid, [key]);
         else same.push(key);
@@ -138,6 +164,15 @@ export class RemoteKeySet {
     }
     const maxAge = maxAgeSeconds === undefined ? settings.maxAgeMs : Math.min(settings.maxAgeMs, maxAgeSeconds * 1000);
     this.#byKid = byKid;
+    this.#current = new Set([...byKid.values()].flat());
     this.#freshUntil = settings.now() + maxAge;
+  }
+
+  /** The key of the current set that is `fetched` (same kid, algorithm and public key), or `fetched` when it is new. */
+  #known(fetched: ReadyKey): ReadyKey {
+    const same = this.#byKid
+      ?.get(fetched.kid)
+      ?.find((key) => key.algorithm === fetched.algorithm && key.verifyingKey.equals(fetched.verifyingKey));
+    return same ?? fetched;
   }
 }

@@ -25,6 +25,9 @@ import type { RevokedFamilies } from './revoked-families.js';
  * options to the claims they set on the request.
  */
 
+/** The realm of the challenges when none is configured. */
+export const DEFAULT_REALM = 'api';
+
 /** Default leeway for `exp`, `nbf` and `iat`: a few seconds of clock skew between servers. */
 export const DEFAULT_CLOCK_TOLERANCE = 5;
 
@@ -77,7 +80,7 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
   const issuer = checkString(factory, 'issuer', given.issuer);
   const keys = readKeySource(factory, issuer, given);
   const audience = checkAudience(factory, given.audience);
-  const realm = given.realm === undefined ? 'api' : checkRealm(factory, given.realm);
+  const realm = given.realm === undefined ? DEFAULT_REALM : checkRealm(factory, given.realm);
   const tolerance =
     given.clockToleranceSeconds === undefined
       ? DEFAULT_CLOCK_TOLERANCE

@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ConfigurationError } from '../config/index.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../events/index.js';
+import { knownSecuritySeries } from './security-series.js';
 
 /** The instrumentation scope the instruments belong to. */
 export const SECURITY_METRICS_METER = 'express-api-conventions';
@@ -65,7 +66,8 @@ function globalMeterProvider(): MeterProvider {
  * Subscribes to the security-event channel and records every event as
  * OpenTelemetry metrics: a count of events by name, outcome, rule and level,
  * the sign-ins' durations and the password pool's waits
- * (docs/observability.md, "OpenTelemetry"). Returns the function that
+ * (docs/observability.md, "OpenTelemetry"). Every series of the events the
+ * library knows is created at 0 when it starts. Returns the function that
  * unsubscribes; until it is called, events are built on every decision.
  */
 export function recordSecurityMetrics(options: SecurityMetricsOptions = {}): () => void {
@@ -74,6 +76,9 @@ export function recordSecurityMetrics(options: SecurityMetricsOptions = {}): () 
     description: 'Security decisions published on the express-api-conventions:security channel.',
     unit: '{event}',
   });
+  // Each known series at 0 from the start: the first incident after a
+  // restart is then an increase that rate() and increase() see.
+  for (const series of knownSecuritySeries()) events.add(0, { ...series });
   const signIns = meter.createHistogram(SECURITY_METRICS.signInDuration, {
     description: 'Duration of sign-ins, the password check included.',
     unit: 's',

@@ -112,6 +112,10 @@ export interface KeyedLimiter extends Limiter {
   refundKey(key: PolicyKey): Promise<void>;
   /** The state once a consumed hit was given back: one fewer used; `limited` still says whether that hit was over. */
   givenBack(state: LimitState): LimitState;
+  /** The state of a window the store counted this hit in (what consumeKey() answers). */
+  countedState(key: PolicyKey, counter: CounterState): LimitState;
+  /** The state of a window read without counting, `undefined` when none is open (what peekKey() answers). */
+  peekedState(key: PolicyKey, counter: CounterState | undefined): LimitState;
 }
 
 /** Checks a policy's name, limit, window and unit at construction. */
@@ -229,6 +233,8 @@ export function keyedLimiter(
     peekKey,
     refundKey,
     givenBack: (given) => state(given, given.used > 0 ? given.used - 1 : 0, given.resetAt, given.resetSeconds, given.limited),
+    countedState: counted,
+    peekedState: peeked,
   };
 }
 

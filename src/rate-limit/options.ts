@@ -4,6 +4,7 @@ import { warnOnce } from '../config/warnings.js';
 import { checkStore } from '../stores/check-store.js';
 import type { CounterStore } from '../stores/counter-store.js';
 import { MemoryCounterStore } from '../stores/memory-counter-store.js';
+import { type OrderedCounter, orderedCounter } from '../stores/ordered-count.js';
 import { clientAddressKey } from './client-address.js';
 import { type IdentifyRequest, identifyRequest } from './identity.js';
 import { checkPolicy, type KeyedLimiter, keyedLimiter } from './limiter.js';
@@ -144,6 +145,11 @@ export interface RateLimitConfiguration {
   readonly partitionKeyOf: PartitionHasher;
   /** Requests that are not counted (health checks, static files); undefined: every request is. */
   readonly skip: ((req: Request) => boolean) | undefined;
+  /**
+   * Counts a request's store keys in every policy in one exchange, when the
+   * store can (RedisCounterStore); undefined: policy by policy.
+   */
+  readonly countInOrder: OrderedCounter | undefined;
 }
 
 const logStoreError = (error: unknown): void => {
@@ -225,5 +231,9 @@ export function readRateLimitOptions(options: unknown): RateLimitConfiguration {
     log: checkLog<(error: unknown) => void>(FACTORY, given.log, logStoreError),
     partitionKeyOf,
     skip: given.skip === undefined ? undefined : checkFunction<(req: Request) => boolean>(FACTORY, 'skip', given.skip),
+    countInOrder: orderedCounter(
+      store,
+      policies.map((policy) => ({ windowMs: policy.windowSeconds * 1000, limit: policy.limit })),
+    ),
   };
 }

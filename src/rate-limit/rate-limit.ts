@@ -3,6 +3,7 @@ import { noteSecurityEvent } from '../errors/refusal-events.js';
 import { refuse } from '../errors/refuse.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { securityEventsWanted } from '../events/index.js';
+import type { OrderedCount } from '../stores/ordered-count.js';
 import { appendRateLimitHeaders } from './headers.js';
 import type { RequestIdentity } from './identity.js';
 import { type KeyedLimiter, type LimitState, type PolicyKey, retryAfterOf, tooManyRequests } from './limiter.js';
@@ -144,7 +145,49 @@ function keysOf(limits: LimiterSetup, req: Request, who: RequestIdentity): Polic
 
 function countRequest(limits: LimiterSetup, req: Request, res: Response, next: NextFunction, who: RequestIdentity): void {
   const counting: Counting = { req, res, next, who, keys: keysOf(limits, req, who), states: new Array(limits.policies.length) };
-  countFrom(limits, counting, 0);
+  const inOrder = limits.countInOrder?.(counting.keys.map(storeKeyOf));
+  if (inOrder === undefined) {
+    countFrom(limits, counting, 0);
+    return;
+  }
+  inOrder.then(
+    (counted) => settleInOrder(limits, counting, counted),
+    (error: unknown) => {
+      // No policy counted the request: it goes on uncounted (fail open), or 503.
+      limits.onStoreError(error);
+      if (limits.failOpen) answer(counting, 'passed');
+      else answer(counting, 'failed', error);
+    },
+  );
+}
+
+const storeKeyOf = (key: PolicyKey): string => key.storeKey;
+
+/**
+ * Takes the answer of a store that counted every policy in one exchange
+ * (ordered-count.ts): the same states as counting them one after the other
+ * gives (countFrom() and giveBackAndRefuse()), the store having given back
+ * the hits of a refused request already.
+ */
+function settleInOrder(limits: LimiterSetup, counting: Counting, { refusedAt, windows }: OrderedCount): void {
+  const { policies } = limits;
+  const { keys, states } = counting;
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i] as KeyedLimiter;
+    const key = keys[i] as PolicyKey;
+    const window = windows[i];
+    if (refusedAt !== -1 && i > refusedAt) states[i] = policy.peekedState(key, window);
+    else if (window !== undefined) {
+      const state = policy.countedState(key, window);
+      states[i] = refusedAt === -1 ? state : policy.givenBack(state);
+    }
+  }
+  if (refusedAt === -1) {
+    answer(counting, 'passed');
+    return;
+  }
+  if (securityEventsWanted()) noteRefusingPolicy(limits, counting, refusedAt);
+  answer(counting, 'refused');
 }
 
 /**

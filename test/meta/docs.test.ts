@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CONFIGURATION_ERROR_CODES } from '../../src/config/index.js';
 import { ERROR_CATALOGUE } from '../../src/errors/catalogue.js';
+import { SECURITY_EVENTS, type SecurityEventName } from '../../src/events/index.js';
 
 /** The rows of the catalogue table, cells trimmed, so the table's padding does not matter. */
 const catalogueRows = (page: string): string[][] =>
@@ -35,5 +36,33 @@ describe('docs/configuration-errors.md', () => {
 
   it.each(CONFIGURATION_ERROR_CODES)('has an anchor for %s', (code) => {
     expect(page).toContain(`## ${code.toLowerCase()}`);
+  });
+});
+
+describe('docs/observability.md', () => {
+  const page = readFileSync('docs/observability.md', 'utf8');
+  const events = page.slice(page.indexOf('\n## Events\n'), page.indexOf('\n## Subscribing\n'));
+  // The first cell of each event row: one or more `name`s, then the level they share.
+  const documented = events
+    .split('\n')
+    .map((line) => /^\|\s*((?:`[a-z_]+`,?\s*)+)\((INFO|WARN|CRITICAL)\)\s*\|/.exec(line))
+    .filter((match) => match !== null)
+    .flatMap(([, names, level]) => (names?.match(/[a-z_]+/g) ?? []).map((name) => [name, level]));
+  const table = Object.entries(SECURITY_EVENTS).map(([name, spec]) => [name, spec.level]);
+
+  it('gives each event the level of its row in SECURITY_EVENTS, and names no other event', () => {
+    expect(documented.length).toBeGreaterThan(0);
+    for (const row of documented) expect(table).toContainEqual(row);
+  });
+
+  it.each(Object.keys(SECURITY_EVENTS))('has a row for %s', (name) => {
+    expect(documented.map(([documentedName]) => documentedName)).toContain(name);
+  });
+
+  it("lists exactly the names that are OWASP's vocabulary's own", () => {
+    const claim = /These names and their levels are OWASP's Application Logging Vocabulary's own:([^.]+)\./.exec(page);
+    const claimed = (claim?.[1]?.match(/`[a-z_]+`/g) ?? []).map((name) => name.slice(1, -1)).sort();
+    const own = (Object.keys(SECURITY_EVENTS) as SecurityEventName[]).filter((name) => SECURITY_EVENTS[name].vocabulary).sort();
+    expect(claimed).toEqual(own);
   });
 });

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
@@ -6,6 +8,9 @@ import { publishSecurityEvent, securityEventsWanted } from '../../src/events/ind
 import { crossSiteProtection } from '../../src/security/index.js';
 import { eventsScanned, scanLoggedLines, takeViolations, withoutEventScan } from '../support/event-scan.js';
 import { secretsIn } from '../support/secret-scan.js';
+import { typedSecrets, typedSecretsIn } from '../support/typed-secrets.js';
+
+const ROOT = join(__dirname, '..', '..');
 
 /**
  * The whole-suite scan of security events (test/support/event-scan.setup.ts)
@@ -16,7 +21,6 @@ import { secretsIn } from '../support/secret-scan.js';
 const CLEAN = {
   datetime: '2026-01-01T00:00:00.000Z',
   event: 'authn_login_fail',
-  level: 'WARN',
   description: 'The username or password is wrong.',
   outcome: 'failure',
   rule: 'oauthInvalidGrant',
@@ -41,7 +45,9 @@ describe('secretsIn(): what no event may carry', () => {
   });
 
   it.each([
-    ['the demo password', { description: 'tried wonderland-rabbit-hole' }, 'description: a password or secret of the suite'],
+    ['the demo password', { description: 'tried wonderland-rabbit-hole' }, 'description: a password or secret the suite typed'],
+    ['a wrong password the suite types', { description: 'tried not-the-password' }, '("not-the-password")'],
+    ['a common word typed as a password, as the subject', { subject: 'guess' }, 'subject: a password the suite typed ("guess")'],
     ['an access token', { route: `/v1/me?access_token=${ACCESS_TOKEN}` }, 'route: a token or proof (JWS-shaped)'],
     ['a refresh token', { sessionId: REFRESH_TOKEN }, 'sessionId: a random run of 32 base64url characters or more'],
     ['a field outside the shape', { authorization: 'Basic x' }, 'authorization: not a field of SecurityEvent'],
@@ -49,6 +55,53 @@ describe('secretsIn(): what no event may carry', () => {
     ['an object where a string goes', { subject: { password: 'p' } }, 'subject: not a string or a number (object)'],
   ])('finds %s', (_what, planted, finding) => {
     expect(secretsIn({ ...CLEAN, ...planted }).join('\n')).toContain(finding);
+  });
+});
+
+describe('the passwords the suite types, right or wrong', () => {
+  it('are read from the test sources: each wrong one the sign-in tests send is known', () => {
+    expect(typedSecrets()).toEqual(
+      expect.arrayContaining(['not-the-password', 'guess', 'wrong', 'not-the-rabbit-hole', 'made-up']),
+    );
+    expect(typedSecretsIn("const WRONG_PASSWORD = 'open-sesame';\nsend({ username: 'a', password: 'swordfish' })")).toEqual([
+      'open-sesame',
+      'swordfish',
+    ]);
+  });
+
+  it('are each found in the planted event of a leak: in the subject, and the distinctive ones in the description', () => {
+    const planted = {
+      ...CLEAN,
+      description: 'tried not-the-password, guess, wrong and hunter2',
+      subject: 'not-the-password guess wrong hunter2',
+    };
+    const findings = secretsIn(planted).join('\n');
+    const inSubject = secretsIn({ ...CLEAN, subject: planted.subject }).join('\n');
+    for (const password of ['not-the-password', 'guess', 'wrong', 'hunter2']) expect(inSubject).toContain(`("${password}")`);
+    expect(findings).toContain('description: a password or secret the suite typed ("not-the-password")');
+    expect(findings).toContain('description: a password or secret the suite typed ("hunter2")');
+    // A sentence's own words are not a finding: "wrong" is a word of the product's descriptions.
+    expect(secretsIn({ ...CLEAN, description: 'The username or password is wrong.' })).toEqual([]);
+  });
+
+  it('fail the file that published one, though each of its tests passed', () => {
+    const library = (require('../../jest.config.cjs') as { projects: Record<string, unknown>[] }).projects[0];
+    const config = { ...library, rootDir: ROOT, roots: ['<rootDir>/test/fixtures/event-scan'], testMatch: ['**/*.fixture.ts'] };
+    const run = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', JSON.stringify(config), '--ci'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, FORCE_COLOR: '0' },
+      },
+    );
+    expect(run.status).toBe(1);
+    // Its one test passed; the scan failed the file after it.
+    expect(run.stderr).toMatch(/Tests: +1 passed, 1 total/);
+    expect(run.stderr).toMatch(/Test Suites: +1 failed, 1 total/);
+    expect(run.stderr).toContain('1 security event(s) carry what no event may');
+    expect(run.stderr).toContain('subject: a password the suite typed ("guess")');
   });
 });
 
@@ -69,7 +122,6 @@ describe('the live scan', () => {
   it('keeps a planted token for the end of the file, naming the event', () => {
     publishSecurityEvent(undefined, {
       event: 'authn_token_created',
-      level: 'INFO',
       description: ACCESS_TOKEN,
       outcome: 'success',
     });

@@ -46,11 +46,12 @@ describe('LOG_EVENTS unset: every security event is a JSON line on standard erro
   }, 60_000);
   afterAll(() => server.stop());
 
-  it('writes the cross-site write and the bad token, each as the event itself', async () => {
+  it('writes the cross-site write and the bad token, each as the event itself and its instance; the library\u2019s warning as a JSON line too', async () => {
     const stderr = standardError(server);
     await refusals(server.url);
-    await waitUntil(() => jsonLines(stderr()).length >= 2, 'two JSON lines on standard error');
-    const [crossSite, badToken] = jsonLines(stderr());
+    const events = () => jsonLines(stderr()).filter((line) => 'event' in line);
+    await waitUntil(() => events().length >= 2, 'two events on standard error');
+    const [crossSite, badToken] = events();
     expect(crossSite).toMatchObject({
       event: 'malicious_cross_site',
       level: 'WARN',
@@ -58,14 +59,28 @@ describe('LOG_EVENTS unset: every security event is a JSON line on standard erro
       status: 403,
       method: 'POST',
       route: '/v1/sessions',
+      origin: 'https://evil.example',
+      requestId: expect.any(String),
       description: expect.stringMatching(/\S/),
       datetime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      // The instance that logged it: two instances over one Redis are told apart.
+      instance: expect.stringMatching(/\S/),
+      pid: server.child.pid,
     });
     expect(badToken).toMatchObject({ event: 'authn_token_invalid', level: 'WARN', outcome: 'failure', status: 401 });
-    // The line is the event: nothing of pino's own (pid, hostname, a numeric level, msg).
-    expect(crossSite).not.toHaveProperty('pid');
+    // Nothing of pino's own beyond the instance (no hostname key, numeric level, msg).
     expect(crossSite).not.toHaveProperty('hostname');
     expect(crossSite).not.toHaveProperty('msg');
+    // The development warning of the refused cross-site write is a line of the same logger, not Node's text.
+    expect(jsonLines(stderr())).toContainEqual(
+      expect.objectContaining({ level: 'WARN', warning: 'EAC_CROSS_SITE_REFUSED', pid: server.child.pid }),
+    );
+    // One stream, one format: every complete line is JSON.
+    const complete = stderr()
+      .slice(0, stderr().lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter((line) => line !== '');
+    expect(complete.filter((line) => !line.startsWith('{'))).toEqual([]);
     // Nothing of the password the refused write carried.
     expect(stderr()).not.toContain(DEMO.password);
   });

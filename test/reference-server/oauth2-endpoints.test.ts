@@ -54,7 +54,7 @@ describe('reference server: discovery (RFC 8414)', () => {
       issuer: server.url,
       token_endpoint: `${server.url}/v1/oauth2/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      grant_types_supported: ['password', 'refresh_token'],
+      grant_types_supported: ['password', 'refresh_token', 'client_credentials'],
       response_types_supported: [],
       scopes_supported: ['users:write', 'exports'],
       revocation_endpoint: `${server.url}/v1/oauth2/revocations`,

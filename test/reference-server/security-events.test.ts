@@ -254,7 +254,13 @@ const STAMPED = {
   datetime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   description: expect.any(String),
 };
-const fromRequest = (method: string, route: string) => ({ ...STAMPED, method, route, sourceIp: LOOPBACK });
+const fromRequest = (method: string, route: string) => ({
+  ...STAMPED,
+  method,
+  route,
+  sourceIp: LOOPBACK,
+  requestId: expect.any(String),
+});
 
 /** The password grant of the demo application, as a form with its Basic credentials. */
 const passwordGrant = (url: string, password: string = DEMO.password) =>
@@ -287,7 +293,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
         outcome: 'failure',
         rule: 'oauthInvalidGrant',
         status: 400,
-        subject: DEMO.username,
+        username: DEMO.username,
       },
     ]);
   });
@@ -308,7 +314,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
         outcome: 'failure',
         rule: 'unauthenticated',
         status: 401,
-        subject: DEMO.username,
+        username: DEMO.username,
       },
     ]);
   });
@@ -326,7 +332,8 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
         event: 'authn_login_success',
         level: 'INFO',
         outcome: 'success',
-        subject: DEMO.username,
+        username: DEMO.username,
+        subject: payload.sub,
       },
       {
         ...fromRequest('POST', TOKEN_PATH),
@@ -404,7 +411,7 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     ]);
   });
 
-  it('sessions: session_created with the id the list shows, session_ended by another session and by sign-out, then session_use_after_expire', async () => {
+  it('sessions: session_created with the id the list shows, session_expired by another session and by sign-out, then session_use_after_expire', async () => {
     const signingIn = await request(server.url).post('/v1/sessions').type('form').send(DEMO_FORM);
     expect(signingIn.status).toBe(201);
     const laptop = {
@@ -425,7 +432,8 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
         level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
-        subject: DEMO.username,
+        username: DEMO.username,
+        subject,
       },
       {
         ...fromRequest('POST', '/v1/sessions'),
@@ -436,6 +444,9 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
         sessionId: laptopId,
       },
     ]);
+    // One request, one id; the sign-in's user id is the session's: a sign-in joins its session.
+    expect(created[1]?.requestId).toBe(created[0]?.requestId);
+    expect(created[1]?.subject).toBe(created[0]?.subject);
 
     // Ended from another session of the same user.
     const phone = await signIn(server.url);
@@ -448,38 +459,30 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     expect(newEvents()).toEqual([
       {
         ...fromRequest('DELETE', '/v1/sessions/:id'),
-        event: 'session_ended',
+        event: 'session_expired',
         level: 'INFO',
         outcome: 'success',
         description: 'A session was ended by its user.',
+        reason: 'revoked',
         subject,
         sessionId: laptopId,
       },
     ]);
 
     // The ended cookie, presented again: the sessions name the session it was (whatever the route
-    // does next), then the route refuses a request that has no live session, as any other.
+    // does next); the route's refusal of the request is that same decision, so no second event.
     const stale = await request(server.url).get('/v1/sessions/current').set('Cookie', laptop.cookie).set(XHR);
     expect(stale.status).toBe(401);
     expect(newEvents()).toEqual([
       {
         ...fromRequest('GET', '/v1/sessions/current'),
         event: 'session_use_after_expire',
-        level: 'WARN',
+        level: 'CRITICAL',
         outcome: 'failure',
         description: 'The cookie of a session that has ended or expired was presented.',
         rule: 'unauthenticated',
         subject,
         sessionId: laptopId,
-      },
-      {
-        ...fromRequest('GET', '/v1/sessions/current'),
-        event: 'authn_credentials_missing',
-        level: 'INFO',
-        outcome: 'failure',
-        description: 'No session: sign in first.',
-        rule: 'unauthenticated',
-        status: 401,
       },
     ]);
 
@@ -494,10 +497,11 @@ describe('reference server: sign-in, token and session events over HTTP', () => 
     expect(newEvents()).toEqual([
       {
         ...fromRequest('DELETE', '/v1/sessions/current'),
-        event: 'session_ended',
+        event: 'session_expired',
         level: 'INFO',
         outcome: 'success',
         description: 'A session was signed out.',
+        reason: 'logout',
         subject,
         sessionId: phoneId,
       },
@@ -520,7 +524,7 @@ describe('reference server: the sign-in guard’s lock-out over HTTP', () => {
       outcome: 'failure',
       rule: 'oauthInvalidGrant',
       status: 400,
-      subject: DEMO.username,
+      username: DEMO.username,
     };
     for (let i = 1; i < MAX_FAILURES; i++) {
       expect((await passwordGrant(server.url, 'not-the-rabbit-hole')).status).toBe(400);
@@ -528,7 +532,7 @@ describe('reference server: the sign-in guard’s lock-out over HTTP', () => {
     }
     expect((await passwordGrant(server.url, 'not-the-rabbit-hole')).status).toBe(400);
     const policy = { limit: MAX_FAILURES, windowSeconds: 900 };
-    expect(newEvents()).toEqual([{ ...failure, event: 'authn_login_fail_max', policy }]);
+    expect(newEvents()).toEqual([{ ...failure, event: 'authn_login_fail_max', reason: 'username_and_address', policy }]);
     // The right password now: refused too, so the one success among the 429s tells the guesser nothing.
     const locked = await passwordGrant(server.url);
     expect(locked.status).toBe(429);
@@ -541,7 +545,8 @@ describe('reference server: the sign-in guard’s lock-out over HTTP', () => {
         outcome: 'failure',
         rule: 'tooManyLoginFailures',
         status: 429,
-        subject: DEMO.username,
+        username: DEMO.username,
+        reason: 'username_and_address',
         policy: { ...policy, retryAfterSeconds: Number(locked.headers['retry-after']) },
       },
     ]);

@@ -199,9 +199,9 @@ describe('bearer tokens', () => {
     expect(res.status).toBe(202);
   });
 
-  it('answers a write without credentials with 401 and a Bearer challenge', async () => {
+  it('answers a write without credentials with 401 and the Bearer challenge of its realm', async () => {
     const res = await api().delete('/v1/users/4611686018427387911');
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="reference-server"');
   });
 });

@@ -78,7 +78,11 @@ export function scanLoggedLines(text: string, where: string): string {
     } catch {
       continue;
     }
-    if (parsed !== null && typeof parsed === 'object' && 'event' in parsed && 'datetime' in parsed) scanEvent(parsed, where);
+    if (parsed !== null && typeof parsed === 'object' && 'event' in parsed && 'datetime' in parsed) {
+      // The logger's own fields, the instance that wrote the line (examples/server/src/event-log.ts), are not the event's.
+      const { instance, pid, ...event } = parsed as Record<string, unknown>;
+      scanEvent(event, where);
+    }
   }
   return text.slice(end + 1);
 }

@@ -1,4 +1,5 @@
 import type { SecurityEvent, SecurityPolicy } from '../../src/events/index.js';
+import { typedSecrets } from './typed-secrets.js';
 
 /**
  * What no security event may carry (docs/observability.md): a password, a
@@ -19,8 +20,17 @@ const EVENT_FIELDS = new Set(
     method: true,
     route: true,
     sourceIp: true,
+    requestId: true,
+    traceId: true,
+    spanId: true,
+    userAgent: true,
+    origin: true,
     subject: true,
+    username: true,
     clientId: true,
+    scope: true,
+    claimedClientId: true,
+    reason: true,
     device: true,
     sessionId: true,
     jti: true,
@@ -57,7 +67,29 @@ export const SUITE_SECRETS = [
   'neighbours-suite-secret',
   // The multi-byte passwords of test/support/passwords.ts.
   '€€€€€€',
+  // The password every leak demo plants.
+  'hunter2',
 ];
+
+/**
+ * The secrets to look for, from this list and from every one the suite's
+ * sources type (typed-secrets.ts), split by how they can be found. A
+ * distinctive one (a digit, a hyphen, a space, or 10 characters or more) is
+ * found anywhere. A common word of 4 characters or more (`guess`, `wrong`) is
+ * found as a whole word, except in a description, where it is a word of the
+ * sentence ("The username or password is wrong."); shorter ones (`x`) cannot
+ * be told from text at all.
+ */
+function secretsToFind(): { distinctive: string[]; words: RegExp[] } {
+  const all = [...new Set([...SUITE_SECRETS, ...typedSecrets()])];
+  const distinctive = all.filter((secret) => secret.length >= 10 || (secret.length >= 6 && /[^A-Za-z]/.test(secret)));
+  const words = all
+    .filter((secret) => !distinctive.includes(secret) && /^[A-Za-z]{4,}$/.test(secret))
+    .map((word) => new RegExp(`\\b${word}\\b`));
+  return { distinctive, words };
+}
+
+let toFind: ReturnType<typeof secretsToFind> | undefined;
 
 /** A JWS or JWT (an access token, a DPoP proof): a base64url JSON header, `eyJ`, then a dot. */
 const JWS = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
@@ -79,7 +111,15 @@ function findingsOfValue(field: string, value: unknown): string[] {
   if (typeof value === 'number' || typeof value === 'boolean') return [];
   if (typeof value !== 'string') return [`${field}: not a string or a number (${typeof value})`];
   const found: string[] = [];
-  for (const secret of SUITE_SECRETS) if (value.includes(secret)) found.push(`${field}: a password or secret of the suite`);
+  toFind ??= secretsToFind();
+  for (const secret of toFind.distinctive) {
+    if (value.includes(secret)) found.push(`${field}: a password or secret the suite typed ("${secret}")`);
+  }
+  if (field !== 'description') {
+    for (const word of toFind.words) {
+      if (word.test(value)) found.push(`${field}: a password the suite typed ("${word.source.slice(2, -2)}")`);
+    }
+  }
   if (JWS.test(value)) found.push(`${field}: a token or proof (JWS-shaped)`);
   // A token is named by its jti only, which may be long; nothing else may hold a random run.
   if (field !== 'jti' && (value.replace(UUID, '').match(LONG_RUN) ?? []).some(looksRandom)) {

@@ -1,11 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitUntil } from './timing.js';
 
 /**
  * Real services for tests: a real redis-server and a real headless Chromium.
@@ -232,4 +233,93 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     throw error;
   }
   return { ports, rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })), dir, stop };
+}
+
+export const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+
+export interface PrometheusServer {
+  readonly url: string;
+  /** The vector an instant query returns now (`/api/v1/query`), each sample's labels and value. */
+  query(expression: string): Promise<{ metric: Record<string, string>; value: number }[]>;
+  /** Resolves after Prometheus has scraped every target once more, from now. */
+  nextScrape(): Promise<void>;
+  /** Stops the server (waits for its exit) and removes its data. */
+  stop(): Promise<void>;
+}
+
+/** What Prometheus says of its targets (`/api/v1/targets`). */
+async function lastScrapes(url: string): Promise<{ health: string; lastScrape: string }[]> {
+  const answer = (await (await fetch(`${url}/api/v1/targets`)).json()) as {
+    data: { activeTargets: { health: string; lastScrape: string }[] };
+  };
+  return answer.data.activeTargets;
+}
+
+/**
+ * Starts a real Prometheus (Debian's `prometheus`) on a free loopback port,
+ * scraping `targets` (`host:port`, path /metrics) every `scrapeMs`, its
+ * database in a temporary directory. Ready once every target was scraped up.
+ */
+export async function startPrometheus(targets: readonly string[], scrapeMs = 500): Promise<PrometheusServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'eac-prometheus-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const config = [
+    'global:',
+    `  scrape_interval: ${scrapeMs}ms`,
+    `  scrape_timeout: ${scrapeMs}ms`,
+    'scrape_configs:',
+    '  - job_name: service',
+    '    static_configs:',
+    `      - targets: [${targets.map((target) => `'${target}'`).join(', ')}]`,
+  ].join('\n');
+  await writeFile(join(dir, 'prometheus.yml'), config);
+  const child = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const stop = async (): Promise<void> => {
+    await stopChild(child);
+    await rm(dir, { recursive: true, force: true });
+  };
+  const up = async (): Promise<boolean> => {
+    if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}: ${output}`);
+    const scrapes = await lastScrapes(url).catch(() => []);
+    return scrapes.length === targets.length && scrapes.every((target) => target.health === 'up');
+  };
+  try {
+    await waitUntil(up, () => `prometheus to scrape ${targets.join(', ')}; its output: ${output}`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url,
+    async query(expression) {
+      const answer = (await (await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expression)}`)).json()) as {
+        status: string;
+        error?: string;
+        data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+      };
+      if (answer.status !== 'success') throw new Error(`${expression}: ${answer.error}`);
+      return answer.data.result.map(({ metric, value }) => ({ metric, value: Number(value[1]) }));
+    },
+    async nextScrape() {
+      const after = Date.now();
+      await waitUntil(
+        async () => (await lastScrapes(url)).every((target) => Date.parse(target.lastScrape) > after),
+        'the next scrape',
+      );
+    },
+    stop,
+  };
 }

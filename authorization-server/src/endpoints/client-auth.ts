@@ -6,7 +6,8 @@ import {
   parseBasicCredentials,
   securityEventsWanted,
 } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
+import type { ClientStore } from 'express-api-conventions/oauth2';
+import { type RegisteredClient, registeredClient } from '../stores/client-registration.js';
 import { invalidClient, tokenError } from './token-errors.js';
 
 /** The token request's form parameters, each present at most once (RFC 6749 §3.2). */
@@ -38,7 +39,7 @@ export function clientAuthenticator(
   clients: ClientStore | undefined,
   requireClient: boolean,
   realm: string,
-): (req: Request, params: Params) => Promise<ClientRecord | undefined> {
+): (req: Request, params: Params) => Promise<RegisteredClient | undefined> {
   const challenge = basicChallenge(realm);
 
   return async function authenticateClient(req, params) {
@@ -64,13 +65,17 @@ export function clientAuthenticator(
       if (requireClient) throw invalidClient('Client authentication is required.', challenge);
       return undefined;
     }
-    const client = await clients?.findById(presented.id);
+    const found = await clients?.findById(presented.id);
+    // A record of an application's own ClientStore, or one written before registrations had a type and grants.
+    const client = found === undefined ? undefined : registeredClient(found);
     // Compared even when the client is unknown or public, so the time taken says nothing.
     const secretOk = clientSecretMatches(presented.secret ?? '', client?.secretHash);
     // A public client (no secret registered) is identified by its id and sends no secret.
     const authenticated = client !== undefined && (client.secretHash === undefined ? !presented.secret : secretOk);
-    // The client id tried is named in the refusal's event (authn_client_fail, authz_fail); its secret never is.
-    if ((!authenticated || client.blocked) && securityEventsWanted()) noteSecurityEvent(req, { clientId: presented.id });
+    // The refusal's event names the client id tried as claimed only (anyone can send a real client's id),
+    // a blocked client's as verified; the secret never.
+    if ((!authenticated || client.blocked) && securityEventsWanted())
+      noteSecurityEvent(req, authenticated ? { clientId: client.id } : { claimedClientId: presented.id });
     if (!authenticated) throw refuseClient('Client authentication failed.', header, params, challenge);
     if (client.blocked) throw tokenError('unauthorized_client', 'This client is not allowed to use the token endpoint.');
     return client;

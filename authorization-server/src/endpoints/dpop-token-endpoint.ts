@@ -53,7 +53,6 @@ export async function reserveTokenEndpointProof(
       if (securityEventsWanted()) {
         noteSecurityEvent(req, {
           event: 'authn_proof_replay',
-          level: 'WARN',
           description: 'A DPoP proof was presented again at the token endpoint.',
           device: deviceName(`dpop:${proof.jkt}`),
         });

@@ -14,30 +14,25 @@ export const TOKEN_REQUEST_TYPE = 'application/x-www-form-urlencoded';
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 /**
- * The parameters the OAuth endpoints define (RFC 6749 §4.3, §6; RFC 7009 §2.1; RFC 7662 §2.1;
- * client authentication §2.3.1): only these are read, and only these may not repeat.
+ * The parameters every OAuth endpoint defines (RFC 6749 §3.3, client
+ * authentication §2.3.1; RFC 7009 §2.1; RFC 7662 §2.1); each grant adds its
+ * own (grants/grant.ts `parameters`).
  */
-const DEFINED_PARAMETERS = new Set([
-  'grant_type',
-  'username',
-  'password',
-  'scope',
-  'refresh_token',
-  'client_id',
-  'client_secret',
-  'token',
-  'token_type_hint',
-]);
+const ENDPOINT_PARAMETERS = ['grant_type', 'scope', 'client_id', 'client_secret', 'token', 'token_type_hint'] as const;
+
+/** The parameters read from a form: the endpoints' and the grants'. Only these are read, and only these may not repeat. */
+export const definedParameters = (grantParameters: readonly string[]): ReadonlySet<string> =>
+  new Set([...ENDPOINT_PARAMETERS, ...grantParameters]);
 
 /**
  * The form's defined parameters; a repeated or non-text one is invalid_request (RFC 6749 §3.2).
  * Any other parameter is ignored, repeated or not (RFC 6749 §3.1), and its name is never echoed.
  */
-export function readParams(body: unknown): Params {
+export function readParams(body: unknown, defined: ReadonlySet<string>): Params {
   if (typeof body !== 'object' || body === null) return {};
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(body)) {
-    if (!DEFINED_PARAMETERS.has(name)) continue;
+    if (!defined.has(name)) continue;
     // RFC 6749 §3.2: "Request and response parameters MUST NOT be included more than once."
     if (typeof value !== 'string') throw tokenError('invalid_request', 'A parameter of the request is repeated or malformed.');
     // RFC 6749 §3.1: parameters sent without a value are treated as omitted.

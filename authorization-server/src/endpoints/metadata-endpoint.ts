@@ -1,7 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { writeJsonAnswer } from 'express-api-conventions/extend';
 import { stringifyJson } from 'express-api-conventions/json';
-import { enabledGrantTypes, type TokenRouterConfiguration } from '../token-options.js';
+import { enabledGrants, GRANTS } from '../grants/index.js';
+import type { TokenRouterConfiguration } from '../token-options.js';
 import { authorizationServerMetadata } from './metadata.js';
 
 /**
@@ -15,11 +16,12 @@ export function metadataEndpoint(config: TokenRouterConfiguration): RequestHandl
       tokenPath: config.path,
       revocationPath: config.revocationPath,
       introspectionPath: config.introspectionPath,
-      grantTypes: enabledGrantTypes(config),
+      grantTypes: [...enabledGrants(config, GRANTS).keys()],
       confidentialClients: config.clients !== undefined,
       scopes: config.scopes,
       ...(config.jwksPath === undefined ? {} : { jwksPath: config.jwksPath }),
       ...(config.dpop === undefined ? {} : { dpopAlgorithms: config.dpop.verifier.algorithms }),
+      ...(config.authorization === undefined ? {} : { authorizationPath: config.authorization.path }),
     }),
   );
   return function authorizationServerMetadataMiddleware(_req: Request, res: Response, _next: NextFunction) {

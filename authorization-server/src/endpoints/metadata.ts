@@ -48,6 +48,8 @@ export interface MetadataInput {
   readonly jwksPath?: string;
   /** JWS algorithms of DPoP proofs, when DPoP is on. */
   readonly dpopAlgorithms?: readonly string[];
+  /** Where the authorization endpoint is, when it is on. */
+  readonly authorizationPath?: string;
 }
 
 /** The RFC 8414 §2 document, as a plain object ready to serialize. */
@@ -64,6 +66,13 @@ export function authorizationServerMetadata(input: MetadataInput): Record<string
     // RFC 8414 §2 makes this member required; with no authorization endpoint no response type is supported.
     response_types_supported: [],
   };
+  if (input.authorizationPath !== undefined) {
+    document.authorization_endpoint = at(input.authorizationPath);
+    // RFC 9700 §2.1.2: the code flow only; RFC 7636 §4.2 and RFC 9700 §2.1.1: S256 only; RFC 9207 §3: `iss` in every answer.
+    document.response_types_supported = ['code'];
+    document.code_challenge_methods_supported = ['S256'];
+    document.authorization_response_iss_parameter_supported = true;
+  }
   if (input.scopes.size > 0) document.scopes_supported = [...input.scopes];
   // RFC 8414 §2: where a resource server finds the keys that verify this issuer's tokens.
   if (input.jwksPath !== undefined) document.jwks_uri = at(input.jwksPath);

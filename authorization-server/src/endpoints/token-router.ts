@@ -1,14 +1,20 @@
 import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { AccessTokenSigner, GRANT_TYPES, readOptions } from 'express-api-conventions/extend';
-import type { GrantType, RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
-import { passwordGrant } from '../grants/password.js';
+import { AccessTokenSigner, readOptions } from 'express-api-conventions/extend';
+import type { RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import { derivedKey } from '../derived-key.js';
+import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
-import { recordRevokedFamily, refreshTokenGrant } from '../grants/refresh-token.js';
+import { recordRevokedFamily } from '../grants/refresh-token.js';
 import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
+import { CONSENT_CSRF_INFO } from '../sessions/consent-csrf.js';
+import { consentWithdrawal } from '../sessions/consent-withdrawal.js';
+import type { RegisteredClient } from '../stores/client-registration.js';
 import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
 import { publishTokenCreated } from '../token-events.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
+import { type AuthorizationHelpers, mountAuthorization } from './authorization-endpoint.js';
+import { basicChallenge } from './client-auth.js';
 import { releaseTokenEndpointProof, reserveTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { introspectionEndpoint } from './introspection.js';
@@ -18,7 +24,7 @@ import { oauthRequestReader } from './oauth-request.js';
 import { arrivalMarker } from './request-deadline.js';
 import { revocationEndpoint } from './revocation.js';
 import { tokenEndpointErrors } from './token-endpoint-errors.js';
-import { tokenError } from './token-errors.js';
+import { invalidClient, tokenError } from './token-errors.js';
 
 export { TOKEN_TYPE } from '../grants/token-response.js';
 export {
@@ -35,9 +41,9 @@ export { TOKEN_REQUEST_TYPE } from './form.js';
 /**
  * The token endpoint (the conventions' "Token endpoint" and "Authentication"; RFC
  * 6749 §4.3 and §6; RFC 9700): `app.use(tokenRouter({ keys, issuer,
- * audience, users, clients }))`. Answers the password grant
- * (grants/password.ts) and the refresh_token grant (grants/refresh-token.ts)
- * with JWT access tokens and rotating opaque refresh tokens, bound to a
+ * audience, users, clients }))`. Answers the grants of the grant table
+ * (grants/index.ts) that the configuration turns on, each for the clients
+ * registered for it, with JWT access tokens and rotating opaque refresh tokens, bound to a
  * DPoP key when the request proves one (dpop-token-endpoint.ts). Beside it,
  * each unless turned off: RFC 7009 revocation (revocation.ts), RFC 7662
  * introspection (introspection.ts) and the RFC 8414 metadata
@@ -63,21 +69,24 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
       ? { refreshKey: refreshDerivationKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject) }
       : {}),
   };
-  const read = oauthRequestReader(config);
+  const grants = enabledGrants(config, GRANTS);
+  const read = oauthRequestReader(config, grantParameters(GRANTS));
+  const challenge = basicChallenge(config.realm);
 
   async function handle(req: Request, res: Response): Promise<void> {
     const { params, client } = await read(req, res);
     const grantType = params.grant_type;
     if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
-    if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+    const grant = grants.get(grantType);
+    if (grant === undefined) {
       throw tokenError(
         'unsupported_grant_type',
-        'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
+        GRANTS.some((row) => row.type === grantType)
+          ? `The ${grantType} grant is turned off.`
+          : 'The grant type is not supported; grant_types_supported in the server metadata lists those that are.',
       );
     }
-    if (client?.grants !== undefined && !client.grants.includes(grantType as GrantType)) {
-      throw tokenError('unauthorized_client', `This client may not use the ${grantType} grant.`);
-    }
+    checkClientMayUse(grant, client, challenge);
     // RFC 9449 §5: the proof is checked and its jti reserved before the grant has any effect, so a replay
     // changes nothing; a refused grant gives the jti back.
     const proof = tokenEndpointProof(config, req, res);
@@ -85,16 +94,19 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
     if (proof !== undefined) await reserveTokenEndpointProof(config, req, proof);
     let issued: Issued;
     try {
-      issued =
-        grantType === 'password'
-          ? await passwordGrant(context, req, params, client, jkt)
-          : await refreshTokenGrant(context, req, params, client, jkt);
+      issued = await grant.handle(context, { req, params, client, jkt });
     } catch (error) {
       if (proof !== undefined) await releaseTokenEndpointProof(config, proof);
       throw error;
     }
     sendTokens(res, context, jkt === undefined ? issued : { ...issued, jkt }, (accessToken) =>
-      publishTokenCreated(req, { subject: issued.subject, clientId: issued.clientId, accessToken, grantType }),
+      publishTokenCreated(req, {
+        subject: issued.subject,
+        clientId: issued.clientId,
+        accessToken,
+        grantType,
+        graceRetry: issued.graceRetry === true,
+      }),
     );
   }
 
@@ -107,6 +119,18 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
   }
   if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
   if (config.jwksPath !== undefined) router.get(config.jwksPath, jwksEndpoint(config.keys));
+  const authorization =
+    config.authorization === undefined
+      ? undefined
+      : mountAuthorization(router, {
+          config: config.authorization,
+          clients: config.clients,
+          scopes: config.scopes,
+          dpop: config.dpop !== undefined,
+          issuer: config.issuer,
+          csrfKey: derivedKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject, CONSENT_CSRF_INFO),
+          withdrawConsent: consentWithdrawal({ ...config, consents: config.authorization.consents }),
+        });
   const endpoints: TokenEndpoints = {
     token: config.path,
     revocation: config.revocationPath,
@@ -118,14 +142,35 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
   return Object.defineProperties(router as TokenRouter, {
     endpoints: { value: Object.freeze(endpoints), enumerable: true },
     tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
+    authorization: { value: authorization, enumerable: true },
   });
+}
+
+/**
+ * A grant answers the clients registered for it (RFC 6749 §4: "unauthorized_client"
+ * otherwise), of a type it serves; one that needs client authentication
+ * refuses a request without it as RFC 6749 §5.2 says: invalid_client, 401
+ * with the Basic challenge.
+ */
+function checkClientMayUse(grant: Grant, client: RegisteredClient | undefined, challenge: string): void {
+  if (client === undefined) {
+    if (!grant.clientOptional) throw invalidClient(`The ${grant.type} grant needs client authentication.`, challenge);
+    return;
+  }
+  if (!client.grants.includes(grant.type) || !grant.clientTypes.includes(client.type)) {
+    throw tokenError('unauthorized_client', `This client may not use the ${grant.type} grant.`);
+  }
 }
 
 /**
  * The router tokenRouter() returns: mount it with `app.use()`, or give it
  * to conventions() as `tokenRouter`.
  */
-export type TokenRouter = Router & TokenService;
+export type TokenRouter = Router &
+  TokenService & {
+    /** The helpers of the application's sign-in and consent pages, when the `authorization` option is on. */
+    readonly authorization: AuthorizationHelpers | undefined;
+  };
 
 /** Options of revokeRefreshToken(). */
 export interface RevokeRefreshTokenOptions {

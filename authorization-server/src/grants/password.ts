@@ -6,6 +6,7 @@ import type { Params } from '../endpoints/client-auth.js';
 import { tokenError } from '../endpoints/token-errors.js';
 import { signInFacts } from '../sign-in/sign-in-guard.js';
 import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
+import type { Grant } from './grant.js';
 import { allowedFor, type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
 /** Longest username and password read (every byte of the password counts: it is pre-hashed before bcrypt). */
@@ -53,6 +54,7 @@ export async function passwordGrant(
     if (securityEventsWanted()) {
       noteSecurityEvent(req, {
         ...signInFacts(username, undefined),
+        subject: user.subject,
         event: 'authn_login_fail',
         description: 'Sign-in refused: the user is no longer active.',
       });
@@ -77,3 +79,13 @@ export async function passwordGrant(
   );
   return { subject: user.subject, clientId: client?.id, familyId, scopes, requested, refreshToken };
 }
+
+/** The password grant's row of the grant table: any client type, or none (docs/conventions.md rule 13.5). */
+export const PASSWORD_GRANT: Grant = {
+  type: 'password',
+  parameters: ['username', 'password'],
+  clientTypes: ['public', 'confidential'],
+  clientOptional: true,
+  enabled: (config) => config.passwordGrant !== 'off',
+  handle: (context, { req, params, client, jkt }) => passwordGrant(context, req, params, client, jkt),
+};

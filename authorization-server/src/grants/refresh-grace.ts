@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync, type KeyObject } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
+import { derivedKey } from '../derived-key.js';
 
 /**
  * Rotation that survives a lost response. With a grace period, the refresh
@@ -23,8 +24,7 @@ const DERIVATION_INFO = 'express-api-conventions refresh-token rotation v1';
 
 /** The key refresh tokens are derived under, from the signing key every instance shares (RFC 5869 HKDF). */
 export function refreshDerivationKey(signingKey: KeyObject): Buffer {
-  const material = signingKey.type === 'secret' ? signingKey.export() : signingKey.export({ type: 'pkcs8', format: 'der' });
-  return Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), DERIVATION_INFO, 32));
+  return derivedKey(signingKey, DERIVATION_INFO);
 }
 
 /** The refresh token that replaces `presented`: 256 bits, base64url (43 characters), like a random one. */

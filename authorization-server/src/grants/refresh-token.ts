@@ -4,6 +4,7 @@ import type { Params } from '../endpoints/client-auth.js';
 import { tokenError } from '../endpoints/token-errors.js';
 import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores/stores.js';
 import { noteRefreshRefusal, publishTokenRevoked } from '../token-events.js';
+import type { Grant } from './grant.js';
 import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from './refresh-grace.js';
 import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
 
@@ -84,7 +85,7 @@ export async function refreshTokenGrant(
   // Under a grace, the access token's identity is fixed by the rotation: a retry answers that very token.
   const rotation = outcome.status === 'retried' ? readIssued(outcome.issued) : { iat, scopes };
   const identity = { iat: rotation?.iat ?? iat, jti: deriveAccessTokenId(key, refreshToken) };
-  return { ...issued, scopes: rotation?.scopes ?? scopes, identity };
+  return { ...issued, scopes: rotation?.scopes ?? scopes, identity, graceRetry: outcome.status === 'retried' };
 }
 
 /** The live family of `tokenHash`, checked against the client, its DPoP key and its subject. */
@@ -137,3 +138,12 @@ async function checkedFamily(
 export function graceFor(graceMs: number, client: ClientRecord | undefined, family: RefreshFamily): number {
   return client?.secretHash !== undefined || family.jkt !== undefined ? graceMs : 0;
 }
+
+/** The refresh_token grant's row of the grant table: any client type, or none (docs/conventions.md rule 13.5). */
+export const REFRESH_TOKEN_GRANT: Grant = {
+  type: 'refresh_token',
+  parameters: ['refresh_token'],
+  clientTypes: ['public', 'confidential'],
+  clientOptional: true,
+  handle: (context, { req, params, client, jkt }) => refreshTokenGrant(context, req, params, client, jkt),
+};

@@ -23,19 +23,23 @@ export interface GrantContext {
   readonly refreshKey?: Buffer;
 }
 
-/** What a grant answers with: the pair of tokens for one subject. */
+/** What a grant answers with: an access token for one subject, and a refresh token when the grant gives one. */
 export interface Issued {
   readonly subject: string;
   readonly clientId: string | undefined;
-  readonly familyId: string;
+  /** The refresh-token family the access token belongs to (its `sid`); absent when no refresh token is issued. */
+  readonly familyId?: string;
   readonly scopes: readonly string[];
   /** The scope the request asked for, if any: `scope` is in the answer when the grant differs (RFC 6749 §5.1). */
   readonly requested: readonly string[] | undefined;
-  readonly refreshToken: string;
+  /** Absent for a grant that issues no refresh token (RFC 6749 §4.4.3: client credentials). */
+  readonly refreshToken?: string;
   /** The DPoP key the access token is bound to (RFC 9449 §5); absent for a bearer token. */
   readonly jkt?: string;
   /** The access token's `iat` and `jti` when its rotation fixed them (a refresh grace); absent: new ones. */
   readonly identity?: { readonly iat: number; readonly jti: string };
+  /** A refresh retried inside the grace: the rotation's answer again, published as authn_token_grace_reuse. */
+  readonly graceRetry?: boolean;
 }
 
 /** The `scope` parameter as a list, undefined when absent; invalid_scope when malformed. */
@@ -64,7 +68,7 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued,
     subject,
     clientId,
     scopes,
-    familyId,
+    ...(familyId === undefined ? {} : { familyId }),
     ...(jkt === undefined ? {} : { jkt }),
     ...(identity === undefined ? {} : { identity }),
   });
@@ -74,8 +78,8 @@ export function sendTokens(res: Response, context: GrantContext, issued: Issued,
     token_type: jkt === undefined ? TOKEN_TYPE : DPOP_TOKEN_TYPE,
     // A retry answers the rotation's token: what is left of its lifetime.
     expires_in: identity === undefined ? ttl : Math.max(1, identity.iat + ttl - Math.floor(Date.now() / 1000)),
-    refresh_token: refreshToken,
   };
+  if (refreshToken !== undefined) body.refresh_token = refreshToken;
   // RFC 6749 §5.1: `scope` is required when it differs from the requested one.
   if (requested === undefined ? scopes.length > 0 : formatScope(requested) !== formatScope(scopes)) {
     body.scope = scopes.join(' ');

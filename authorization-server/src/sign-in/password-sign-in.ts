@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import {
+  checkBoolean,
   checkInteger,
   invalidOption,
   isProductionEnvironment,
@@ -16,20 +17,22 @@ import {
   SIGN_IN_DEADLINE_RANGE,
   setSignInDeadline,
 } from '../endpoints/request-deadline.js';
-import { newRefreshToken, normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from '../stores/stores.js';
+import { normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from '../stores/stores.js';
 import { needsRehash } from './password-hash-format.js';
 import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInFacts, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
+import { UnknownUserCost } from './unknown-user-hash.js';
+import { checkUserRecord } from './user-record.js';
 
 /**
  * The one password check of the library, for every door that takes a
  * username and a password (the token endpoint's password grant, a browser
  * sign-in form): the sign-in guard reserves the attempt first, the user is
  * looked up by the normalized username, and the password is verified off
- * the event loop. An unknown username is checked against a dummy hash of the
- * same bcrypt cost, so it takes as long as a wrong password and cannot be
- * told apart from one. A successful sign-in whose stored hash is of an older
+ * the event loop. An unknown username is checked against a stand-in hash of
+ * the cost most recent stored hashes have, so it takes as long as a wrong
+ * password and cannot be told apart from one. A successful sign-in whose stored hash is of an older
  * format or a lower cost has it upgraded in the store (docs/password-hashes.md).
  */
 
@@ -44,10 +47,11 @@ export interface PasswordSignInOptions {
   /** The worker pool that verifies passwords. Default: the shared pool of hashPassword(). */
   passwordHasher?: PasswordHasher;
   /**
-   * Your users' bcrypt cost: the dummy hash an unknown username is checked
-   * against is made at it, and a stored hash of a lower cost is upgraded to
-   * it at the user's next successful sign-in. Default: the `passwordHasher`'s
-   * cost (12 for the shared pool).
+   * Your users' bcrypt cost: a stored hash of a lower cost is upgraded to it
+   * at the user's next successful sign-in, and unknown usernames are checked
+   * at it until a known user signs in (from then on, at the cost of the
+   * stored hashes verified lately: the most frequent of the last 32). Default: the `passwordHasher`'s cost (12 for
+   * the shared pool).
    */
   passwordCost?: number;
   /**
@@ -58,9 +62,17 @@ export interface PasswordSignInOptions {
    * with 503 `signInBusy` or 429 and `Retry-After`. Default: 5000.
    */
   deadlineMs?: number;
+  /**
+   * Whether a successful sign-in replaces an outdated stored hash (a plain
+   * bcrypt hash, an older version, a cost below `passwordCost`) with one of
+   * today's format through the store's `updatePasswordHash()`. Turn it off
+   * for a table another system reads too: it cannot verify the new format
+   * (docs/password-hashes.md#a-table-shared-with-another-system). Default: `true`.
+   */
+  upgradePasswordHashes?: boolean;
 }
 
-const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost', 'deadlineMs'] as const;
+const OPTION_NAMES = ['users', 'signInGuard', 'passwordHasher', 'passwordCost', 'deadlineMs', 'upgradePasswordHashes'] as const;
 
 /**
  * Checks a username and password: resolves to the user when they match,
@@ -159,69 +171,96 @@ function signInClock(username: string, options: SignInAttemptOptions | undefined
   };
 }
 
-/** Makes the password check; options are checked now. */
-export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
+/** passwordSignIn()'s options, checked, with their defaults. */
+interface SignInConfig {
+  readonly users: UserStore;
+  readonly pool: () => PasswordHasher;
+  readonly cost: number;
+  readonly guard: SignInGuard | undefined;
+  readonly deadlineMs: number;
+  readonly upgrade: boolean;
+}
+
+function readSignInOptions(options: Readonly<PasswordSignInOptions>, factory: string): SignInConfig {
   const given = readOptions<PasswordSignInOptions>(factory, options, OPTION_NAMES);
   if (!hasMethods(given.users, ['findByUsername'])) invalidOption(factory, 'users', given.users, 'a UserStore (findByUsername)');
-  const users = given.users as UserStore;
   if (given.passwordHasher !== undefined && !hasMethods(given.passwordHasher, ['hash', 'verify'])) {
     invalidOption(factory, 'passwordHasher', given.passwordHasher, 'a PasswordHasher');
   }
   const hasher = given.passwordHasher;
-  const cost =
-    given.passwordCost === undefined
-      ? (hasher ?? defaultPasswordHasher()).cost
-      : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE);
-  const guard = readSignInGuard(given.signInGuard);
-  const deadlineMs =
-    given.deadlineMs === undefined
-      ? DEFAULT_SIGN_IN_DEADLINE_MS
-      : checkInteger(factory, 'deadlineMs', given.deadlineMs, SIGN_IN_DEADLINE_RANGE);
-  const pool = (): PasswordHasher => hasher ?? defaultPasswordHasher();
-
-  // The dummy hash an unknown username is compared against: made once, at
-  // the users' cost, so "no such user" takes as long as "wrong password".
-  // Started now, so that not even the first unknown username is slower.
-  let dummyHash: Promise<string> | undefined;
-  const dummy = (): Promise<string> => {
-    if (!dummyHash) {
-      dummyHash = pool().hash(newRefreshToken(), cost);
-      dummyHash.catch(() => {
-        dummyHash = undefined;
-      });
-    }
-    return dummyHash;
+  return {
+    users: given.users as UserStore,
+    pool: () => hasher ?? defaultPasswordHasher(),
+    cost:
+      given.passwordCost === undefined
+        ? (hasher ?? defaultPasswordHasher()).cost
+        : checkInteger(factory, 'passwordCost', given.passwordCost, BCRYPT_COST_RANGE),
+    guard: readSignInGuard(given.signInGuard),
+    deadlineMs:
+      given.deadlineMs === undefined
+        ? DEFAULT_SIGN_IN_DEADLINE_MS
+        : checkInteger(factory, 'deadlineMs', given.deadlineMs, SIGN_IN_DEADLINE_RANGE),
+    upgrade:
+      given.upgradePasswordHashes === undefined
+        ? true
+        : checkBoolean(factory, 'upgradePasswordHashes', given.upgradePasswordHashes),
   };
-  dummy();
+}
+
+/**
+ * The user of `canonical` and whether `password` is theirs. The store's
+ * answer is checked (user-record.ts); an unknown username is checked against
+ * a stand-in of the cost most recent stored hashes have, so that both cost
+ * one bcrypt computation of the same cost (unknown-user-hash.ts).
+ */
+async function findAndVerify(
+  config: SignInConfig,
+  unknownCost: UnknownUserCost,
+  req: Request,
+  sign: Readonly<{ canonical: string; allowed: boolean; password: string; deadline: number; clock: SignInClock | undefined }>,
+): Promise<{ user: UserRecord | undefined; matches: boolean }> {
+  // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
+  const found = sign.allowed ? checkUserRecord(config.users, await config.users.findByUsername(sign.canonical)) : undefined;
+  if (remainingMs(sign.deadline) <= 0) throw deadlineReached();
+  if (found) unknownCost.follow(found.hash.cost);
+  const { clock } = sign;
+  clock?.queued();
+  // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
+  const matches = await config.pool().verify(sign.password, found?.user.passwordHash ?? unknownCost.hash(), {
+    key: signInAddressKey(req),
+    signal: clientGone(req),
+    // A tenth of the budget is kept for what follows the check (the store, signing, the answer).
+    deadline: sign.deadline - config.deadlineMs / 10,
+    ...(clock === undefined ? {} : { onStarted: clock.started }),
+  });
+  return { user: found?.user, matches };
+}
+
+type SignInClock = ReturnType<typeof signInClock>;
+
+/** Makes the password check; options are checked now. */
+export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory = 'passwordSignIn'): PasswordSignIn {
+  const config = readSignInOptions(options, factory);
+  const { users, guard } = config;
+  const unknownCost = new UnknownUserCost(config.cost);
 
   return async function checkPassword(req, username, password, attemptOptions) {
     const canonical = normalizeUsername(username);
     const allowed = usernameAllowed(username);
     // One budget from the request's arrival, for the guard's queue, the user store and the pool.
-    const deadline = setSignInDeadline(req, deadlineMs);
+    const deadline = setSignInDeadline(req, config.deadlineMs);
     const clock = securityEventsWanted() ? signInClock(canonical, attemptOptions) : undefined;
     const attempt = await guard?.attempt(req, canonical, attemptOptions);
-    let user: UserRecord | undefined;
-    let matches: boolean;
+    let checked: { user: UserRecord | undefined; matches: boolean };
     try {
-      // A name RFC 8265 disallows is no account: answered as an unknown one, at the same cost.
-      user = allowed ? await users.findByUsername(canonical) : undefined;
-      if (remainingMs(deadline) <= 0) throw deadlineReached();
-      clock?.queued();
-      // Queued per client address (a flood from other addresses waits its own turns), dropped if the client leaves.
-      matches = await pool().verify(password, user?.passwordHash ?? (await dummy()), {
-        key: signInAddressKey(req),
-        signal: clientGone(req),
-        // A tenth of the budget is kept for what follows the check (the store, signing, the answer).
-        deadline: deadline - deadlineMs / 10,
-        ...(clock === undefined ? {} : { onStarted: clock.started }),
-      });
+      checked = await findAndVerify(config, unknownCost, req, { canonical, allowed, password, deadline, clock });
     } catch (error) {
       // A busy pool's refusal (signInBusy, signInQueueFull) is published with the sign-in it refused.
       if (clock) noteSecurityEvent(req, clock.facts());
       await attempt?.cancelled();
       throw error;
     }
+    const { user, matches } = checked;
     if (!user || !matches) {
       if (!user && allowed && username !== canonical && !isProductionEnvironment())
         await warnIfStoreIsNotNormalized(users, username, canonical);
@@ -229,7 +268,6 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
       if (clock) {
         noteSecurityEvent(req, {
           event: 'authn_login_fail',
-          level: 'WARN',
           description: 'Sign-in failed: unknown username or wrong password.',
           ...clock.facts(),
         });
@@ -241,14 +279,21 @@ export function passwordSignIn(options: Readonly<PasswordSignInOptions>, factory
     if (clock) {
       publishSecurityEvent(req, {
         event: 'authn_login_success',
-        level: 'INFO',
         outcome: 'success',
         description: 'Signed in with a password.',
         ...clock.facts(),
+        // Both: the username ties this sign-in to its failures, the user id to its tokens and sessions.
+        subject: user.subject,
       });
     }
-    if (users.updatePasswordHash && needsRehash(user.passwordHash, cost)) {
-      void upgradeHash(users, pool(), { username: canonical, user, password, cost, key: signInAddressKey(req) });
+    if (config.upgrade && users.updatePasswordHash && needsRehash(user.passwordHash, config.cost)) {
+      void upgradeHash(users, config.pool(), {
+        username: canonical,
+        user,
+        password,
+        cost: config.cost,
+        key: signInAddressKey(req),
+      });
     }
     return user;
   };

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Request } from 'express';
+import type { SecurityEventReason } from 'express-api-conventions';
 import { type ApiError, apiError, storeUnavailable } from 'express-api-conventions/errors';
 import {
   clientAddressKey,
@@ -124,16 +125,50 @@ export function deviceName(device: string | undefined): string | undefined {
   return `${kind}:${digest(device).slice(0, 8)}`;
 }
 
-/** What each refusal's event says, and the allowance that decided. */
-const LOCKS: Record<SignInRefusal, { why: string; limit: (guard: SignInGuard) => number }> = {
-  pair: { why: 'too many failures for this username from this address', limit: (g) => g.maxFailuresPerUsernameAndAddress },
-  address: { why: 'too many failures from this address', limit: (g) => g.maxFailuresPerAddress },
-  account: { why: 'the username is delayed after failures from several addresses', limit: (g) => g.usernameDelayAfterAddresses },
+/** The allowance an event names: a store's refusal, or a known device's own allowance used up. */
+type Allowance = SignInRefusal | 'device';
+
+/**
+ * What each allowance's events say: its `reason`, its limit, why it refuses,
+ * and what follows its last failure (`authn_login_fail_max`).
+ */
+const LOCKS: Record<
+  Allowance,
+  { reason: SecurityEventReason; why: string; next: string; limit: (guard: SignInGuard) => number }
+> = {
+  pair: {
+    reason: 'username_and_address',
+    why: 'too many failures for this username from this address',
+    next: 'the next attempt for this username from this address is refused',
+    limit: (g) => g.maxFailuresPerUsernameAndAddress,
+  },
+  address: {
+    reason: 'address',
+    why: 'too many failures from this address',
+    next: 'the next attempt from this address is refused',
+    limit: (g) => g.maxFailuresPerAddress,
+  },
+  account: {
+    reason: 'username_delay',
+    why: 'the username is delayed after failures from several addresses',
+    next: 'attempts for this username from devices it does not know are delayed',
+    limit: (g) => g.usernameDelayAfterAddresses,
+  },
+  device: {
+    reason: 'known_device',
+    why: 'too many failures from a device known for this username',
+    next: "the device is no longer known: its next attempts count as an unknown device's",
+    limit: (g) => g.maxFailuresPerUsernameAndAddress,
+  },
 };
 
-/** A sign-in's facts every event about it carries: the username tried (normalized), the client, the device's name. */
+/**
+ * A sign-in's facts every event about it carries: the username tried
+ * (normalized; `subject` is a user id, added once the user is known), the
+ * verified client, the device's name.
+ */
 export const signInFacts = (username: string, options: SignInAttemptOptions | undefined) => ({
-  subject: normalizeUsername(username),
+  username: normalizeUsername(username),
   ...(options?.clientId === undefined ? {} : { clientId: options.clientId }),
   ...(options?.device === undefined ? {} : { device: deviceName(options.device) }),
 });
@@ -172,8 +207,9 @@ export function signInGuard(options?: Readonly<SignInGuardOptions>): SignInGuard
         if (securityEventsWanted()) noteLock(req, guard, reason, retryAfterSeconds, signInFacts(username, attemptOptions));
       };
       const known = await admission(configuration, limits, identity, refused, signInDeadline(req));
+      // A known device has its own allowance, whatever the store names (sign-in-guard-store.ts).
       const usedUp = (reason: SignInRefusal) => {
-        if (securityEventsWanted()) noteFailMax(req, guard, reason, signInFacts(username, attemptOptions));
+        if (securityEventsWanted()) noteFailMax(req, guard, known ? 'device' : reason, signInFacts(username, attemptOptions));
       };
       return admittedAttempt(configuration.store, limits, identity, known, usedUp);
     },
@@ -203,19 +239,21 @@ function noteLock(
   noteSecurityEvent(req, {
     ...facts,
     event: 'authn_login_lock',
+    reason: refusal === undefined ? 'queue_timeout' : LOCKS[refusal].reason,
     policy,
     description: `Sign-in refused: ${why}, from ${device}.`,
   });
 }
 
 /** The `authn_login_fail_max` a failure that used up an allowance is published as (instead of its `authn_login_fail`). */
-function noteFailMax(req: Request, guard: SignInGuard, reason: SignInRefusal, facts: ReturnType<typeof signInFacts>): void {
+function noteFailMax(req: Request, guard: SignInGuard, allowance: Allowance, facts: ReturnType<typeof signInFacts>): void {
+  const lock = LOCKS[allowance];
   noteSecurityEvent(req, {
     ...facts,
     event: 'authn_login_fail_max',
-    level: 'WARN',
-    policy: { limit: LOCKS[reason].limit(guard), windowSeconds: guard.windowSeconds },
-    description: `Sign-in failed and used up the allowance: ${LOCKS[reason].why}; the next attempt is refused.`,
+    reason: lock.reason,
+    policy: { limit: lock.limit(guard), windowSeconds: guard.windowSeconds },
+    description: `Sign-in failed and used up an allowance: ${lock.why}; ${lock.next}.`,
   });
 }
 

@@ -297,7 +297,7 @@ export class RedisSessionStore implements SessionStore {
 }
 
 /** HGETALL's reply as pairs: a flat array (RESP2), or a map or object (RESP3, as node-redis gives it). */
-function hashEntries(reply: unknown): [unknown, unknown][] {
+export function hashEntries(reply: unknown): [unknown, unknown][] {
   if (Array.isArray(reply)) return Array.from({ length: reply.length >> 1 }, (_, i) => [reply[2 * i], reply[2 * i + 1]]);
   if (reply instanceof Map) return [...reply.entries()];
   return reply !== null && typeof reply === 'object' ? Object.entries(reply) : [];

@@ -1,8 +1,7 @@
+import { createHash } from 'node:crypto';
 import {
   checkInteger,
   DEFAULT_OAUTH2_REDIS_PREFIX,
-  GRANT_TYPES,
-  hashClientSecret,
   type RedisConnection,
   RedisScript,
   readRedisOptions,
@@ -10,8 +9,14 @@ import {
   replyText,
   taggedKey,
 } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore, GrantType } from 'express-api-conventions/oauth2';
 import type { RedisStoreOptions } from 'express-api-conventions/stores';
+import {
+  type ClientRegistration,
+  type RegisteredClient,
+  type RegisteredClientStore,
+  registerClient,
+  registeredClient,
+} from './client-registration.js';
 import {
   checkUsername,
   type FoundFamily,
@@ -86,8 +91,10 @@ export class RedisUserStore implements UserStore {
     const key = this.#key(username);
     const reply = (await this.#redis.send(key, ['HMGET', key, 'subject', 'passwordHash', 'scopes'])) as unknown[];
     const [subject, passwordHash, scopes] = reply.map(replyText);
-    if (subject === undefined || passwordHash === undefined) return undefined;
-    return scopes === undefined ? { subject, passwordHash } : { subject, passwordHash, scopes: words(scopes) };
+    if (subject === undefined && passwordHash === undefined) return undefined;
+    // A record missing one of them is answered as it is: sign-in refuses it by name (EAC_USER_RECORD_INVALID), never as no user.
+    const user = { subject, passwordHash } as UserRecord;
+    return scopes === undefined ? user : { ...user, scopes: words(scopes) };
   }
 
   /** Replaces the hash only while it is still `previousHash` (one script: a password changed meanwhile is kept). */
@@ -100,41 +107,66 @@ export class RedisUserStore implements UserStore {
   }
 }
 
-/** Clients in Redis hashes: `<prefix>client:<id>`. */
-export class RedisClientStore implements ClientStore {
+/**
+ * Clients in Redis hashes: `<prefix>client:<id>` → id, type, blocked, and
+ * when registered: secretHash, grants, scopes, redirectUris (each a
+ * space-separated list: neither a scope token, a grant type nor a redirect URI
+ * holds a space), firstParty, name. One key per client, written by one
+ * script: a Redis Cluster serves it as a single Redis does.
+ */
+export class RedisClientStore implements RegisteredClientStore {
   readonly #redis: RedisConnection;
 
   constructor(options: Readonly<RedisStoreOptions>) {
     this.#redis = open('RedisClientStore', options);
   }
 
-  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
-  async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
-    const fields = ['id', client.id, 'blocked', client.blocked ? '1' : '0'];
-    const secretHash = client.secret === undefined ? client.secretHash : hashClientSecret(client.secret);
-    if (secretHash !== undefined) fields.push('secretHash', secretHash);
-    if (client.grants !== undefined) fields.push('grants', client.grants.join(' '));
-    if (client.scopes !== undefined) fields.push('scopes', client.scopes.join(' '));
-    await REPLACE_HASH.run(this.#redis, [this.#key(client.id)], fields);
+  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. A wrong registration rejects with ConfigurationError. */
+  async add(client: ClientRegistration): Promise<void> {
+    const record = registerClient('RedisClientStore.add', client);
+    const fields = [
+      'id',
+      record.id,
+      'type',
+      record.type,
+      'blocked',
+      record.blocked ? '1' : '0',
+      'grants',
+      record.grants.join(' '),
+    ];
+    if (record.secretHash !== undefined) fields.push('secretHash', record.secretHash);
+    if (record.scopes !== undefined) fields.push('scopes', record.scopes.join(' '));
+    if (record.redirectUris !== undefined) fields.push('redirectUris', record.redirectUris.join(' '));
+    if (record.firstParty !== undefined) fields.push('firstParty', record.firstParty ? '1' : '0');
+    if (record.name !== undefined) fields.push('name', record.name);
+    await REPLACE_HASH.run(this.#redis, [this.#key(record.id)], fields);
   }
 
-  async findById(clientId: string): Promise<ClientRecord | undefined> {
+  async findById(clientId: string): Promise<RegisteredClient | undefined> {
     const key = this.#key(clientId);
-    const reply = (await this.#redis.send(key, ['HMGET', key, 'id', 'secretHash', 'grants', 'scopes', 'blocked'])) as unknown[];
-    const [id, secretHash, grants, scopes, blocked] = reply.map(replyText);
+    const reply = (await this.#redis.send(key, ['HMGET', key, ...CLIENT_FIELDS])) as unknown[];
+    const [id, type, secretHash, grants, scopes, blocked, redirectUris, firstParty, name] = reply.map(replyText);
     if (id === undefined) return undefined;
-    const record: { -readonly [K in keyof ClientRecord]: ClientRecord[K] } = { id, blocked: blocked === '1' };
-    if (secretHash !== undefined) record.secretHash = secretHash;
-    if (grants !== undefined)
-      record.grants = words(grants).filter((g): g is GrantType => (GRANT_TYPES as readonly string[]).includes(g));
-    if (scopes !== undefined) record.scopes = words(scopes);
-    return record;
+    // A record written before registrations had a type and grants is read as registeredClient() says.
+    return registeredClient({
+      id,
+      blocked: blocked === '1',
+      ...(type === 'public' || type === 'confidential' ? { type } : {}),
+      ...(grants === undefined ? {} : { grants: words(grants) }),
+      ...(secretHash === undefined ? {} : { secretHash }),
+      ...(scopes === undefined ? {} : { scopes: words(scopes) }),
+      ...(redirectUris === undefined ? {} : { redirectUris: words(redirectUris) }),
+      ...(firstParty === undefined ? {} : { firstParty: firstParty === '1' }),
+      ...(name === undefined ? {} : { name }),
+    } as RegisteredClient);
   }
 
   #key(clientId: string): string {
     return redisKey(this.#redis.prefix, 'client', clientId);
   }
 }
+
+const CLIENT_FIELDS = ['id', 'type', 'secretHash', 'grants', 'scopes', 'blocked', 'redirectUris', 'firstParty', 'name'];
 
 // The family record: one hash `<prefix>family:{<id>}` with the current token's
 // hash, the hashes of the last `rememberedTokens` rotated ones
@@ -225,6 +257,28 @@ redis.call('DEL', KEYS[1])
 return all(f)
 `);
 
+// The client index: `<prefix>client-families:{<user digest>}:<client digest>`, a sorted set of the ids of
+// the families a client holds for a user, each scored by its family's expiry (ms). Tagged by the user, so
+// each script below runs on one slot of a cluster. Expired entries are dropped at every write, and the
+// key expires with its last family: it holds no more than the user's live families of that client.
+
+// KEYS: the index. ARGV: family id, its expiry (ms), now (ms). Adds the family or moves its expiry later.
+const INDEX_FAMILY = new RedisScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local before = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not before or tonumber(before) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
+return 1
+`);
+
+// KEYS: the index. ARGV: now (ms). Empties the index; answers the ids of the families that may still live.
+const TAKE_FAMILIES = new RedisScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')
+redis.call('DEL', KEYS[1])
+return ids
+`);
+
 const grantOf = (
   familyId: string,
   subject: string | undefined,
@@ -249,6 +303,9 @@ const grantOf = (
  *   remembered token's reuse revokes the family for as long as the family
  *   lives); a token that leaves the remembered window, and every token of a
  *   revoked family, has its key deleted.
+ * - `<prefix>client-families:{<user digest>}:<client digest>`: the ids of
+ *   the live families a client holds for a user, for revokeClientFamilies()
+ *   (a withdrawn consent); entries leave with their family's expiry.
  *
  * So a family holds at most `rememberedTokens` + 2 keys (18 by default)
  * however often it rotates. Each decision
@@ -280,8 +337,9 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   }
 
   async create(family: RefreshFamily, tokenHash: string, expiresAt: number): Promise<void> {
-    // The index first: once the family exists, its token is found.
+    // The indexes first: once the family exists, its token is found, and a withdrawn consent finds it.
     await this.#index(tokenHash, family.familyId, expiresAt);
+    await this.#indexForClient(family.subject, family.clientId, family.familyId, expiresAt);
     await CREATE.run(
       this.#redis,
       [this.#familyKey(family.familyId)],
@@ -321,6 +379,8 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       if (dropped) await this.#forget([dropped]);
       // Every remembered token's index key lives as long as its family, so its reuse is recognised until the family ends.
       await this.#extend(remembered, expiresAt);
+      // So does the family's entry in its client index, so a withdrawn consent still finds it.
+      await this.#indexForClient(subject as string, clientId || undefined, familyId, expiresAt);
       return { status, family: grantOf(familyId, subject, clientId, scope, jkt) };
     }
     if (status === 'reused') {
@@ -340,6 +400,29 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
 
   async revokeFamily(familyId: string): Promise<void> {
     await this.#revoke(familyId, '');
+  }
+
+  /**
+   * One script takes the client's index of the user's families, then each
+   * family is revoked by its own script (its own slot). A family created
+   * meanwhile is indexed before it exists, so it is either taken here or
+   * made after this call (the code grant then checks the consent again).
+   */
+  async revokeClientFamilies(subject: string, clientId: string): Promise<string[]> {
+    const reply = await TAKE_FAMILIES.run(this.#redis, [this.#clientIndexKey(subject, clientId)], [String(Date.now())]);
+    const ids = (reply as unknown[]).map(replyText).filter((id): id is string => id !== undefined);
+    // The index may still name a family that ended (logout, reuse): only those that lived are answered.
+    const lived = await Promise.all(ids.map((familyId) => this.#revoke(familyId, '')));
+    return ids.filter((_, i) => lived[i]);
+  }
+
+  async #indexForClient(subject: string, clientId: string | undefined, familyId: string, expiresAt: number): Promise<void> {
+    if (clientId === undefined) return;
+    await INDEX_FAMILY.run(
+      this.#redis,
+      [this.#clientIndexKey(subject, clientId)],
+      [familyId, String(expiresAt), String(Date.now())],
+    );
   }
 
   async #revoke(familyId: string, tokenHash: string): Promise<boolean> {
@@ -388,4 +471,11 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   #tokenKey(tokenHash: string): string {
     return redisKey(this.#redis.prefix, 'rt', tokenHash);
   }
+
+  // Tagged by the user's digest (any subject makes a valid tag); the client's digest keeps the key short.
+  #clientIndexKey(subject: string, clientId: string): string {
+    return `${taggedKey(this.#redis.prefix, 'client-families', digest(subject))}:${digest(clientId)}`;
+  }
 }
+
+const digest = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
+import type { SecurityEventReason } from 'express-api-conventions';
 import {
   checkBoolean,
   checkInteger,
@@ -59,7 +60,7 @@ export interface SessionCreateOptions extends SessionCallOptions {
 /**
  * Where sessions live: MemorySessionStore for one instance,
  * RedisSessionStore for several. Every method publishes its security
- * events (`session_created`, `session_ended`, `session_use_after_expire`).
+ * events (`session_created`, `session_expired`, `session_use_after_expire`).
  */
 export interface SessionStore {
   /** A session's lifetime, seconds: the session cookie's `Max-Age`. */
@@ -202,21 +203,28 @@ function endRecord(record: SessionRecord, now: number): void {
   record.lastSeenAt = now;
 }
 
-/** Why a session ended, as its `session_ended` event says. */
+/** Why a session ended, as its `session_expired` event says. */
 export type SessionEnding = 'signed out' | 'ended by its user' | 'ended by a new sign-in';
+
+/** Each ending's `reason`: OWASP's `logout` and `revoked`, and `replaced` by a new sign-in. */
+const ENDING_REASONS = {
+  'signed out': 'logout',
+  'ended by its user': 'revoked',
+  'ended by a new sign-in': 'replaced',
+} as const satisfies Record<SessionEnding, SecurityEventReason>;
 
 /**
  * The sessions' security events: the subject and the public id, never the
  * cookie. A cookie of a session that is over is OWASP's
- * `session_use_after_expire` (WARN): a stale browser tab, or a stolen
- * cookie tried after its owner ended the session.
+ * `session_use_after_expire` (CRITICAL): a stale browser tab, or a stolen
+ * cookie tried after its owner ended the session. It is the request's one
+ * event: the route's own refusal of it (`unauthenticated`) publishes nothing more.
  */
 export const sessionEvents = {
   created(record: SessionRecord, options: SessionCallOptions): void {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
       event: 'session_created',
-      level: 'INFO',
       description: `A session was opened on ${record.device}.`,
       outcome: 'success',
       subject: record.subject,
@@ -226,8 +234,8 @@ export const sessionEvents = {
   ended(subject: string, id: string, why: SessionEnding, options: SessionCallOptions): void {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
-      event: 'session_ended',
-      level: 'INFO',
+      event: 'session_expired',
+      reason: ENDING_REASONS[why],
       description: `A session was ${why}.`,
       outcome: 'success',
       subject,
@@ -238,7 +246,6 @@ export const sessionEvents = {
     if (!securityEventsWanted()) return;
     publishSecurityEvent(options.request, {
       event: 'session_use_after_expire',
-      level: 'WARN',
       description: 'The cookie of a session that has ended or expired was presented.',
       outcome: 'failure',
       rule: 'unauthenticated',

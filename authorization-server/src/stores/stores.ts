@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { checkInteger, hashClientSecret, readOptions } from 'express-api-conventions/extend';
-import type { ClientRecord, ClientStore } from 'express-api-conventions/oauth2';
+import { checkInteger, readOptions } from 'express-api-conventions/extend';
+import {
+  type ClientRegistration,
+  type RegisteredClient,
+  type RegisteredClientStore,
+  registerClient,
+} from './client-registration.js';
 
 /**
  * The token endpoint's state behind small interfaces (docs/design.md principle 5):
@@ -152,6 +157,13 @@ export interface RefreshTokenStore {
   revokeByTokenHash(tokenHash: string): Promise<boolean>;
   /** Revokes a family by id. */
   revokeFamily(familyId: string): Promise<void>;
+  /**
+   * Revokes every live family `clientId` holds for `subject` (the user
+   * withdrew that client's consent); answers their ids. Required by the
+   * authorization endpoint (`authorization` option); the stores here keep a
+   * per-user index of live families for it.
+   */
+  revokeClientFamilies?(subject: string, clientId: string): Promise<string[]>;
 }
 
 /** RFC 9700 §4.14: refresh tokens are opaque; 32 random bytes are 256 bits. */
@@ -189,17 +201,17 @@ export class MemoryUserStore implements UserStore {
   }
 }
 
-/** In-memory clients. */
-export class MemoryClientStore implements ClientStore {
-  readonly #clients = new Map<string, ClientRecord>();
+/** In-memory clients, each checked as it is registered (client-registration.ts). */
+export class MemoryClientStore implements RegisteredClientStore {
+  readonly #clients = new Map<string, RegisteredClient>();
 
-  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. */
-  async add(client: Readonly<Omit<ClientRecord, 'secretHash'> & { secret?: string; secretHash?: string }>): Promise<void> {
-    const { secret, ...record } = client;
-    this.#clients.set(client.id, secret === undefined ? record : { ...record, secretHash: hashClientSecret(secret) });
+  /** Adds or replaces a client; give `secret` (hashed here) or `secretHash`. A wrong registration rejects with ConfigurationError. */
+  async add(client: ClientRegistration): Promise<void> {
+    const record = registerClient('MemoryClientStore.add', client);
+    this.#clients.set(record.id, record);
   }
 
-  async findById(clientId: string): Promise<ClientRecord | undefined> {
+  async findById(clientId: string): Promise<RegisteredClient | undefined> {
     return this.#clients.get(clientId);
   }
 }
@@ -273,6 +285,8 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
   // Token hash → family id, for the current and remembered tokens of live families.
   readonly #familyOf = new Map<string, string>();
   readonly #families = new Map<string, MemoryFamily>();
+  // Subject → client id → ids of its live families: what a withdrawn consent revokes. Kept by #forget().
+  readonly #byClient = new Map<string, Map<string, Set<string>>>();
   readonly #timer: NodeJS.Timeout;
   readonly #remembered: number;
 
@@ -311,6 +325,7 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
       priorRetried: false,
     });
     this.#familyOf.set(tokenHash, familyId);
+    if (clientId !== undefined) this.#indexFamily(subject, clientId, familyId);
   }
 
   async find(tokenHash: string): Promise<FoundFamily | undefined> {
@@ -359,6 +374,12 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     this.#forget(familyId);
   }
 
+  async revokeClientFamilies(subject: string, clientId: string): Promise<string[]> {
+    const ids = [...(this.#byClient.get(subject)?.get(clientId) ?? [])];
+    for (const familyId of ids) this.#forget(familyId);
+    return ids;
+  }
+
   /** How many families are held, expired ones not yet swept included. */
   get families(): number {
     return this.#families.size;
@@ -380,6 +401,16 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     clearInterval(this.#timer);
     this.#families.clear();
     this.#familyOf.clear();
+    this.#byClient.clear();
+  }
+
+  /** Indexes a family under its user and client, for revokeClientFamilies(). */
+  #indexFamily(subject: string, clientId: string, familyId: string): void {
+    const clients = this.#byClient.get(subject) ?? new Map<string, Set<string>>();
+    const ids = clients.get(clientId) ?? new Set<string>();
+    ids.add(familyId);
+    clients.set(clientId, ids);
+    this.#byClient.set(subject, clients);
   }
 
   #live(tokenHash: string): MemoryFamily | undefined {
@@ -395,5 +426,13 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     this.#families.delete(familyId);
     this.#familyOf.delete(family.current);
     for (const hash of family.previous) this.#familyOf.delete(hash);
+    const { subject, clientId } = family.grant;
+    if (clientId === undefined) return;
+    // The index holds live families only, so it is bounded as the families are.
+    const clients = this.#byClient.get(subject);
+    const ids = clients?.get(clientId);
+    ids?.delete(familyId);
+    if (ids?.size === 0) clients?.delete(clientId);
+    if (clients?.size === 0) this.#byClient.delete(subject);
   }
 }

@@ -128,7 +128,7 @@ export function createApp(settings: Settings, services: Services): Express {
         // DPoP (RFC 9449), on unless DPOP=0: a token request with a proof gets a token bound to the
         // client's key; one without gets a bearer token.
         dpop: settings.dpop ? { replay: dpopReplay } : false,
-        // An unknown username is checked against a dummy hash of the same cost as real ones.
+        // Your users' bcrypt cost: what an outdated hash is upgraded to, and unknown usernames' cost until a known one signs in.
         passwordCost: settings.passwordCost,
         signInGuard: guard,
       }),

@@ -102,7 +102,7 @@ function listen(server: Server, settings: Settings): Promise<void> {
  */
 async function start(settings: Settings): Promise<void> {
   // Every security decision as one JSON line on standard error, unless LOG_EVENTS=0.
-  if (settings.logEvents) logSecurityEvents();
+  if (settings.logEvents) logSecurityEvents(settings.instanceId);
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
   const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;

@@ -5,6 +5,8 @@
  * with a message naming the variable, the value and what is expected.
  */
 
+import { hostname } from 'node:os';
+
 export interface Settings {
   readonly port: number;
   readonly host: string;
@@ -63,6 +65,8 @@ export interface Settings {
   readonly dpop: boolean;
   /** Security events as JSON lines on standard error (LOG_EVENTS; on unless 0). */
   readonly logEvents: boolean;
+  /** The name every log line gives this instance (INSTANCE_ID; default the host's name). */
+  readonly instanceId: string;
 }
 
 /** What stops the start and is told in one line, without a stack: the process prints it and exits with status 1. */
@@ -218,5 +222,14 @@ export function readSettings(env: Environment = process.env): Settings {
     // On unless DPOP=0: a client with a proof gets a bound token, one without a bearer token (it costs it nothing).
     dpop: flag(env, 'DPOP', true),
     logEvents: flag(env, 'LOG_EVENTS', true),
+    instanceId: instanceId(env),
   };
+}
+
+/** INSTANCE_ID: visible ASCII, at most 64 characters; by default the host's name. */
+function instanceId(env: Environment): string {
+  const value = env.INSTANCE_ID;
+  if (value === undefined || value === '') return hostname();
+  if (!/^[\x21-\x7e]{1,64}$/.test(value)) invalid('INSTANCE_ID', value, 'at most 64 visible ASCII characters');
+  return value;
 }

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../../config/configuration-error.js';
 import { checkInteger, checkString, invalidOption, readOptions } from '../../config/options.js';
 import { StoreUnavailableError } from '../store-error.js';
 
@@ -101,26 +102,65 @@ export class RedisConnection {
    */
   send(key: string, args: string[]): Promise<unknown> {
     const client = this.#client;
-    const command = args[0] ?? '';
-    const reply = new Promise<unknown>((resolve) => {
-      resolve(isCluster(client) ? client.sendCommand(key, false, args, this.#options) : client.sendCommand(args, this.#options));
-    }).catch((cause: unknown) => {
-      const why = cause instanceof Error ? cause.message : String(cause);
-      throw new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${command}: ${why}`, { cause });
+    let reply: Promise<unknown>;
+    try {
+      reply = this.cluster
+        ? (client as RedisClusterClient).sendCommand(key, false, args, this.#options)
+        : (client as RedisSingleClient).sendCommand(args, this.#options);
+    } catch (cause) {
+      reply = Promise.reject(cause);
+    }
+    // One promise and one timer per command: the client's answer or the
+    // deadline, whichever comes first (no race of promises, docs/performance.md).
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(this.#timedOut(args)), this.commandTimeoutMs);
+      reply.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (cause: unknown) => {
+          clearTimeout(timer);
+          reject(this.#failed(args, cause));
+        },
+      );
     });
-    return this.#bounded(reply, command);
   }
 
-  #bounded(reply: Promise<unknown>, command: string): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const message = `${this.owner}: Redis did not answer ${command} within ${this.commandTimeoutMs} ms.`;
-        reject(new RedisTimeoutError(this.owner, message));
-      }, this.commandTimeoutMs);
-    });
-    return Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
+  #failed(args: readonly string[], cause: unknown): StoreUnavailableError {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${args[0] ?? ''}: ${why}`, { cause });
   }
+
+  #timedOut(args: readonly string[]): RedisTimeoutError {
+    const message = `${this.owner}: Redis did not answer ${args[0] ?? ''} within ${this.commandTimeoutMs} ms.`;
+    return new RedisTimeoutError(this.owner, message);
+  }
+}
+
+/** What node-redis says of a client's connection (both getters exist on `createClient()` and `createCluster()`). */
+interface ClientState {
+  readonly isOpen?: unknown;
+  readonly isReady?: unknown;
+  readonly options?: { readonly disableOfflineQueue?: unknown };
+}
+
+/**
+ * A client that can never answer is refused at start-up, not at the first
+ * request: one whose connect() was never called (or that was closed) fails
+ * every command with "The client is closed", and one still connecting
+ * without its offline queue fails every command until it is ready. A client
+ * still connecting with its queue (node-redis's default) is taken: its
+ * commands wait for the connection, each bounded by `commandTimeoutMs`.
+ */
+function checkClientOpen(factory: string, client: RedisClient): void {
+  const state = client as ClientState;
+  const closed = state.isOpen === false;
+  if (!closed && !(state.isReady === false && state.options?.disableOfflineQueue === true)) return;
+  const problem = closed
+    ? 'must be a connected node-redis client; received one that is not connected (connect() was never called, or it was closed). Call `await client.connect()` before building the store and the routers given it, and keep the client open while they serve.'
+    : 'must be a ready node-redis client; received one still connecting, with `disableOfflineQueue`, so every command fails until it is ready. Build the store after `await client.connect()` resolves, or keep the offline queue on.';
+  throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): \`client\` ${problem}`, { option: 'client', problem });
 }
 
 /**
@@ -143,6 +183,7 @@ export function readRedisOptions<T extends RedisStoreOptions>(
   if (typeof client !== 'object' || client === null || typeof client.sendCommand !== 'function') {
     invalidOption(factory, 'client', client, CLIENT_EXPECTED);
   }
+  checkClientOpen(factory, client as RedisClient);
   const prefix = given.prefix === undefined ? defaultPrefix : checkString(factory, 'prefix', given.prefix);
   const timeout = checkInteger(factory, 'commandTimeoutMs', given.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, {
     min: 1,

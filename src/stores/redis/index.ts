@@ -9,5 +9,5 @@ export {
   RedisTimeoutError,
   readRedisOptions,
 } from './connection.js';
-export { hashSlot, redisKey, taggedKey } from './keys.js';
+export { hashSlot, redisKey, sharesSlot, taggedKey } from './keys.js';
 export { RedisScript, replyText } from './script.js';

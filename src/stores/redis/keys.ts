@@ -45,3 +45,30 @@ export function hashSlot(key: string): number {
   for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ (CRC16_TABLE[((crc >> 8) ^ byte) & 0xff] as number);
   return crc % 16384;
 }
+
+/** The hash tag of `key` (the text between its first `{` and the `}` after it, when not empty), else the whole key. */
+const slotText = (key: string): string => {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+};
+
+/**
+ * Whether every key lies in one hash slot, so that one script may touch
+ * them on a Redis Cluster: at once when they carry the same hash tag (the
+ * counter keys of one identity do, counter-keys.ts), else by their slots.
+ */
+export function sharesSlot(keys: readonly string[]): boolean {
+  const first = keys[0];
+  if (first === undefined) return true;
+  const text = slotText(first);
+  let slot: number | undefined;
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (slotText(key) === text) continue;
+    slot ??= hashSlot(first);
+    if (hashSlot(key) !== slot) return false;
+  }
+  return true;
+}

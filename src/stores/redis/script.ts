@@ -28,13 +28,24 @@ export class RedisScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(connection: RedisConnection, keys: readonly [string, ...string[]], args: readonly string[]): Promise<unknown> {
-    const tail = [String(keys.length), ...keys, ...args];
+  /** Runs the script over `keys` (they share one hash slot) with `args`; `keyCount` is `String(keys.length)`, when the caller keeps it. */
+  async run(
+    connection: RedisConnection,
+    keys: readonly [string, ...string[]],
+    args: readonly string[],
+    keyCount = String(keys.length),
+  ): Promise<unknown> {
+    // One array, written in place: no spread of the keys and arguments per call.
+    const command: string[] = ['EVALSHA', this.sha, keyCount];
+    for (const key of keys) command.push(key);
+    for (const arg of args) command.push(arg);
     try {
-      return await connection.send(keys[0], ['EVALSHA', this.sha, ...tail]);
+      return await connection.send(keys[0], command);
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      return connection.send(keys[0], ['EVAL', this.source, ...tail]);
+      command[0] = 'EVAL';
+      command[1] = this.source;
+      return connection.send(keys[0], command);
     }
   }
 }
