@@ -10,7 +10,7 @@ const TEXT = /\.(?:[cm]?[jt]s|md|ya?ml|json)$/;
 const files = execFileSync('git', ['ls-files'], { encoding: 'utf8' })
   .split('\n')
   .filter((file) => TEXT.test(file) && !file.endsWith('package-lock.json'));
-// "issue 12", "issues 14 and 29", "Issue 30's", "issue #7" (built so that this file does not name one).
+// The word, singular or plural, then a number, with or without `#` (built so that this file names none).
 const ISSUE_NUMBER = new RegExp(`\\b${'issue'}s? #?\\d+`, 'i');
 
 describe('the history stays in git', () => {
