@@ -1,4 +1,4 @@
-// Cold load time (issue 29, "light"): how long a fresh `node` takes to
+// Cold load time: how long a fresh `node` takes to
 // `require` express plus this package, against express plus the peer stack
 // it replaces (helmet, cors, express-rate-limit, jsonwebtoken, bcryptjs).
 // The packed tarball and the peer stack are installed with express@5 into one

@@ -1,4 +1,4 @@
-// The sign-in deadline under a mixed load (issue 32, finding 7): REQUESTS
+// The sign-in deadline under a mixed load: REQUESTS
 // requests over 50 keep-alive connections, each connection sending its share
 // in turn, every third one a password grant (bcrypt cost 12), the others GETs
 // of an item. Each password grant is timed from the moment it is sent; the

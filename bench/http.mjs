@@ -74,7 +74,7 @@ export const RATIOS = [
 ];
 
 /**
- * Issue 15: the preset's own CPU per request (ours - bare Express) against
+ * The preset's own CPU per request (ours - bare Express) against
  * the peer stack's own (peer - bare Express), per round, and the control's
  * own (control - bare Express) beside them: what is left above the control
  * is the preset's logic, what the control costs is the headers' own price.
@@ -82,7 +82,7 @@ export const RATIOS = [
 export const OWN_COST = { target: 0.5, what: "conventions()' own CPU/request vs the peer stack's own (each minus bare Express)" };
 
 /**
- * Issue 29: the preset's CPU per request at most bare Express's, in the bare
+ * The preset's CPU per request at most bare Express's, in the bare
  * set (ours / bare Express per round, median).
  */
 export const CPU_VS_BARE = { target: 1.0, what: "conventions()' CPU/request vs bare Express's (the bare set)" };

@@ -1,4 +1,4 @@
-// The Redis path side by side (issue 47): the preset on RedisCounterStore
+// The Redis path side by side: the preset on RedisCounterStore
 // against its own memory path and against the peer stack on rate-limit-redis,
 // bare and behind morgan + cookie-parser, each server its own process, one
 // Redis of the bench's own on a free port; then the same on a three-master

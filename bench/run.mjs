@@ -58,7 +58,7 @@ are context only.
 | load average (1, 5, 15 min) at start / end | ${machine.loadAtStart} / ${loadAverage()} |
 | duration of the run | ${seconds} s |
 
-## Targets (issues 8, 15, 29 and 47)
+## Targets
 
 ${table(
   ['what', 'target', 'measured', 'verdict'],

@@ -1,7 +1,7 @@
 // Emits the package once, as CommonJS (dist/cjs), with tsc; the ESM entry
 // points (dist/esm) are thin wrappers that re-export the CommonJS modules, so
 // `import` and `require` share one copy of every module (one ApiError class,
-// no dual-package hazard) and a user installs one build, not two (issue 29).
+// no dual-package hazard) and a user installs one build, not two.
 // CommonJS is the one build because Node 20 cannot `require()` ES modules, and
 // because a stage's optional dependency (ajv for validate(), the token
 // service for the preset) is loaded with a synchronous `require` when it is

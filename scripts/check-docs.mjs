@@ -1,4 +1,4 @@
-// Docs that run as written (issue 14). Every TypeScript block of README.md and
+// Docs that run as written. Every TypeScript block of README.md and
 // docs/**/*.md is compiled against the packed package, as a user imports it
 // (`express-api-conventions` resolved to the tarball installed in a scratch
 // project), with `strict` under `module: nodenext` and under

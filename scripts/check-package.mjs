@@ -120,7 +120,7 @@ export const used = [${specifiers.map((_, i) => `m${i}`).join(', ')}];
 }
 
 /**
- * The library's tarball carries none of the checker (issue 29): no file of it,
+ * The library's tarball carries none of the checker: no file of it,
  * no command, no entry point, and no module that loads the checker's dependencies.
  */
 function holdsNoChecker(packed) {

@@ -1,7 +1,7 @@
 // What a user installs: packs this package, installs the tarball with
 // express@5 into a fresh app, and prints the weight of its node_modules
 // (bytes of every file, packages, files). Exits 1 above either bound, so CI
-// fails when the install grows heavy again (issues 14 and 29: "a light
+// fails when the install grows heavy again ("a light
 // install"). The bounds are the peer stack's: express@5 with helmet, cors,
 // express-rate-limit, jsonwebtoken and bcryptjs is 88 packages (4.0 MB); this
 // package may weigh more in bytes (7 MB), never in packages.

@@ -25,14 +25,20 @@ import { reportOnlySecurityHeaders } from './security/report-only-headers.js';
 import { type SecurityHeadersOptions, securityHeaders } from './security/security-headers.js';
 import { type CommonHeadersOptions, commonHeaders } from './service/common-headers.js';
 import { type MaintenanceOptions, maintenance } from './service/maintenance.js';
-import { CONVENTIONS_OPTION_NAMES, STAGE_NAMES, type StageName } from './stage-names.js';
+import {
+  CONVENTIONS_OPTION_NAMES,
+  STAGE_DEFAULTS,
+  STAGE_NAMES,
+  STAGE_TABLE,
+  type StageDefault,
+  type StageName,
+} from './stage-names.js';
 
 /**
  * When a stage runs if its option is not given: `on` (with the factory's
  * defaults), `off` (it needs configuration: give its options to turn it
  * on), or `outside production` (on unless `NODE_ENV` is `production`).
  */
-type StageDefault = 'on' | 'off' | 'outside production';
 
 /** conventions()'s options as given, by key: what a stage may derive its own option from. */
 type GivenOptions = Readonly<Partial<Record<string, unknown>>>;
@@ -54,28 +60,30 @@ interface StageRole<Options> {
   derive?(own: Options | false | undefined, given: GivenOptions): Options | false | undefined;
 }
 
-/** One stage of the preset: a factory of the library, where it runs and why there. */
-interface PresetStage<Name extends string = string, Options = never> extends StageRole<Options> {
-  /** The factory the stage calls; also its option key in conventions(). */
-  readonly name: Name;
+/** What the preset does for one stage: its factory, what must run before it and why. */
+interface StageBehaviour<Options = never> extends StageRole<Options> {
   /** Makes the stage's middleware from its options (`undefined`: not configured, on by default). */
   readonly factory: (options: Options | undefined) => RequestHandler | readonly RequestHandler[];
-  /** Whether it runs when its option is not given. */
-  readonly default: StageDefault;
   /** Stages that must run before this one (when they are on): checked against the table's order. */
   readonly runsAfter: readonly string[];
   /** Why it is where it is. */
   readonly why: string;
 }
 
-const stage = <const Name extends StageName, Options>(
-  name: Name,
+/** One stage of the preset: a row of the stage table (src/stage-names.ts) with its behaviour. */
+interface PresetStage<Name extends string = string, Options = never> extends StageBehaviour<Options> {
+  /** The factory the stage calls; also its option key in conventions(). */
+  readonly name: Name;
+  /** Whether it runs when its option is not given. */
+  readonly default: StageDefault;
+}
+
+const stage = <Options>(
   factory: (options: Options | undefined) => RequestHandler | readonly RequestHandler[],
-  defaultState: StageDefault,
-  runsAfter: readonly string[],
+  runsAfter: readonly StageName[],
   why: string,
   role: StageRole<Options> = {},
-): PresetStage<Name, Options> => ({ ...role, name, factory, default: defaultState, runsAfter, why });
+): StageBehaviour<Options> => ({ ...role, factory, runsAfter, why });
 
 /** A factory whose options are required: a stage that is off by default is only built with them. */
 const configured =
@@ -157,118 +165,94 @@ function securityHeadersReportOnly(options: SecurityHeadersOptions | undefined, 
   };
 }
 
-/**
- * The preset, in the order its stages run: the one place that order is
- * written. conventions() is built from it; docs/preset.md shows it.
- */
-export const PRESET_STAGES = [
-  stage(
-    'tokenEndpointErrors',
+/** What each stage of the table does, by name; docs/preset.md shows them in the table's order. */
+const STAGE_BEHAVIOUR = {
+  tokenEndpointErrors: stage(
     configured((o: RequestHandler) => tokenEndpointErrorsStage(o)),
-    'off',
     [],
     'First, so that every error on the token path (a 413 of the body parsers, a 429 of the rate limiter, a 503 of a store) keeps RFC 6749’s shape. On whenever `tokenRouter` is, at its paths.',
     { derive: tokenEndpointErrorsOfRouter, takesMiddleware: true },
   ),
-  stage('commonHeaders', (o: CommonHeadersOptions | undefined) => commonHeaders(o), 'on', [], 'Every answer, errors too.'),
-  stage(
-    'securityHeaders',
+  commonHeaders: stage((o: CommonHeadersOptions | undefined) => commonHeaders(o), [], 'Every answer, errors too.'),
+  securityHeaders: stage(
     (o: SecurityHeadersOptions | undefined) => securityHeaders(o),
-    'on',
     [],
     'Every answer, errors and preflights too.',
     { reportOnly: securityHeadersReportOnly },
   ),
-  stage(
-    'caching',
+  caching: stage(
     (o: CachingOptions | undefined) => caching(o),
-    'on',
     [],
     'Before CORS, whose preflight answer ends the request: it too carries `Cache-Control: no-store, max-age=0`.',
   ),
-  stage(
-    'corsPolicy',
+  corsPolicy: stage(
     configured((o: CorsPolicyOptions) => corsPolicy(o)),
-    'off',
     ['caching'],
     'Before anything that can fail: an error answer carries the CORS headers, or the calling script cannot read it. Needs `origins`.',
     { refusalsCountedFirst: true },
   ),
-  stage('secureCookies', (o: SecureCookiesOptions | undefined) => secureCookies(o), 'on', [], 'Before any route sets a cookie.'),
-  stage('jsonResponses', (o: JsonResponsesOptions | undefined) => jsonResponses(o), 'on', [], 'Before any route writes JSON.'),
-  stage(
-    'maintenance',
+  secureCookies: stage((o: SecureCookiesOptions | undefined) => secureCookies(o), [], 'Before any route sets a cookie.'),
+  jsonResponses: stage((o: JsonResponsesOptions | undefined) => jsonResponses(o), [], 'Before any route writes JSON.'),
+  maintenance: stage(
     configured((o: MaintenanceOptions) => maintenance(o)),
-    'off',
     ['corsPolicy'],
     'Stops every request with 503 before it is counted or parsed.',
   ),
-  stage(
-    'bearerAuth',
+  bearerAuth: stage(
     configured((o: Omit<BearerAuthOptions, 'optional'>) => bearerAuthModule().bearerAuth({ ...o, optional: true })),
-    'off',
     ['corsPolicy'],
     'Identifies the caller (optional mode: a request without bearer credentials goes on anonymous; a bad token is a 401) so that the rate limiter counts per user and per application. Needs `issuer` and `audience`; `keys`, or the issuer’s key set (`jwksUri`, or discovery).',
     { refusalsCountedFirst: true },
   ),
-  stage(
-    'rateLimit',
+  rateLimit: stage(
     (o: RateLimitOptions | undefined) => rateLimit(o),
-    'on',
     ['bearerAuth'],
     'After the identification stage (`req.auth`, `req.verifiedClient`); before the body parsers, so a refused body is never parsed.',
     { counts: true },
   ),
-  stage(
-    'crossSiteProtection',
+  crossSiteProtection: stage(
     (o: CrossSiteProtectionOptions | undefined) => crossSiteProtection(o),
-    'on',
     ['corsPolicy', 'rateLimit'],
     'Refuses state-changing requests a browser sends for a page of another site (Fetch Metadata, then `Origin`), sign-in doors included; after the rate limiter, which counts the refusal, and before the body parsers, so a refused body is never read. Trusts `corsPolicy`’s origins unless given `trustedOrigins`. Non-browser clients send neither header and pass.',
     { derive: crossSiteProtectionOfCors },
   ),
-  stage(
-    'parseBodies',
-    (o: ParseBodiesOptions | undefined) => parseBodies(o),
-    'on',
-    ['rateLimit'],
-    'Bounded JSON and form bodies.',
-  ),
-  stage(
-    'methodOverride',
+  parseBodies: stage((o: ParseBodiesOptions | undefined) => parseBodies(o), ['rateLimit'], 'Bounded JSON and form bodies.'),
+  methodOverride: stage(
     (o: MethodOverrideOptions | undefined) => methodOverride(o),
-    'on',
     ['parseBodies'],
     'After the body parsers: reads a form body’s `_method`.',
   ),
-  stage(
-    'csrfProtection',
+  csrfProtection: stage(
     configured((o: CsrfProtectionOptions) => csrfProtection(o)),
-    'off',
     ['parseBodies', 'methodOverride'],
     'After the body parsers (the `_csrf` field) and method override (the method it checks). Needs `tokens` and `sessionOf`.',
   ),
-  stage(
-    'responseLinter',
+  responseLinter: stage(
     (o: ResponseLinterOptions | undefined) => responseLinter(o),
-    'outside production',
     ['jsonResponses'],
     'Development only by default: in production it is not in the stack at all unless configured.',
   ),
-  stage(
-    'tokenRouter',
+  tokenRouter: stage(
     configured((o: TokenService) => tokenRouterStage(o)),
-    'off',
     ['rateLimit', 'parseBodies'],
     'The token endpoint, last, after every cross-cutting stage. Takes the router of express-api-conventions-authorization-server.',
     { takesMiddleware: true },
   ),
-] as const;
+} satisfies Record<StageName, unknown>;
 
-type Stages = (typeof PRESET_STAGES)[number];
+/**
+ * The preset, in the order its stages run: the stage table's rows
+ * (src/stage-names.ts, the one place that order and the defaults are
+ * written) with their behaviour. conventions() is built from it.
+ */
+export const PRESET_STAGES: readonly PresetStage<StageName, unknown>[] = STAGE_TABLE.map((row) => ({
+  ...(STAGE_BEHAVIOUR[row.name] as StageBehaviour<unknown>),
+  name: row.name,
+  default: STAGE_DEFAULTS[row.name],
+}));
 
 type OptionsOf<Name extends StageName> =
-  Extract<Stages, { name: Name }> extends PresetStage<Name, infer O> ? Exclude<O, undefined> : never;
+  (typeof STAGE_BEHAVIOUR)[Name] extends StageBehaviour<infer O> ? Exclude<O, undefined> : never;
 
 /** Middleware a service puts at a named point of the preset: one handler or several, in order. */
 export type Insertion = RequestHandler | readonly RequestHandler[];
@@ -322,12 +306,9 @@ export type ConventionsOptions = { [Name in StageName]?: OptionsOf<Name> | false
 
 const FACTORY = 'conventions';
 
-// The table runs the stages STAGE_NAMES names, in its order; each `runsAfter`
-// names a stage earlier in the table, and a stage whose refusals are counted
-// first runs before the one stage that counts: checked when the module loads.
-if (PRESET_STAGES.map((entry) => entry.name).join() !== STAGE_NAMES.join()) {
-  throw new Error('PRESET_STAGES: the stages must be those of STAGE_NAMES (src/stage-names.ts), in its order.');
-}
+// Each `runsAfter` names a stage earlier in the table, and a stage whose
+// refusals are counted first runs before the one stage that counts: checked
+// when the module loads.
 const COUNTING_AT = PRESET_STAGES.findIndex((entry) => entry.counts);
 for (const [index, entry] of PRESET_STAGES.entries()) {
   for (const earlier of entry.runsAfter) {
@@ -462,7 +443,7 @@ export function conventions(options?: Readonly<ConventionsOptions>): Conventions
   const reportOnlyMode = readReportOnlyOption(given.reportOnly);
   const dictionaryMode = given.dictionaryMode ?? true;
   if (typeof dictionaryMode !== 'boolean') invalidOption(FACTORY, 'dictionaryMode', dictionaryMode, 'true or false');
-  const entries = PRESET_STAGES as readonly PresetStage<StageName, unknown>[];
+  const entries = PRESET_STAGES;
   const on = entries.map((entry) => {
     const option = entry.derive ? entry.derive(given[entry.name], given) : given[entry.name];
     return isOn(entry, option) ? { option } : undefined;

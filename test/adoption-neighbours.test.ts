@@ -9,7 +9,7 @@ import { conventions } from '../src/preset.js';
 import { crossSiteProtection } from '../src/security/index.js';
 
 /**
- * Issue 30: the preset beside the neighbours an app already runs (helmet,
+ * The preset beside the neighbours an app already runs (helmet,
  * the `cors` package), in report-only mode and enforcing: report-only
  * refuses and limits nothing; an origin the CORS middleware in front
  * allowed is not refused as cross-site; what a developer must know is said

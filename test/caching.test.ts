@@ -279,7 +279,7 @@ describe('Cache-Control intents (rule 7.2)', () => {
     expect(() => cacheControl('public' as never)).toThrow("cacheControl(options): `intent` must be 'no-cache', 'no-store'");
     expect(() => cacheControl({ maxAgeSeconds: -1 })).toThrow('`maxAgeSeconds` must be an integer at least 0');
     expect(() => cacheControl({ maxAgeSeconds: 1.5 })).toThrow('`maxAgeSeconds` must be an integer');
-    // The old name is refused with the new one (issue 13).
+    // The old name is refused with the new one.
     expect(() => cacheControl({ maxAge: 300 } as never)).toThrow(
       'received an unsupported option `maxAge`. It is now `maxAgeSeconds` (seconds).',
     );

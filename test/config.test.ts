@@ -1,9 +1,3 @@
-import {
-  MemoryRefreshTokenStore,
-  revokeRefreshToken,
-  signInGuard,
-  tokenRouter,
-} from 'express-api-conventions-authorization-server';
 import { ConfigurationError, checkInteger, checkLog, checkOneOf, readOptions, refuseHintedOptions } from '../src/config/index.js';
 import { corsPolicy } from '../src/cors/index.js';
 import { bearerAuth } from '../src/oauth2/index.js';
@@ -68,7 +62,7 @@ describe('checkers', () => {
   });
 });
 
-describe('hints: old names and names from the field’s libraries (issues 13 and 14)', () => {
+describe('hints: old names and names from the field’s libraries', () => {
   it('refuse a hinted name with its hint, under EAC_OPTION_UNKNOWN', () => {
     try {
       readOptions('f', { ttl: 5 }, ['ttlSeconds'], { ttl: 'It is now `ttlSeconds` (seconds).' });
@@ -96,17 +90,7 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
   const key = [{ kid: 'k1', algorithm: 'HS256', secret: 'a-test-secret-of-at-least-32-bytes-long!' }] as const;
   const bearer = { keys: key, issuer: 'https://i.example', audience: 'https://a.example' };
   const CASES: readonly [string, () => unknown, string][] = [
-    // Renamed (issue 13): a unit in the name of every number that has one; one logging hook, `log`.
-    [
-      'tokenRouter accessTokenTtl',
-      () => tokenRouter({ accessTokenTtl: 60 } as never),
-      'It is now `accessTokenTtlSeconds` (seconds).',
-    ],
-    [
-      'tokenRouter refreshTokenTtl',
-      () => tokenRouter({ refreshTokenTtl: 60 } as never),
-      'It is now `refreshTokenTtlSeconds` (seconds).',
-    ],
+    // Renamed: a unit in the name of every number that has one; one logging hook, `log`.
     [
       'bearerAuth clockTolerance',
       () => bearerAuth({ ...bearer, clockTolerance: 5 } as never),
@@ -138,23 +122,6 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
     ['rateLimit handler', () => rateLimit({ handler: () => undefined } as never), 'There is no `handler`'],
     ['rateLimit standardHeaders', () => rateLimit({ standardHeaders: 'draft-8' } as never), 'are always sent'],
     ['rateLimit legacyHeaders', () => rateLimit({ legacyHeaders: false } as never), 'are never sent (docs/conventions.md §12.5)'],
-    // express-rate-limit and express-brute, on the sign-in guard
-    [
-      'signInGuard windowMs',
-      () => signInGuard({ windowMs: 900_000 } as never),
-      "express-rate-limit's `windowMs` is `windowSeconds` here, in seconds",
-    ],
-    ['signInGuard max', () => signInGuard({ max: 5 } as never), 'The guard counts failures, not requests'],
-    [
-      'signInGuard freeRetries',
-      () => signInGuard({ freeRetries: 5 } as never),
-      "express-brute's `freeRetries` is `maxFailuresPerUsernameAndAddress` here",
-    ],
-    [
-      'signInGuard lifetime',
-      () => signInGuard({ lifetime: 900 } as never),
-      "express-brute's `lifetime` is `windowSeconds` here.",
-    ],
     ['rateLimit passOnStoreError', () => rateLimit({ passOnStoreError: true } as never), "`storeFailure: 'open'`"],
     // cors
     ['corsPolicy origin', () => corsPolicy({ origin: 'https://a.example' } as never), "cors's `origin` is `origins` here"],
@@ -195,17 +162,6 @@ describe('hints: old names and names from the field’s libraries (issues 13 and
   it.each(CASES)('%s', (_name, make, hint) => {
     expect(make).toThrow(ConfigurationError);
     expect(make).toThrow(hint);
-  });
-
-  it('revokeRefreshToken accessTokenTtl', async () => {
-    const store = new MemoryRefreshTokenStore();
-    try {
-      await expect(revokeRefreshToken(store, 'token', { accessTokenTtl: 60 } as never)).rejects.toThrow(
-        'revokeRefreshToken(options): received an unsupported option `accessTokenTtl`. It is now `accessTokenTtlSeconds` (seconds).',
-      );
-    } finally {
-      store.close();
-    }
   });
 });
 

@@ -7,7 +7,7 @@ import { conventions } from '../src/index.js';
 import { createMisorderedNestApp, createNestApp } from './support/nest-app.js';
 
 /**
- * NestJS on Express in two lines (issue 39): `app.use(conventions())` and
+ * NestJS on Express in two lines: `app.use(conventions())` and
  * `app.useGlobalFilters(new ConventionsExceptionFilter())`. Each error answer
  * is the one the reference server gives for the same case (its bodies are
  * written out here: test/reference-server/http.test.ts proves them there),
@@ -225,7 +225,7 @@ describe("the README's Express recipe in a NestJS app", () => {
 describe('the checker on a refusal that became a 500', () => {
   it('fails cors.look-alike-refused', async () => {
     const app = express();
-    // What a foreign error layer made of a refused preflight before issue 39.
+    // What a foreign error layer made of a refused preflight before the filter existed.
     app.use((req, res, next) => {
       if (req.method === 'OPTIONS' && req.headers.origin !== ORIGIN) res.status(500).json({ statusCode: 500 });
       else next();
@@ -262,7 +262,7 @@ describe("the checker's rate-limit probe (probeLimit)", () => {
   it('fails limits.retry-after when the limit is answered with a 500', async () => {
     let count = 0;
     const app = express();
-    // What a foreign error layer made of the preset's 429 before issue 39.
+    // What a foreign error layer made of the preset's 429 before the filter existed.
     app.use((_req, res, next) => {
       if (++count > 5) res.status(500).json({ statusCode: 500, message: 'Internal server error' });
       else next();

@@ -414,7 +414,7 @@ describe('DPoP (RFC 9449)', () => {
     });
   });
 
-  describe('issue 32, finding 4', () => {
+  describe('the DPoP algorithms offered in a challenge', () => {
     const rsaKey = (bits: number): ProofKey => {
       const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
       return { privateKey, jwk: publicKey.export({ format: 'jwk' }) as Record<string, unknown> };
@@ -633,7 +633,7 @@ describeWith(REDIS_SERVER, 'DPoP proofs replayed on another instance, over one r
   });
 });
 
-describe('a known DPoP key at the password grant (issue 36)', () => {
+describe('a known DPoP key at the password grant', () => {
   it('signs the owner in on every try while three addresses keep the username delayed; another key is delayed', async () => {
     const { server, url, app } = await start();
     // Each request names its address in X-Forwarded-For, as behind a proxy.
@@ -657,7 +657,7 @@ describe('a known DPoP key at the password grant (issue 36)', () => {
   });
 });
 
-describe('a replayed proof at the token endpoint changes nothing (issue 36)', () => {
+describe('a replayed proof at the token endpoint changes nothing', () => {
   const refresh = (url: string, token: string, dpop: string) =>
     request(url)
       .post('/v1/oauth2/token')
@@ -739,7 +739,7 @@ describe('a replayed proof at the token endpoint changes nothing (issue 36)', ()
   });
 });
 
-describe('DpopVerifier: keys and claims (issue 36)', () => {
+describe('DpopVerifier: keys and claims', () => {
   const verifier = new DpopVerifier(readDpopOptions('test', {}));
   const URL = 'https://api.example.test/v1/me';
   const rsaProof = (publicExponent: number) => {
@@ -785,7 +785,7 @@ describe('DpopVerifier: keys and claims (issue 36)', () => {
   });
 });
 
-describe('dpopAuth(): the expected URL from the parsed request path (issue 36)', () => {
+describe('dpopAuth(): the expected URL from the parsed request path', () => {
   it('refuses a proof whose htu does not parse, sent with an absolute-form request line', async () => {
     const { server, url } = await start();
     try {

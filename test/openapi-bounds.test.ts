@@ -13,7 +13,7 @@ import { parseBodies } from '../src/request/index.js';
 
 /**
  * The bounds docs/openapi.yaml states are the ones the reference server
- * enforces (issue 31): the search term, and the users one export holds.
+ * enforces: the search term, and the users one export holds.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the document's JSON, read by hand.

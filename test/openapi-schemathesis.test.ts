@@ -4,7 +4,7 @@ import { basic, tokenApp } from './support/oauth2.js';
 
 /**
  * What Schemathesis, driven by docs/openapi.yaml, found on the token
- * service (issue 31): the revocation and introspection documents say
+ * service: the revocation and introspection documents say
  * `token` has `minLength: 1` and that a repeated parameter is refused, and
  * the endpoints do what they say. (Schemathesis itself is Python and does
  * not run here; these are its cases.)

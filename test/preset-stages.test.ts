@@ -9,7 +9,7 @@ import { PRESET_STAGES } from '../src/preset.js';
 import { expectHeaders } from './helpers.js';
 import { ALICE, AUDIENCE, ISSUER, KEYS, postToken, seedStores, testHasher } from './support/oauth2.js';
 
-/** Issue 13 "The preset": one ordered table of stages, one on/off rule, named insertion points. */
+/** The preset: one ordered table of stages, one on/off rule, named insertion points. */
 
 const ORIGIN = 'http://localhost:5173';
 

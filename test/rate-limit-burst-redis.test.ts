@@ -8,7 +8,7 @@ import { appWith } from './helpers.js';
 import { closeServer, describeWith, listen, REDIS_SERVER, type RedisServer, startRedis } from './support/services.js';
 
 /**
- * Issue 12 part 3: "A request refused by one policy gives back what it took
+ * "A request refused by one policy gives back what it took
  * from the others; under a burst over two instances the admitted count
  * equals the quota." Two Express apps on two ports count in one real
  * redis-server, each through its own node-redis client.
@@ -38,7 +38,7 @@ const listenThings = (app: Express) => listen(app, '/v1/things');
 
 const close = closeServer;
 
-describeWith(REDIS_SERVER, 'a burst over two instances on one Redis (issue 12 part 3)', () => {
+describeWith(REDIS_SERVER, 'a burst over two instances on one Redis', () => {
   let redis: RedisServer;
   const clients: Client[] = [];
   const servers: Server[] = [];

@@ -233,7 +233,7 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       expect(statuses.filter((s) => s === 429)).toHaveLength(70);
       const keys = (await client.keys('eac:*')).sort();
       expect(keys).toHaveLength(1);
-      // A refused request gives its hit back (issue 12 part 3): the count holds the admitted ones.
+      // A refused request gives its hit back: the count holds the admitted ones.
       expect(await client.get(keys[0] as string)).toBe('50');
       // Every instance writes the same partition key: one secret, one partition.
       const policies = new Set(responses.map(({ res }) => res.headers.get('ratelimit-policy')));
@@ -273,7 +273,7 @@ describeWith(REDIS_SERVER, 'rate limits in Redis', () => {
       const refused = await request(closed).get('/v1/things').timeout(3_000);
       expect(refused.status).toBe(503);
       expect(refused.body).toEqual({ errors: [{ message: 'A shared state store is unreachable.', code: 50302 }] });
-      // The store's 503 says when to come back (issue 12 part 5); no RateLimit state it could not read.
+      // The store's 503 says when to come back; no RateLimit state it could not read.
       expectHeaders(refused, { RateLimit: null, 'Retry-After': '5' });
       expect(refused.headers['ratelimit-policy']).toMatch(/^"user";q=100;w=60;pk=:[A-Za-z0-9+/]{16}:$/);
 

@@ -26,7 +26,7 @@ type Cluster = ReturnType<typeof makeCluster>;
 const family = (familyId: string) => ({ familyId, subject: 'u-1', clientId: 'c-1', scopes: ['users:read'] });
 const inAMinute = () => Date.now() + 60_000;
 
-// Issue 13, "One Redis family": the same stores run on a real three-master
+// The same stores run on a real three-master
 // Redis Cluster; a script touching keys of two slots would fail with CROSSSLOT.
 describeWith(REDIS_SERVER, 'the Redis stores on a real three-master Redis Cluster', () => {
   let redisCluster: RedisCluster;

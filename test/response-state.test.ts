@@ -8,7 +8,7 @@ import { secureCookies } from '../src/security/cookies.js';
 
 // The per-response behaviour of jsonResponses(), secureCookies() and
 // caching() lives in res.locals and in the response's own `json`, `cookie`
-// and `writeHead` (issue 29: never on a shared prototype); it must not leak
+// and `writeHead` (never on a shared prototype); it must not leak
 // to responses that never passed the middleware, in the same app or in
 // another one.
 

@@ -3,7 +3,7 @@ import { parseList } from 'structured-headers';
 import request from 'supertest';
 import { errorHandler } from '../src/errors/index.js';
 import { conventions } from '../src/index.js';
-import { SECURITY_HEADERS } from '../src/security/defaults.js';
+import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../src/security/defaults.js';
 import { clearSiteData, secureCookies, securityHeaders } from '../src/security/index.js';
 import { appWith, expectHeaders } from './helpers.js';
 import { SPEC_SECURITY_HEADERS } from './support/spec-headers.js';
@@ -59,7 +59,8 @@ describe('securityHeaders() (section 11)', () => {
   });
 
   it('exports the table as constants', () => {
-    expect(SECURITY_HEADERS).toEqual(SPEC_HEADERS);
+    const table = Object.fromEntries(fixedSecurityHeaders(SECURITY_HEADER_TABLE).map((row) => [row.header, row.value]));
+    expect(table).toEqual(SPEC_HEADERS);
   });
 
   describe('options', () => {

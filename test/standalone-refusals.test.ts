@@ -151,7 +151,7 @@ const postForm = (app: express.Express, form: Record<string, string>) =>
   request(app).post('/v1/oauth2/token').type('form').send(form);
 const bearer = () => bearerAuth({ keys: KEYS, issuer: ISSUER, audience: AUDIENCE });
 const readerAuth: RequestHandler = (req, _res, next) => {
-  // AuthContext, the type of req.auth, comes from the oauth2 entry point too (issue 14).
+  // AuthContext, the type of req.auth, comes from the oauth2 entry point too.
   const auth: AuthContext = { subject: 'u-2', scopes: ['users:read'] };
   req.auth = auth;
   next();

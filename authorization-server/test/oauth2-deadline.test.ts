@@ -9,7 +9,7 @@ import { MACHINE_ALLOWANCE_MS } from '../../test/support/timing.js';
 import { MemoryClientStore, MemoryUserStore, PasswordHasher, passwordSignIn, tokenRouter } from '../src/index.js';
 
 /**
- * Issue 32, finding 7: a password grant is answered, or refused with 503 or
+ * A password grant is answered, or refused with 503 or
  * 429 and Retry-After, within its deadline counted from the request's
  * arrival, whatever it waited for on the way (the sign-in guard's queue,
  * the stores, the password pool). A bounded mixed load: list requests and

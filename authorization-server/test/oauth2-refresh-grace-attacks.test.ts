@@ -31,7 +31,7 @@ import {
 import { hashRefreshToken } from '../src/stores/stores.js';
 
 /**
- * Issue 32, finding 2: the refresh grace (a retry after a lost answer) must
+ * The refresh grace (a retry after a lost answer) must
  * not be a ride for a thief. Each attack of the review runs on one instance
  * with the memory store and on two instances over one real redis-server:
  * one retry per rotation, only for clients that prove themselves, never two

@@ -29,7 +29,7 @@ import {
 import { signInAddressKey } from '../src/sign-in/sign-in-guard.js';
 
 /**
- * The sign-in guard (issue 12 part 2): one allowance of failed sign-ins
+ * The sign-in guard: one allowance of failed sign-ins
  * for every door that checks a password, counted before the check, per
  * username and per address; a success never throttles.
  */
@@ -295,7 +295,7 @@ const REAL_TIME: Clock = {
   stop: () => undefined,
 };
 
-/** The lock-out policy (issue 32, finding 5), on the doors of `apps` (one app, or two instances on one store). */
+/** The lock-out policy, on the doors of `apps` (one app, or two instances on one store). */
 function lockOuts(apps: () => Promise<[Express, Express]>, clock: Clock): void {
   it('ten wrong passwords from one address throttle that address only: the owner signs in from another, at both doors', async () => {
     const [a, b] = await apps();
@@ -370,7 +370,7 @@ function deviceCookieOf(res: request.Response): string {
 }
 
 /**
- * Known devices (issue 36): a device that signed the account in before, a
+ * Known devices: a device that signed the account in before, a
  * browser with its signed device cookie or an authenticated confidential
  * client, has its own allowance; failures from other addresses, however
  * they re-arm the username-wide delay, never refuse it.
@@ -434,7 +434,7 @@ function knownDevices(apps: () => Promise<[Express, Express]>, clock: Clock): vo
 }
 
 /**
- * Parallel wrong passwords (issue 36): the guard's check and count are one
+ * Parallel wrong passwords: the guard's check and count are one
  * atomic step, so however many arrive at once, on one instance or two, at
  * most what the policy allows one after another is checked: 10 from one
  * address (the pair's); from 30 addresses sending one each, 3 (the

@@ -93,7 +93,7 @@ describe('a custom UserStore that does not normalize usernames', () => {
 });
 
 /**
- * Issue 32, finding 6: RFC 8265's UsernameCaseMapped profile (PRECIS
+ * RFC 8265's UsernameCaseMapped profile (PRECIS
  * IdentifierClass) disallows control and default-ignorable code points, so
  * "\u200Balice" can be no look-alike of "alice": refused when the account is
  * added, and never looked up at sign-in.

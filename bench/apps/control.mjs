@@ -2,12 +2,12 @@
 // avoid for ours' answer: the same 18 headers as ours sends (security
 // headers, Cache-Control, Vary, CORS, rate-limit state, ETag) as fixed
 // strings, each with setHeader() while the response is open (the way ours
-// writes them since issue 29), and the same body, serialized per request and
+// writes them), and the same body, serialized per request and
 // written with its Content-Length in one res.end(). No origin check, no
-// counting, no hashing: the floor a preset on Express is measured against
-// (issue 15). BENCH_CONTROL_WRITE=writeHead hands them to writeHead() in one
-// prepared list instead (Node's cheapest write of headers, which ours took
-// before issue 29 by replacing the app's header methods). The bearer route is the
+// counting, no hashing: the floor a preset on Express is measured against.
+// BENCH_CONTROL_WRITE=writeHead hands them to writeHead() in one
+// prepared list instead (Node's cheapest write of headers, which ours once took
+// by replacing the app's header methods). The bearer route is the
 // same answer behind the same pre-built-key jsonwebtoken check as bare
 // Express's.
 import { createSecretKey } from 'node:crypto';
@@ -51,7 +51,7 @@ function sendWithSetHeader(res, body) {
 
 // The same answer through writeHead() with a prepared flat array of names
 // and values, Node's cheapest write of fixed headers on a response that has
-// none set yet (issue 15 asked what it saves: see docs/performance.md).
+// none set yet.
 function sendWithWriteHead(res, body) {
   const text = JSON.stringify(body);
   res.writeHead(200, [

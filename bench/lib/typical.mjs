@@ -1,4 +1,4 @@
-// The "typical app" set (issue 20 part 4): the same neighbours in front of
+// The "typical app" set: the same neighbours in front of
 // each bench app, as a team runs them: a request logger writing to a null
 // stream and cookie parsing. The app itself is mounted after them, whole.
 import { Writable } from 'node:stream';

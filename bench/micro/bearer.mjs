@@ -34,7 +34,7 @@ export async function runBearer() {
     middleware(req, undefined, next);
     return passed;
   };
-  // The same with revokedFamilies (issue 12: access tokens die with their
+  // The same with revokedFamilies (access tokens die with their
   // refresh-token family): the token carries its family in `sid`, and 1,000
   // other families are revoked; the check is one local lookup per request.
   const revokedFamilies = new MemoryRevokedFamilies();

@@ -17,7 +17,7 @@ const rawBigintUser = (i = 0) => ({ ...USER, id: BIG_ID + BigInt(i), id_str: Str
 // which JSON.stringify writes with as many digits, so both texts are as long.
 const numberUser = (i = 0) => ({ ...USER, id: Number(BIG_ID + BigInt(i)), id_str: String(BIG_ID + BigInt(i)) });
 
-/** The cases and their targets (issue 8): time of stringifyJson / time of JSON.stringify. */
+/** The cases and their targets: time of stringifyJson / time of JSON.stringify. */
 export const SERIALIZER_CASES = [
   { name: '400 B user, no < >', data: plainUser(), baseline: plainUser(), target: 1.15 },
   { name: '100-item list, no < >', data: list(plainUser), baseline: list(plainUser), target: 1.15 },

@@ -1,4 +1,4 @@
-// Bytes allocated per request (issue 15), for the bench report: runs
+// Bytes allocated per request, for the bench report: runs
 // bench/micro/allocations.mjs in a child process with the flags it needs
 // (`--expose-gc`, a new space large enough that no collection runs within a
 // batch) and reads its JSON.

@@ -138,7 +138,7 @@ Ours' own / the peer's own: **${fixed(own.median)}x** (per round: ${own.perRound
 }
 
 function ownCostMarkdown(own) {
-  return `### The preset's own CPU per request (issue 15)
+  return `### The preset's own CPU per request
 
 Each target's CPU µs/request minus bare Express's in the same round: what the middlewares add.
 Target: ours at most ${fixed(own.target, 1)}x the peer stack's. The control

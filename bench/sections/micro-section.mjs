@@ -90,7 +90,7 @@ Ours costs **${fixed(rl.ratio)}x** what express-rate-limit costs (ratio of the m
     measured: `${fixed(r.ratio)}x`,
     verdict: verdict(r.ratio, r.target, false),
   }));
-  // Issue 12: the revoked-families check keeps the bearer check within 5 % of what it costs without it.
+  // The revoked-families check keeps the bearer check within 5 % of what it costs without it.
   const seen = bearer.find((b) => b.name === 'ours: same token, no revokedFamilies');
   const revoked = bearer.find((b) => b.name === 'ours: with revokedFamilies, seen before');
   if (seen && revoked) {

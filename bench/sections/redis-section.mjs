@@ -20,7 +20,7 @@ export async function redisSection({ log }) {
       r.target === undefined ? '' : verdict(r.median, r.target),
     ]),
   );
-  const markdown = `## The Redis path (issue 47)
+  const markdown = `## The Redis path
 
 The rate-limit counters in a Redis of the bench's own (then a three-master Redis Cluster), every
 server its own process, wrk with 50 connections, ${seconds} s per measurement, ${rounds} interleaved

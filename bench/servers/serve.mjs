@@ -22,7 +22,7 @@ if (app.createFastify) {
   });
 }
 
-// Bytes allocated on the heap since start, over real sockets (issue 15): the
+// Bytes allocated on the heap since start, over real sockets: the
 // heap's growth between collections, read from V8's GC profiler. Each
 // collection's heap size before it, less the size after the one before (or
 // at the last reading), is what was allocated in between.

@@ -5,7 +5,8 @@
 // The checker judges paths and bodies with the library's own rule tables and
 // reads its options with the library's option helpers: it compiles those
 // sources (../src/lint/, ../src/config/) and the values the library sends
-// (../src/http/spec.ts, ../src/security/defaults.ts) with its own, so the output mirrors
+// (../src/http/spec.ts, ../src/security/defaults.ts) and the OpenAPI `$ref` resolver
+// (../src/openapi/document.ts) with its own, so the output mirrors
 // the repository (dist/<format>/checker/src/ beside dist/<format>/src/) and the
 // package needs nothing of the library at run time. The build fails if any
 // other file of the library came in with them.
@@ -21,6 +22,7 @@ const LIBRARY_SOURCES = [
   'lint/body-rules',
   'lint/path-rules',
   'lint/words',
+  'openapi/document',
   'security/defaults',
 ];
 

@@ -1,3 +1,5 @@
+import { SECURITY_HEADERS, type SecurityHeaderCheckId } from './spec-values.js';
+
 /** The sections of the conventions the checks are grouped by, in the order they are reported. */
 export const CONFORMANCE_SECTIONS = [
   'Common response behaviour',
@@ -56,6 +58,12 @@ const limits = define('Limits');
 const auth = define('Authentication');
 const paths = define('Path rules');
 const escaping = define('JSON output escaping');
+
+/** One check per row of the security header table that fixes a value: `Name: value`. */
+function securityHeaderChecks(): Record<SecurityHeaderCheckId, CheckDefinition> {
+  const checks = SECURITY_HEADERS.map((row) => [row.id, security(`\`${row.header}: ${row.value}\``)] as const);
+  return Object.fromEntries(checks) as Record<SecurityHeaderCheckId, CheckDefinition>;
+}
 
 /**
  * Every check of the conformance run, by stable id. The ids are public: they
@@ -185,16 +193,7 @@ export const CONFORMANCE_CHECKS = {
     ['records-shown', 'Error body', 'Token error body'],
   ),
 
-  'security.hsts': security('`Strict-Transport-Security: max-age=63072000; includeSubDomains`'),
-  'security.csp': security("`Content-Security-Policy: script-src 'self'`"),
-  'security.nosniff': security('`X-Content-Type-Options: nosniff` on every response'),
-  'security.frame-options': security('`X-Frame-Options: deny`'),
-  'security.referrer-policy': security('`Referrer-Policy: no-referrer`'),
-  'security.cross-domain-policies': security('`X-Permitted-Cross-Domain-Policies: none`'),
-  'security.dns-prefetch-control': security('`X-DNS-Prefetch-Control: off`'),
-  'security.coop': security('`Cross-Origin-Opener-Policy: same-origin`'),
-  'security.corp': security('`Cross-Origin-Resource-Policy: same-origin`'),
-  'security.coep': security('`Cross-Origin-Embedder-Policy: require-corp`'),
+  ...securityHeaderChecks(),
   'security.x-xss-protection': security('`X-XSS-Protection` absent, or `0`', 'not used'),
   'security.no-public-key-pins': security('No `Public-Key-Pins`', 'not used'),
   'security.no-expect-ct': security('No `Expect-CT`', 'not used'),

@@ -1,4 +1,5 @@
 import type { CheckId } from './catalogue.js';
+import { DEFAULT_CACHE_CONTROL, SECURITY_HEADERS } from './spec-values.js';
 
 /**
  * How bad a failing check is, read from the wording of the rule it tests:
@@ -33,7 +34,8 @@ export const CONFORMANCE_CAUSES = {
     title: 'The security response headers of the conventions are missing or differ',
     fix: "Mount `securityHeaders()` (express-api-conventions/security; `conventions()` mounts it first) and keep its defaults, which are the conventions' values.",
     elsewhere:
-      "Send on every response: `Strict-Transport-Security: max-age=63072000; includeSubDomains`, `Content-Security-Policy: script-src 'self'`, `X-Content-Type-Options: nosniff`, `X-Frame-Options: deny`, `Referrer-Policy: no-referrer`, `X-Permitted-Cross-Domain-Policies: none`, `X-DNS-Prefetch-Control: off`, `Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Resource-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`, and `Cache-Control: no-store, max-age=0` unless another cache value of the conventions applies.",
+      `Send on every response: ${SECURITY_HEADERS.map((row) => `\`${row.header}: ${row.value}\``).join(', ')}, ` +
+      `and \`Cache-Control: ${DEFAULT_CACHE_CONTROL}\` unless another cache value of the conventions applies.`,
     docs: 'docs/security.md',
   },
   'helmet-defaults': {

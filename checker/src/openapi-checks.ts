@@ -1,6 +1,7 @@
 import type { RunContext } from './context.js';
 import { type DocumentedOperation, documentedOperation } from './openapi-source.js';
 import { describeExchange, type Exchange } from './probe.js';
+import { SECURITY_HEADERS } from './spec-values.js';
 
 /**
  * With `--openapi`: whether the document says what the service answered.
@@ -12,17 +13,8 @@ import { describeExchange, type Exchange } from './probe.js';
  */
 
 /** The response headers the conventions' preset sends, lower case. */
-export const CONVENTION_HEADERS = [
-  'strict-transport-security',
-  'content-security-policy',
-  'x-content-type-options',
-  'x-frame-options',
-  'referrer-policy',
-  'x-permitted-cross-domain-policies',
-  'x-dns-prefetch-control',
-  'cross-origin-opener-policy',
-  'cross-origin-resource-policy',
-  'cross-origin-embedder-policy',
+export const CONVENTION_HEADERS: readonly string[] = [
+  ...SECURITY_HEADERS.map((row) => row.name),
   'cache-control',
   'ratelimit',
   'ratelimit-policy',
@@ -32,7 +24,7 @@ export const CONVENTION_HEADERS = [
   'access-control-allow-origin',
   'access-control-allow-credentials',
   'access-control-expose-headers',
-] as const;
+];
 
 interface Gap {
   readonly exchange: Exchange;

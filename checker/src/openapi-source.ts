@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { invalidOption } from '../../src/config/options.js';
+import { isObject, resolve } from '../../src/openapi/document.js';
 
 /**
  * Reads an OpenAPI 3 document into what the checker cannot guess: the paths
@@ -35,28 +36,8 @@ export interface OpenApiPlan {
   readonly reflect?: string;
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Follows a local `$ref` (JSON pointer into the same document), a few levels deep. */
-function deref(doc: Json, value: unknown): unknown {
-  let current = value;
-  for (let depth = 0; depth < 10 && isObject(current) && typeof current.$ref === 'string'; depth++) {
-    const ref = current.$ref;
-    if (!ref.startsWith('#/')) return undefined;
-    let target: unknown = doc;
-    for (const raw of ref.slice(2).split('/')) {
-      const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-      target = isObject(target) ? target[key] : undefined;
-    }
-    current = target;
-  }
-  return current;
-}
-
-const asObject = (doc: Json, value: unknown): Json | undefined => {
-  const resolved = deref(doc, value);
-  return isObject(resolved) ? resolved : undefined;
-};
+// Local `$ref`s are followed by the library's one resolver (src/openapi/document.ts).
+const asObject = resolve;
 
 /** Reads the text of a file or http(s) URL. */
 async function readSource(source: string | URL, timeoutMs: number): Promise<string> {

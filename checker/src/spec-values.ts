@@ -1,5 +1,5 @@
 import { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE } from '../../src/http/spec.js';
-import { SECURITY_HEADERS as SECURITY_HEADER_VALUES } from '../../src/security/defaults.js';
+import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../../src/security/defaults.js';
 
 /**
  * The values the conventions fix, as the checker compares them. Those the
@@ -11,30 +11,21 @@ import { SECURITY_HEADERS as SECURITY_HEADER_VALUES } from '../../src/security/d
 export const JSON_MEDIA_TYPE = JSON_CONTENT_TYPE;
 
 /** The checker's id of each row of the conventions' "Security response headers" (nosniff included). */
-const SECURITY_HEADER_IDS = {
-  'Strict-Transport-Security': 'security.hsts',
-  'Content-Security-Policy': 'security.csp',
-  'X-Content-Type-Options': 'security.nosniff',
-  'X-Frame-Options': 'security.frame-options',
-  'Referrer-Policy': 'security.referrer-policy',
-  'X-Permitted-Cross-Domain-Policies': 'security.cross-domain-policies',
-  'X-DNS-Prefetch-Control': 'security.dns-prefetch-control',
-  'Cross-Origin-Opener-Policy': 'security.coop',
-  'Cross-Origin-Resource-Policy': 'security.corp',
-  'Cross-Origin-Embedder-Policy': 'security.coep',
-} as const satisfies Record<keyof typeof SECURITY_HEADER_VALUES, string>;
+export type SecurityHeaderCheckId = Extract<(typeof SECURITY_HEADER_TABLE)[number], { check: string }>['check'];
 
 /**
  * The conventions' "Security response headers": every row with a fixed
- * value, the values securityHeaders() sends (src/security/defaults.ts, which
- * the checker's build compiles). RFC 7034 §2.1: `X-Frame-Options` is
- * case-insensitive, so helmet's `DENY` is the conventions' `deny`.
+ * value, the values securityHeaders() sends (the library's one table of
+ * security headers). RFC 7034 §2.1: `X-Frame-Options` is case-insensitive,
+ * so helmet's `DENY` is the conventions' `deny`.
  */
-export const SECURITY_HEADERS = (Object.keys(SECURITY_HEADER_IDS) as (keyof typeof SECURITY_HEADER_IDS)[]).map((name) => ({
-  id: SECURITY_HEADER_IDS[name],
-  name: name.toLowerCase(),
-  value: SECURITY_HEADER_VALUES[name] as string,
-  caseInsensitive: name === 'X-Frame-Options',
+export const SECURITY_HEADERS = fixedSecurityHeaders(SECURITY_HEADER_TABLE).map((row) => ({
+  id: row.check as SecurityHeaderCheckId,
+  /** As the header is written, for sentences. */
+  header: row.header,
+  name: row.header.toLowerCase(),
+  value: row.value,
+  caseInsensitive: row.caseInsensitive === true,
 }));
 
 /** "Headers that are not used: ... `Public-Key-Pins`, `Expect-CT`, `Feature-Policy`." */

@@ -18,6 +18,7 @@ const LIBRARY_SOURCES = [
   'lint/body-rules.ts',
   'lint/path-rules.ts',
   'lint/words.ts',
+  'openapi/document.ts',
   'security/defaults.ts',
 ];
 // `import ... from '...'`, `export ... from '...'`, `import '...'` and `import('...')`.

@@ -56,7 +56,7 @@ describe('checkConventions()', () => {
     });
 
     it('counts its requests and reports every check once, grouped by section', () => {
-      // 14 for the checks before issue 16; then a missing resource and HEAD, 5 for paging and fields,
+      // 14 for the first checks; then a missing resource and HEAD, 5 for paging and fields,
       // 6 more for the token endpoint and 401/403, 6 writes.
       expect(report.requests).toBe(33);
       expect(report.results.map((result) => result.id)).toEqual(CONFORMANCE_CHECK_IDS);

@@ -102,7 +102,7 @@ beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
   // The command's whole import graph: the package's own src/, and the library's folders whose files it compiles.
   transpileSources(join(root, 'src'), join(scratch, 'dist/esm/checker/src'));
-  for (const folder of ['config', 'http', 'lint', 'security'])
+  for (const folder of ['config', 'http', 'lint', 'openapi', 'security'])
     transpileSources(join(root, '..', 'src', folder), join(scratch, 'dist/esm/src', folder));
   writeFileSync(join(scratch, 'dist/esm/package.json'), '{ "type": "module" }\n');
   mkdirSync(join(scratch, 'bin'));

@@ -5,7 +5,7 @@ import { conventions, errorHandler, notFound } from '../../src/index.js';
 import { type CheckResult, type ConformanceReport, checkConventions } from '../src/index.js';
 
 /**
- * Issue 30, point 5: a finding caused by a common middleware an app already
+ * A finding caused by a common middleware an app already
  * runs (helmet with its defaults, the `cors` package) names that middleware
  * and what to remove or reconfigure, never "mount securityHeaders()" for a
  * preset that is mounted, nor "rename the header" for a header helmet sent.

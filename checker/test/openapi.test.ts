@@ -147,7 +147,7 @@ describe('express-api-conventions-checker check <url> --openapi docs/openapi.yam
         'http://localhost:5173',
         '--allow-writes',
         // What no document can say: which resource the run may change, and what a limited
-        // token may not do (issue 16's write and 403 checks). The checker never picks data to
+        // token may not do (the write and 403 checks). The checker never picks data to
         // change by itself.
         '--disposable',
         '/v1/users/4611686018428387914',

@@ -3,7 +3,7 @@ import { ALLOWED_ORIGIN } from './fixtures/compliant-app.js';
 import { PEER_STACK, peerStackApp } from './fixtures/peer-stack.js';
 
 /**
- * Issue 16: the checker, run with every option docs/conformance.md
+ * The checker, run with every option docs/conformance.md
  * recommends, against the hand-assembled stack (helmet, cors,
  * express-rate-limit, @node-oauth/oauth2-server, method-override and a
  * users resource with 64-bit ids, each wired the way its README shows),
@@ -36,7 +36,7 @@ const byId = (id: string): CheckResult => {
   return found;
 };
 
-describe('checkConventions() on the hand-assembled stack of issue 16', () => {
+describe('checkConventions() on the hand-assembled stack', () => {
   it('reports exactly the rules the stack breaks', () => {
     expect(report.failures.map((failure) => failure.id)).toEqual([
       // Common response behaviour: none broken.
@@ -92,7 +92,7 @@ describe('checkConventions() on the hand-assembled stack of issue 16', () => {
     ]);
   });
 
-  // Each rule issue 16 names, and the checks that observe it: every one reports the stack broken.
+  // Each rule the stack breaks, and the checks that observe it: every one reports the stack broken.
   it.each([
     ['Large integers', ['resource.large-integers']],
     [

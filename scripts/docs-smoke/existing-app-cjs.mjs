@@ -1,7 +1,7 @@
 // The existing-app guide's CommonJS app (docs/guides/existing-app.md, `// existing-app-cjs/app.cjs`:
 // helmet, cors, morgan, express-session, passport-local, a legacy route, /health and static files
 // in front of or beside the conventions), run by check:docs in its three stages. Each probe asserts
-// what issue 30 asks of that stage, over HTTP, as a browser and a load balancer would send it.
+// what the guide asks of that stage, over HTTP, as a browser and a load balancer would send it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -41,7 +41,7 @@ export async function reportOnlyRefusesNothing(origin) {
 }
 
 /**
- * The conventions' values on an API response that hold with helmet in front today. Issue 30's
+ * The conventions' values on an API response that hold with helmet in front today. The guide's
  * point 3 (order means precedence) adds `Content-Security-Policy: script-src 'self'`,
  * `Strict-Transport-Security: max-age=63072000; includeSubDomains` and `X-Frame-Options`
  * `deny`, which helmet's own values still replace.

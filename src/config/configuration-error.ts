@@ -3,7 +3,7 @@
  * start-up, when the factory is called, never at request time (docs/design.md
  * principle 3). Each code has an anchor in docs/configuration-errors.md; the
  * message links it by its address in the repository (the package ships no
- * docs/, issue 29). The checker's build compiles this file and options.ts
+ * docs/). The checker's build compiles this file and options.ts
  * into its package: its option errors are these.
  */
 /** docs/configuration-errors.md in the repository (package.json `homepage`). */

@@ -48,7 +48,4 @@ export {
 export { DEFAULT_OAUTH2_REDIS_PREFIX } from '../oauth2/redis-revoked-families.js';
 export { checkScopeList, formatScope, parseScope } from '../oauth2/scope.js';
 export { clientAddressKey } from '../rate-limit/client-address.js';
-export { checkStore } from '../stores/check-store.js';
-export { storeKeyOf } from '../stores/counter-keys.js';
-export { secondsUntil } from '../stores/counter-store.js';
 export { RedisConnection, RedisScript, readRedisOptions, redisKey, replyText, taggedKey } from '../stores/redis/index.js';

@@ -9,7 +9,7 @@
  * fast form makes a hidden class for that one object and copies its
  * descriptors. Taking off a property that was not the last one added moves
  * the object's properties into a dictionary once; adding one is then a hash
- * insert. `test/v8-dictionary.test.ts` checks both facts on Express 4 and 5
+ * insert. `test/dictionary-mode.test.ts` checks both facts on Express 4 and 5
  * under `--allow-natives-syntax`.
  */
 

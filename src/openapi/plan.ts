@@ -4,8 +4,8 @@ import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '.
 import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
 import { defaultLimitFor, PAGING_DEFAULTS } from '../request/paging-defaults.js';
-import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from '../security/defaults.js';
-import { CONVENTIONS_OPTION_NAMES } from '../stage-names.js';
+import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../security/defaults.js';
+import { CONVENTIONS_OPTION_NAMES, stageGiven } from '../stage-names.js';
 import { isObject, type Json } from './document.js';
 
 /** Options of withConventions(): those given to conventions(), and the paging of the list routes. */
@@ -82,12 +82,14 @@ function reportOnlyReach(value: unknown): ReportOnlyReach {
   return isObject(value) && value.when !== undefined ? 'some' : 'every';
 }
 
+/** The security headers with a value of their own, from the table, once. */
+const FIXED_SECURITY_HEADERS = fixedSecurityHeaders(SECURITY_HEADER_TABLE);
+
 function securityHeadersPlan(value: unknown, reach: ReportOnlyReach): Plan['securityHeaders'] {
-  const options = value === false ? undefined : (objectOr(value) ?? {});
+  const options = stageGiven('securityHeaders', value) ? (objectOr(value) ?? {}) : undefined;
   const sent: (readonly [string, string | undefined])[] = [];
-  for (const [name, fixed] of Object.entries(SECURITY_HEADERS)) {
-    const option = SECURITY_HEADER_OPTIONS[name as keyof typeof SECURITY_HEADERS];
-    if (option === undefined) sent.push([name, fixed]);
+  for (const { header: name, value: fixed, option, alwaysSent } of FIXED_SECURITY_HEADERS) {
+    if (alwaysSent) sent.push([name, fixed]);
     else if (options && options[option] !== false) {
       const value = options[option] === undefined ? fixed : undefined;
       if (reach !== 'every' || !SOFTENED_HEADERS.has(name)) sent.push([name, value]);
@@ -101,7 +103,7 @@ function securityHeadersPlan(value: unknown, reach: ReportOnlyReach): Plan['secu
 export function readPlan(options: WithConventionsOptions | undefined): Plan {
   // conventions()'s keys and `paging`: a typo (`cors` for `corsPolicy`) is refused, never ignored.
   const given: Json = readOptions<Json>('withConventions', options, [...CONVENTIONS_OPTION_NAMES, 'paging']);
-  const caching = given.caching === false ? undefined : (objectOr(given.caching) ?? {});
+  const caching = stageGiven('caching', given.caching) ? (objectOr(given.caching) ?? {}) : undefined;
   const cacheControl = caching?.defaultCacheControl;
   const paging = objectOr(given.paging) ?? {};
   const maxLimit = typeof paging.maxLimit === 'number' ? paging.maxLimit : PAGING_DEFAULTS.maxLimit;
@@ -110,11 +112,13 @@ export function readPlan(options: WithConventionsOptions | undefined): Plan {
   const reach = reportOnlyReach(given.reportOnly);
   return {
     securityHeaders: securityHeadersPlan(given.securityHeaders, reach),
-    rateLimit: given.rateLimit !== false,
-    limitRefuses: given.rateLimit !== false && reach !== 'every',
+    rateLimit: stageGiven('rateLimit', given.rateLimit),
+    limitRefuses: stageGiven('rateLimit', given.rateLimit) && reach !== 'every',
     cors: cors !== undefined && (cors.origins === '*' || (Array.isArray(cors.origins) && cors.origins.length > 0)),
-    bearer: objectOr(given.bearerAuth) !== undefined,
-    crossSite: reach !== 'every' && (given.crossSiteProtection !== false || objectOr(given.csrfProtection) !== undefined),
+    bearer: stageGiven('bearerAuth', given.bearerAuth),
+    crossSite:
+      reach !== 'every' &&
+      (stageGiven('crossSiteProtection', given.crossSiteProtection) || stageGiven('csrfProtection', given.csrfProtection)),
     etag: caching !== undefined && caching.etag !== false,
     cacheControl: caching === undefined || cacheControl === false ? undefined : String(cacheControl ?? CACHE_CONTROL_SENSITIVE),
     maxLimit,

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import { warnOnce } from '../config/warnings.js';
 import { setResponseHeaders } from '../http/response-headers.js';
+import { optionOfHeader, SECURITY_HEADER_TABLE } from './defaults.js';
 
 /**
  * Order means precedence, as everywhere in Express: a security header that
@@ -9,21 +10,8 @@ import { setResponseHeaders } from '../http/response-headers.js';
  * route or a middleware after it still replaces that in turn.
  */
 
-/** The option of securityHeaders() that writes each header, for the warning's fix. */
-const OPTION_OF_HEADER: Readonly<Record<string, string>> = {
-  'content-security-policy': 'contentSecurityPolicy',
-  'strict-transport-security': 'strictTransportSecurity',
-  'referrer-policy': 'referrerPolicy',
-  'cross-origin-opener-policy': 'crossOriginOpenerPolicy',
-  'cross-origin-resource-policy': 'crossOriginResourcePolicy',
-  'cross-origin-embedder-policy': 'crossOriginEmbedderPolicy',
-  'x-permitted-cross-domain-policies': 'xPermittedCrossDomainPolicies',
-  'x-dns-prefetch-control': 'xDnsPrefetchControl',
-  'x-frame-options': 'xFrameOptions',
-  'x-content-type-options': 'xContentTypeOptions',
-  'permissions-policy': 'permissionsPolicy',
-  'origin-agent-cluster': 'originAgentCluster',
-};
+/** The option of securityHeaders() that writes each header (lower-case name), for the warning's fix. */
+const OPTION_OF_HEADER = optionOfHeader(SECURITY_HEADER_TABLE);
 
 /**
  * Writes a fixed [name, value, …] list (computed once by the caller) over
@@ -85,7 +73,7 @@ export function keepEarlierHeaders(res: Response, earlier: ReadonlyMap<string, s
 }
 
 function sayReplaced(name: string, earlier: string, value: string): void {
-  const option = OPTION_OF_HEADER[name.toLowerCase()];
+  const option = OPTION_OF_HEADER.get(name.toLowerCase());
   const stageOption = option === undefined ? '' : `, give the stage your value (\`securityHeaders: { ${option}: … }\`)`;
   warnOnce(
     `securityHeaders:replaced:${name.toLowerCase()}`,

@@ -3,8 +3,7 @@ import helmet, { contentSecurityPolicy, type HelmetOptions } from 'helmet';
 import { ConfigurationError } from '../config/configuration-error.js';
 import { checkBoolean, invalidOption, isProductionEnvironment, type OptionHints, readOptions } from '../config/options.js';
 import { removeResponseHeader, removeResponseHeaders, setResponseHeader } from '../http/response-headers.js';
-import { NOSNIFF_HEADER, NOSNIFF_VALUE } from '../http/spec.js';
-import { SECURITY_HEADER_OPTIONS, SECURITY_HEADERS } from './defaults.js';
+import { SECURITY_HEADER_TABLE, type SecurityHeaderRow } from './defaults.js';
 import { sayReplacedSince, securityHeadersBefore, writeOverEarlierHeaders } from './header-precedence.js';
 
 /**
@@ -49,23 +48,14 @@ export interface SecurityHeadersOptions {
 }
 
 const FACTORY = 'securityHeaders';
-const OPTION_NAMES = [
-  'contentSecurityPolicy',
-  'strictTransportSecurity',
-  'referrerPolicy',
-  'crossOriginOpenerPolicy',
-  'crossOriginResourcePolicy',
-  'crossOriginEmbedderPolicy',
-  'xPermittedCrossDomainPolicies',
-  'xDnsPrefetchControl',
-  'xFrameOptions',
-  'xContentTypeOptions',
-  'permissionsPolicy',
-  'originAgentCluster',
-] as const;
+type Row = (typeof SECURITY_HEADER_TABLE)[number];
+const ROWS: readonly SecurityHeaderRow[] = SECURITY_HEADER_TABLE;
+const OPTION_NAMES = ROWS.map((row) => row.option);
 
-// The option names openapi/ reads from defaults.ts are this factory's: a rename fails to compile.
-SECURITY_HEADER_OPTIONS satisfies Readonly<Record<string, (typeof OPTION_NAMES)[number] | undefined>>;
+// The documented options are the table's, no more and no less: a row without its option fails to compile here.
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const OPTIONS_ARE_THE_TABLES: SameKeys<keyof SecurityHeadersOptions, Row['option']> = true;
+void OPTIONS_ARE_THE_TABLES;
 
 const ALWAYS_REMOVED = "securityHeaders() always removes `X-Powered-By` (helmet's `xPoweredBy`/`hidePoweredBy`).";
 const NO_XSS_PROTECTION =
@@ -92,7 +82,7 @@ export const SECURITY_HEADERS_HINTS: OptionHints = {
   xDownloadOptions: NO_DOWNLOAD_OPTIONS,
 };
 
-// helmet's options that reproduce SECURITY_HEADERS exactly.
+// helmet's options that reproduce the table's values exactly, one per row helmet writes.
 const DEFAULTS = {
   // helmet insists on a default-src unless told explicitly that the conventions'
   // policy has none.
@@ -107,7 +97,7 @@ const DEFAULTS = {
   crossOriginEmbedderPolicy: { policy: 'require-corp' },
   xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
   xDnsPrefetchControl: { allow: false },
-} as const satisfies HelmetOptions;
+} as const satisfies HelmetOptions & Record<Extract<Row, { takes: 'helmet' }>['option'], object>;
 
 /** Rule 11.2's policy as helmet's options (what reportOnlySecurityHeaders() reports on). */
 export const DEFAULT_CSP_OPTIONS: Exclude<SecurityHeadersOptions['contentSecurityPolicy'], false | undefined> =
@@ -115,14 +105,8 @@ export const DEFAULT_CSP_OPTIONS: Exclude<SecurityHeadersOptions['contentSecurit
 /** Rule 11.12's embedding policy. */
 export const DEFAULT_COEP_POLICY: string = DEFAULTS.crossOriginEmbedderPolicy.policy;
 
-const HELMET_KEYS = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
-
 /** Every header this stage may write, for the replaced-value warning when its values are made per request. */
-export const WATCHED_HEADERS: readonly string[] = [
-  ...Object.keys(SECURITY_HEADERS),
-  'Permissions-Policy',
-  'Origin-Agent-Cluster',
-];
+export const WATCHED_HEADERS: readonly string[] = ROWS.map((row) => row.header);
 
 const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -213,31 +197,24 @@ interface Configuration {
 
 /** Turns securityHeaders()'s options into helmet's middleware and the fixed headers added to it. */
 function configure(factory: string, options: unknown): Configuration {
-  const given = readOptions<SecurityHeadersOptions>(factory, options, OPTION_NAMES, SECURITY_HEADERS_HINTS);
+  const given = readOptions<Record<string, unknown>>(factory, options, OPTION_NAMES, SECURITY_HEADERS_HINTS);
+  // helmet's writers of headers this package writes itself, or never writes, are off; X-Powered-By is removed.
   const helmetOptions: Record<string, unknown> = {
     xFrameOptions: false,
     xXssProtection: false,
     xDownloadOptions: false,
     xPoweredBy: true,
-    // nosniff is written below, from the one constant commonHeaders() writes too.
     xContentTypeOptions: false,
-    originAgentCluster: checkBoolean(factory, 'originAgentCluster', given.originAgentCluster ?? false),
   };
-  for (const key of HELMET_KEYS) {
-    const value = given[key] ?? DEFAULTS[key];
-    if (value !== false && !isPlainObject(value))
-      invalidOption(factory, key, value, "helmet's options object for this header, or false");
-    helmetOptions[key] = value;
+  const extra: [string, string][] = [];
+  for (const row of ROWS) {
+    if (row.takes === 'helmet' || row.takes === 'helmet-switch')
+      helmetOptions[row.option] = helmetSetting(factory, row, given[row.option]);
+    else {
+      const value = ownValue(factory, row, given[row.option]);
+      if (value !== undefined) extra.push([row.header, value]);
+    }
   }
-  const frame = given.xFrameOptions ?? 'deny';
-  if (frame !== 'deny' && frame !== 'sameorigin' && frame !== false) {
-    invalidOption(factory, 'xFrameOptions', frame, "'deny', 'sameorigin' or false");
-  }
-  const permissions = given.permissionsPolicy ?? false;
-  if (permissions !== false && (typeof permissions !== 'string' || permissions.trim() === '' || /[\r\n]/.test(permissions))) {
-    invalidOption(factory, 'permissionsPolicy', permissions, 'a Permissions-Policy value or false');
-  }
-
   let writeHelmetHeaders: ReturnType<typeof helmet>;
   try {
     writeHelmetHeaders = helmet(helmetOptions as HelmetOptions);
@@ -245,13 +222,32 @@ function configure(factory: string, options: unknown): Configuration {
     // helmet checks its values when it is called: report its finding as ours.
     throw new ConfigurationError('EAC_OPTION_INVALID', `${factory}(options): ${(error as Error).message}`);
   }
-  const extra: [string, string][] = [];
-  if (checkBoolean(factory, 'xContentTypeOptions', given.xContentTypeOptions ?? true))
-    extra.push([NOSNIFF_HEADER, NOSNIFF_VALUE]);
-  if (frame !== false) extra.push(['X-Frame-Options', frame]);
-  if (permissions !== false) extra.push(['Permissions-Policy', permissions]);
   const recorded = hasDynamicDirective(helmetOptions.contentSecurityPolicy) ? undefined : record(writeHelmetHeaders);
   return { writeHelmetHeaders, extra, recorded };
+}
+
+/** What helmet is given for a row it writes: helmet's options for the header (the conventions' by default), or a switch. */
+function helmetSetting(factory: string, row: SecurityHeaderRow, given: unknown): unknown {
+  if (row.takes === 'helmet-switch') return checkBoolean(factory, row.option, given ?? row.value !== undefined);
+  const value = given ?? DEFAULTS[row.option as keyof typeof DEFAULTS];
+  if (value !== false && !isPlainObject(value))
+    invalidOption(factory, row.option, value, "helmet's options object for this header, or false");
+  return value;
+}
+
+/** The value this package writes for one of its rows, or undefined when the header is left out. */
+function ownValue(factory: string, row: SecurityHeaderRow, given: unknown): string | undefined {
+  const { takes } = row;
+  if (takes === 'switch') return checkBoolean(factory, row.option, given ?? row.value !== undefined) ? row.value : undefined;
+  const value = given ?? row.value ?? false;
+  if (value === false) return undefined;
+  if (Array.isArray(takes)) {
+    if (!takes.includes(value as string))
+      invalidOption(factory, row.option, value, `${takes.map((item) => `'${item}'`).join(', ')} or false`);
+  } else if (typeof value !== 'string' || value.trim() === '' || /[\r\n]/.test(value)) {
+    invalidOption(factory, row.option, value, `a ${row.header} value or false`);
+  }
+  return value as string;
 }
 
 /** A CSP directive given as a function (a nonce per request) makes helmet's output differ per request. */

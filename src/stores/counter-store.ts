@@ -1,7 +1,8 @@
 /**
- * The shared-state contract for counting in fixed windows: request counts of
- * the rate limiter and failure counts of the token endpoint's brute-force
- * guard. An in-memory implementation is the default; a Redis one lets several
+ * The shared-state contract for counting in fixed windows: the rate
+ * limiter's request counts. (The authorization server's sign-in guard counts
+ * in a store of its own that checks and counts in one atomic step, which a
+ * CounterStore cannot.) An in-memory implementation is the default; a Redis one lets several
  * instances count as one service (docs/design.md principle 5).
  */
 export interface CounterState {
@@ -22,10 +23,10 @@ export interface CounterStore {
   /**
    * Takes back one hit of the current window of `key` (never below 0; no-op
    * when no window is open): a request refused by one policy gives back what
-   * another policy counted, a successful sign-in gives back its attempt.
+   * another policy counted.
    */
   decrement(key: string): Promise<void>;
-  /** Forgets `key` (a successful sign-in clears its failures). */
+  /** Forgets `key`. */
   reset(key: string): Promise<void>;
 }
 

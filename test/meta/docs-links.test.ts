@@ -178,6 +178,29 @@ describe('documents the repository does not hold', () => {
   });
 });
 
+describe('tests the source and the docs name', () => {
+  /** The package a file belongs to, whose own `test/` a bare `test/...` in it may name. */
+  const packageOf = (file: string): string =>
+    ['checker/', 'authorization-server/', 'examples/server/'].find((root) => file.startsWith(root)) ?? '';
+  const readme = ['checker/README.md', 'authorization-server/README.md'].filter((file) => tracked.has(file));
+  const named = [...sources, ...pages, ...described, ...readme].flatMap((file) =>
+    [
+      ...readFileSync(file, 'utf8').matchAll(
+        /(?<![\w.-])(?:(?:checker|authorization-server|examples\/server)\/)?test\/[\w./-]*\w\.(?:ts|mjs|cjs|js)\b/g,
+      ),
+    ].map((match) => [file, match[0]] as const),
+  );
+
+  it('reads some (the scan works)', () => {
+    expect(named.length).toBeGreaterThan(10);
+  });
+
+  it('are files of the repository, at the path given or in the package of the file that names them', () => {
+    const missing = named.filter(([file, path]) => !tracked.has(path) && !tracked.has(`${packageOf(file)}${path}`));
+    expect(missing.map(([file, path]) => `${file}: ${path}`)).toEqual([]);
+  });
+});
+
 describe('configuration errors cite a page the user can open', () => {
   it('links the section of docs/configuration-errors.md in the repository', () => {
     const message = new ConfigurationError('EAC_OPTION_UNKNOWN', 'f(options): x.').message;

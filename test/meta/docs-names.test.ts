@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 
 /**
  * Every name an entry point exports at run time is named in the docs
- * (issue 29: "the docs name every exported name"): README.md or a page under
+ * ("the docs name every exported name"): README.md or a page under
  * docs/, as a word. A name no page mentions is either undocumented API or a
  * helper that should not be exported.
  */
@@ -22,7 +22,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 };
 const entries = Object.entries(pkg.exports)
   .filter((entry): entry is [string, { import: { default: string } }] => typeof entry[1] !== 'string')
-  // The checker leaves this package for its own (issue 29, point 4), with its own README.
+  // The checker leaves this package for its own, with its own README.
   .filter(([subpath]) => subpath !== './conformance')
   .map(([subpath, target]) => [
     subpath,
@@ -34,5 +34,20 @@ describe.each(entries)('the runtime names of %s', (_subpath, file) => {
     const names = Object.keys(require(file) as object).filter((name) => name !== '__esModule');
     expect(names.length).toBeGreaterThan(0);
     expect(names.filter((name) => !words.has(name))).toEqual([]);
+  });
+});
+
+/** The workspace packages: each one's entry point, and its README beside the pages of docs/. */
+const PACKAGES = [
+  ['express-api-conventions-checker', 'checker/src/index.ts', 'checker/README.md'],
+  ['express-api-conventions-authorization-server', 'authorization-server/src/index.ts', 'authorization-server/README.md'],
+] as const;
+
+describe.each(PACKAGES)('the runtime names of %s', (_name, entry, readme) => {
+  it(`are each named in ${readme} or docs/`, () => {
+    const own = new Set(readFileSync(join(ROOT, readme), 'utf8').match(/[A-Za-z_$][\w$]*/g));
+    const names = Object.keys(require(join(ROOT, entry)) as object).filter((name) => name !== '__esModule');
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((name) => !words.has(name) && !own.has(name))).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { ensureBuilt } from '../reference-server/harness.js';
 
 /**
- * `require` and `import` in one process (issue 14, then issue 29), with the
+ * `require` and `import` in one process, with the
  * built package: an app whose dependency `require()`s express-api-conventions
  * while the app `import`s it. There is one build (CommonJS, dist/cjs); the
  * ESM entry points (dist/esm) re-export its modules, so both ways reach the

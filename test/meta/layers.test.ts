@@ -250,3 +250,35 @@ describe('files of src/ and checker/src/', () => {
     expect([...new Set(named)].sort()).toEqual(held.sort());
   });
 });
+
+/** Every workspace package's sources, and the reference server's, which readers copy. */
+const PACKAGES = ['src', 'checker/src', 'authorization-server/src', 'examples/server/src'];
+
+/** The folder graph of one package: each file stands for its top folder (or itself, at the top), type-only imports included. */
+function foldersOf(files: ReadonlyMap<string, ReadonlySet<string>>, dir: string): Map<string, Set<string>> {
+  const node = (file: string): string => relative(dir, file).split(sep)[0] as string;
+  const graph = new Map<string, Set<string>>();
+  for (const [file, imported] of files) {
+    const edges = graph.get(node(file)) ?? new Set<string>();
+    for (const target of imported) if (node(target) !== node(file)) edges.add(node(target));
+    graph.set(node(file), edges);
+  }
+  return graph;
+}
+
+describe.each(PACKAGES)('the layers of %s/', (dir) => {
+  const files = fileGraph(join(ROOT, dir));
+
+  it('are read (the parser finds the files and their imports)', () => {
+    expect(files.size).toBeGreaterThan(5);
+    expect([...files.values()].some((imported) => imported.size > 0)).toBe(true);
+  });
+
+  it('have no file that imports a file importing it back, type-only imports included', () => {
+    expect(cyclesOf(files)).toEqual([]);
+  });
+
+  it('have no folder that imports a folder importing it back', () => {
+    expect(cyclesOf(foldersOf(files, dir))).toEqual([]);
+  });
+});

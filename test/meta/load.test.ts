@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { ensureBuilt } from '../reference-server/harness.js';
 
 /**
- * What an app loads (issue 29, "three products, three boundaries"): an app
+ * What an app loads: an app
  * that `require`s or `import`s the built package and calls `conventions()`
  * with its defaults loads no module of the token service (src/oauth2) or of
  * the checker (src/conformance), and none of jsonwebtoken, bcryptjs, yaml,
@@ -106,7 +106,7 @@ it('the otel subpath loads @opentelemetry/api and its own module', async () => {
 }, 40_000);
 
 /**
- * An issuer's key set (issue 37: discovery, the JWKS fetch, JWK import) is
+ * An issuer's key set (discovery, the JWKS fetch, JWK import) is
  * loaded only when configured: bearerAuth() with its own keys, alone or as
  * the preset's stage, loads none of it.
  */

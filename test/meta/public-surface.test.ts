@@ -53,7 +53,7 @@ function exportedNames(files: Record<string, string>): { all: Record<string, str
   return { all, runtime };
 }
 
-/** At most this many runtime names on the root (issue 29: "a root a team can read"). */
+/** At most this many runtime names on the root ("a root a team can read"). */
 const ROOT_RUNTIME_NAMES = 40;
 
 describe('the public surface', () => {
@@ -74,7 +74,7 @@ describe('the public surface', () => {
     const helpers =
       /^(check(Boolean|Function|Integer|Log|OneOf|String)|invalidOption|readOptions|refuseHintedOptions|isProductionEnvironment|policyItem|policyItemPrefix|stateItem|quotedName|hashClientSecret|hashRefreshToken|hashSlot|accessTokenHash|jwkThumbprint|signInAddressKey|bodyEntityTag|format(Report|Junit|Html|Sarif))$/;
     const found = Object.entries(surface.runtime)
-      .filter(([subpath]) => subpath !== './conformance') // the checker leaves the package (issue 29, point 4)
+      .filter(([subpath]) => subpath !== './conformance') // the checker leaves the package
       // The one subpath that offers them on purpose, to packages that extend the conventions (docs/extend.md).
       .filter(([subpath]) => subpath !== './extend')
       .flatMap(([subpath, names]) => names.filter((name) => helpers.test(name)).map((name) => `${subpath}: ${name}`));

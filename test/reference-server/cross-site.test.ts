@@ -98,7 +98,7 @@ describeWith(CHROMIUM, 'cross-site sign-in in Chromium (POST /v1/sessions)', () 
       ['Sec-Fetch-Site: cross-site', { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://evil.example' }],
       ['Origin: null', { Origin: 'null' }],
       ['Origin of another site, no Fetch Metadata', { Origin: 'https://evil.example' }],
-      // Issue 32, finding 6: a sibling subdomain is no trusted site, and the scheme is part of the origin.
+      // A sibling subdomain is no trusted site, and the scheme is part of the origin.
       ['Sec-Fetch-Site: same-site from a sibling', { 'Sec-Fetch-Site': 'same-site', Origin: 'http://blog.localhost' }],
       ['Origin of this host on another scheme, no Fetch Metadata', { Origin: 'https://HOST' }],
     ])('POST /v1/sessions with %s: 403', async (_name, given) => {

@@ -65,7 +65,7 @@ describeWith(REDIS_SERVER, 'two instances on one Redis: the tokens of a deleted 
     );
     expect(refused.body).toEqual({ error: 'invalid_token', error_description: 'The user of the access token no longer exists.' });
     expect((await request(a.url).get('/v1/me').set(bearer)).status).toBe(401);
-    // Introspection agrees (issue 32, finding 3): neither token is active any more.
+    // Introspection agrees: neither token is active any more.
     expect((await introspect(b.url, issued.body.access_token)).body).toEqual({ active: false });
     expect((await introspect(b.url, issued.body.refresh_token)).body).toEqual({ active: false });
 

@@ -6,7 +6,7 @@ import { DEMO } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
- * Issue 31, point 3: the reference server shows DPoP (RFC 9449) by default.
+ * The reference server shows DPoP (RFC 9449) by default.
  * A client that sends a proof gets a token bound to its key; one that sends
  * none still gets a bearer token, as the conventions say. `DPOP=0` turns it
  * off. The refresh grace stays off.

@@ -14,7 +14,7 @@ import {
 } from './harness.js';
 
 /**
- * Issue 12 part 5: faults. A Redis that accepts connections and never
+ * Faults. A Redis that accepts connections and never
  * answers, a Redis that hangs or goes away while the service runs, a port
  * already in use, and keep-alive clients at SIGTERM.
  */

@@ -6,7 +6,7 @@ import { docSourceFiles } from '../support/docs.js';
  * (a CI step, scripts/check-docs.mjs) compiles the app this page's blocks
  * make against the packed package, starts it and runs
  * `express-api-conventions-checker check` on it with the command the page shows.
- * These tests hold the page to what issue 14 saw go wrong, without a build.
+ * These tests hold the page to what once went wrong for a newcomer, without a build.
  */
 
 const page = readFileSync('docs/guides/getting-started.md', 'utf8');

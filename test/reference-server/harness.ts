@@ -160,7 +160,7 @@ export async function startFailure(env: ServerEnvironment): Promise<{ code: numb
   return { code, output: output() };
 }
 
-/** A redis-server the test can pause, stop and start again on the same port (issue 12 part 5). */
+/** A redis-server the test can pause, stop and start again on the same port. */
 export interface ControlledRedis {
   readonly url: string;
   readonly port: number;

@@ -4,7 +4,7 @@ import { demoAccessToken, exactId, freshEmail } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
- * Issue 12 part 1: writes on Redis are atomic. Two instances on one real
+ * Writes on Redis are atomic. Two instances on one real
  * redis-server take concurrent writes; no update is lost, no deleted user
  * comes back, and no email address is left claimed by nobody. Every count is
  * bounded; the races are real (parallel requests over two processes).

@@ -5,7 +5,7 @@ import { demoAccessToken } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
- * Issue 12 part 6: bounded memory. Expired state is swept whether or not it
+ * Bounded memory. Expired state is swept whether or not it
  * is read again, and exports (each a snapshot of every user) are capped.
  */
 

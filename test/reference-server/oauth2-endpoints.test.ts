@@ -12,7 +12,7 @@ import { type ControlledRedis, type RunningProcess, startControlledRedis, startS
 import { expectDocumented } from './openapi.js';
 
 /**
- * Issue 24 parts 1, 2 and 5 on the reference server: RFC 8414 discovery
+ * The token service's endpoints on the reference server: RFC 8414 discovery
  * driven by openid-client itself, RFC 7009 revocation and RFC 7662
  * introspection across two instances sharing one redis-server, and the
  * password grant's RFC 9700 notice at start-up.
@@ -61,7 +61,7 @@ describe('reference server: discovery (RFC 8414)', () => {
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint: `${server.url}/v1/oauth2/introspections`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      // DPoP is on by default (issue 31).
+      // DPoP is on by default.
       dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256'],
     });
     expectDocumented(res);
@@ -124,7 +124,7 @@ describe('reference server with DPOP=1 (RFC 9449)', () => {
     expect(seen.strangerChallenge.status).toBe(401);
   });
 
-  it('challenges GET /v1/me without credentials with DPoP algs too (RFC 9449 §7.1; issue 32, finding 4)', async () => {
+  it('challenges GET /v1/me without credentials with DPoP algs too (RFC 9449 §7.1)', async () => {
     const res = await request(server.url).get('/v1/me');
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe(

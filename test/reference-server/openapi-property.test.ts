@@ -11,7 +11,7 @@ import { DOCUMENT, expectDocumented, matchesSchema, resolveRef } from './openapi
  * document), each answer checked against the document: a status the
  * operation lists, a body matching that status's schema, JSON with its
  * exact media type. A third-party fuzzer driven by the document found the
- * disagreements this test now guards (issue 13).
+ * disagreements this test now guards.
  *
  * The generator is a small seeded one (fast-check would be the proper
  * dependency). A failure prints the seed; `OPENAPI_SEED=<seed>` replays the

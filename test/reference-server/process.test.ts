@@ -43,7 +43,7 @@ describe('settings', () => {
       passwordCost: 12,
       issuer: undefined,
       refreshGrace: 10,
-      // Issue 31: DPoP on by default (a client without a proof still gets a bearer token).
+      // DPoP on by default (a client without a proof still gets a bearer token).
       dpop: true,
       logEvents: true,
     });

@@ -6,7 +6,7 @@ import { demoAccessToken, freshEmail, signIn } from './client.js';
 import { type ControlledRedis, type RunningProcess, startControlledRedis, startServer } from './harness.js';
 
 /**
- * Issue 12 part 6: the signing, CSRF and rate-partition secrets. Pinned in
+ * The signing, CSRF and rate-partition secrets. Pinned in
  * the environment, every instance uses them; unpinned, instances sharing a
  * Redis agree on them, also after that Redis restarts empty.
  */

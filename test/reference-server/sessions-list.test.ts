@@ -7,7 +7,7 @@ import { type RunningProcess, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
 /**
- * Sessions a user can see and end (issue 36, part 3): each sign-in keeps
+ * Sessions a user can see and end: each sign-in keeps
  * its own session; `GET /v1/sessions` lists them by public id and
  * `DELETE /v1/sessions/{id}` ends one. Black box, on one instance in memory,
  * and on two instances over one Redis (asked on one, answered on the other).

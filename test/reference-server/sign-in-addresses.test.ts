@@ -7,7 +7,7 @@ import { DEMO } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
- * Issue 36 over HTTP on the reference server, with real client addresses:
+ * The sign-in guard over HTTP on the reference server, with real client addresses:
  * the server trusts no proxy, and on Linux all of 127.0.0.0/8 is loopback,
  * so each client binds its own source address (`localAddress`) while the
  * server listens on 127.0.0.1. In memory (one instance) and on two

@@ -150,7 +150,7 @@ describe('bearer tokens', () => {
     const session = await signIn(server.url);
     const res = await api().get('/v1/me').set('Cookie', session.cookie);
     expect(res.status).toBe(401);
-    // DPoP is on by default (issue 31): both schemes are offered, DPoP with its algorithms (RFC 9449 §7.1).
+    // DPoP is on by default: both schemes are offered, DPoP with its algorithms (RFC 9449 §7.1).
     expect(res.headers['www-authenticate']).toBe(
       'Bearer realm="reference-server", DPoP realm="reference-server", algs="ES256 RS256 PS256"',
     );

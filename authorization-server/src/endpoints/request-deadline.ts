@@ -7,7 +7,7 @@ import { type ApiError, apiError } from 'express-api-conventions/errors';
  * step that may wait (the sign-in guard's queue, the stores, the password
  * pool): the conventions answer a sign-in, or refuse it with `Retry-After`,
  * within the deadline (5 s by default) counted from when the request
- * arrived, not from when each step began to wait (issue 32, finding 7).
+ * arrived, not from when each step began to wait.
  *
  * Times are performance.now() milliseconds, kept per request in a WeakMap
  * (nothing is added to the request object).

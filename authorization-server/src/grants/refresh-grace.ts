@@ -12,7 +12,7 @@ import { derivedKey } from '../derived-key.js';
  * Nothing but hashes is stored, and whoever holds an old token cannot
  * compute the next one without the key.
  *
- * A grace must not be a ride for a thief (issue 32): it is given only to
+ * A grace must not be a ride for a thief: it is given only to
  * clients that prove themselves (a client secret, or a DPoP-bound family),
  * once per rotation, never to two rotations in a row (the store's rules),
  * and the retry answers the access token the rotation issued, the same

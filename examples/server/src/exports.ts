@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import { apiError } from 'express-api-conventions';
 import { requireScope } from 'express-api-conventions/oauth2';
 import type { SharedState } from './state.js';
@@ -81,34 +81,7 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
     const now = Date.now();
     const id = randomUUID();
     const owner = req.auth?.subject ?? '';
-    // Each export holds a snapshot of all users: past the limit, memory (or Redis)
-    // would grow with every request. The caller's own bound is checked with the
-    // service's, in one step: one caller cannot take the whole service's room.
-    const refusal = await state.admitAll(
-      [
-        { key: callerBound(owner), limit: callerLimit },
-        { key: SERVICE_BOUND, limit },
-      ],
-      id,
-      now + keptSeconds * 1000,
-    );
-    if (refusal?.refusedBy === 0) {
-      // The caller's own excess: 429 with Retry-After. Its instant is not the
-      // rate limiter's: errorHandler() leaves the RateLimit state off this
-      // answer (docs/conventions.md rule 12.4), and the policy goes with it here.
-      res.removeHeader('RateLimit-Policy');
-      throw apiError('tooManyRequests', {
-        message: 'You have too many exports being prepared or kept; retry after the time in Retry-After.',
-        headers: { 'Retry-After': retryAfter(refusal.freeAt) },
-      });
-    }
-    if (refusal !== undefined) {
-      // Full is the service's own capacity, not the caller's rate: 503 with Retry-After.
-      throw apiError('serviceUnavailable', {
-        message: 'Too many exports are being prepared or kept; retry after the time in Retry-After.',
-        headers: { 'Retry-After': retryAfter(refusal.freeAt) },
-      });
-    }
+    await admitExport(state, res, { owner, id, expiresAt: now + keptSeconds * 1000, callerLimit, limit });
     const stored: StoredExport = {
       id,
       owner,
@@ -145,4 +118,44 @@ export function exportsRouter(options: ExportsRouterOptions): Router {
   });
 
   return router;
+}
+
+/**
+ * Admits one more export for its owner within the caller's bound and the
+ * service's, or throws the caller's 429 or the service's 503.
+ */
+async function admitExport(
+  state: ExportsRouterOptions['state'],
+  res: Response,
+  bounds: { owner: string; id: string; expiresAt: number; callerLimit: number; limit: number },
+): Promise<void> {
+  const { owner, id, expiresAt, callerLimit, limit } = bounds;
+  // Each export holds a snapshot of all users: past the limit, memory (or Redis)
+  // would grow with every request. The caller's own bound is checked with the
+  // service's, in one step: one caller cannot take the whole service's room.
+  const refusal = await state.admitAll(
+    [
+      { key: callerBound(owner), limit: callerLimit },
+      { key: SERVICE_BOUND, limit },
+    ],
+    id,
+    expiresAt,
+  );
+  if (refusal?.refusedBy === 0) {
+    // The caller's own excess: 429 with Retry-After. Its instant is not the
+    // rate limiter's: errorHandler() leaves the RateLimit state off this
+    // answer (docs/conventions.md rule 12.4), and the policy goes with it here.
+    res.removeHeader('RateLimit-Policy');
+    throw apiError('tooManyRequests', {
+      message: 'You have too many exports being prepared or kept; retry after the time in Retry-After.',
+      headers: { 'Retry-After': retryAfter(refusal.freeAt) },
+    });
+  }
+  if (refusal !== undefined) {
+    // Full is the service's own capacity, not the caller's rate: 503 with Retry-After.
+    throw apiError('serviceUnavailable', {
+      message: 'Too many exports are being prepared or kept; retry after the time in Retry-After.',
+      headers: { 'Retry-After': retryAfter(refusal.freeAt) },
+    });
+  }
 }
