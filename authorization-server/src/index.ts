@@ -11,7 +11,6 @@ export type {
 } from './endpoints/authorization-endpoint.js';
 export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
 export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
-export type { TokenErrorCode } from './endpoints/token-errors.js';
 export {
   type RevokeRefreshTokenOptions,
   revokeRefreshToken,
@@ -20,9 +19,9 @@ export {
   type TokenRouterOptions,
   tokenRouter,
 } from './endpoints/token-router.js';
+export type { TokenErrorCode } from './protocol/token-errors.js';
 export { type AuthorizationSession, type FindSession, sessionFromCookie } from './sessions/authorization-session.js';
 export type { ConsentWithdrawal, WithdrawConsent } from './sessions/consent-withdrawal.js';
-export { describeDevice } from './sessions/session-device.js';
 export {
   type BrowserDevice,
   DEVICE_COOKIE,
@@ -66,6 +65,7 @@ export {
   type RedisRefreshTokenStoreOptions,
   RedisUserStore,
 } from './stores/redis-stores.js';
+export { describeDevice } from './stores/session-device.js';
 export {
   DEFAULT_SESSION_TTL_SECONDS,
   type LiveSession,

@@ -27,9 +27,9 @@ import type {
 import { type AuthorizationConfiguration, type AuthorizationOptions, readAuthorizationOptions } from './authorization-options.js';
 import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
 import { issuerUrl, metadataPath } from './endpoints/metadata.js';
-import { SIGN_IN_DEADLINE_RANGE } from './endpoints/request-deadline.js';
 import type { PasswordHasher } from './sign-in/password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './sign-in/password-sign-in.js';
+import { SIGN_IN_DEADLINE_RANGE } from './sign-in/request-deadline.js';
 import type { SignInGuard } from './sign-in/sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores/stores.js';

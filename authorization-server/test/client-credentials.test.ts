@@ -9,8 +9,8 @@ import { errorHandler, notFound } from '../../src/errors/index.js';
 import { SECURITY_EVENTS_CHANNEL, type SecurityEvent } from '../../src/events/index.js';
 import { basic, decodeJwt, postToken, SCOPES, seedStores, TOKEN_OPTIONS } from '../../test/support/oauth2.js';
 import { closeServer, listen } from '../../test/support/services.js';
-import { TOKEN_CACHE_CONTROL } from '../src/endpoints/token-errors.js';
 import { type MemoryClientStore, tokenRouter } from '../src/index.js';
+import { TOKEN_CACHE_CONTROL } from '../src/protocol/token-errors.js';
 
 const run = promisify(execFile);
 const OAUTH4WEBAPI_SCRIPT = join(

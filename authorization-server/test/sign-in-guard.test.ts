@@ -12,7 +12,6 @@ import { expectHeaders } from '../../test/helpers.js';
 import { ALICE, basic, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from '../../test/support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, useFakeDate, waitUntil } from '../../test/support/timing.js';
-import { tokenErrorShape } from '../src/endpoints/token-errors.js';
 import {
   deviceCookies,
   MemorySignInGuardStore,
@@ -26,6 +25,7 @@ import {
   tokenEndpointErrors,
   tokenRouter,
 } from '../src/index.js';
+import { tokenErrorShape } from '../src/protocol/token-errors.js';
 import { signInAddressKey } from '../src/sign-in/sign-in-guard.js';
 
 /**

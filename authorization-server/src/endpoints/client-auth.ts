@@ -7,11 +7,9 @@ import {
   securityEventsWanted,
 } from 'express-api-conventions/extend';
 import type { ClientStore } from 'express-api-conventions/oauth2';
+import type { Params } from '../protocol/params.js';
+import { invalidClient, tokenError } from '../protocol/token-errors.js';
 import { type RegisteredClient, registeredClient } from '../stores/client-registration.js';
-import { invalidClient, tokenError } from './token-errors.js';
-
-/** The token request's form parameters, each present at most once (RFC 6749 §3.2). */
-export type Params = Readonly<Record<string, string>>;
 
 /** The `WWW-Authenticate` challenge of a client refused at an OAuth endpoint (RFC 7617). */
 export const basicChallenge = (realm: string): string => `Basic realm="${realm}", charset="UTF-8"`;

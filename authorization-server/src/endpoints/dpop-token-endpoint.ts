@@ -7,9 +7,9 @@ import {
   securityEventsWanted,
   setResponseHeader,
 } from 'express-api-conventions/extend';
+import { tokenError } from '../protocol/token-errors.js';
 import { deviceName } from '../sign-in/sign-in-guard.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
-import { tokenError } from './token-errors.js';
 
 /**
  * The DPoP proof of a token request (RFC 9449 §5), checked but not yet

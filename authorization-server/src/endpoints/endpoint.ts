@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isApiError, storeUnavailable } from 'express-api-conventions/errors';
 import { isStoreFailure, refuse, setErrorShape, setResponseHeader } from 'express-api-conventions/extend';
-import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from './token-errors.js';
+import { SERVER_ERROR_DESCRIPTION, TOKEN_CACHE_CONTROL, tokenError, tokenErrorShape } from '../protocol/token-errors.js';
 
 /**
  * One OAuth endpoint (token, revocation, introspection): every answer is

@@ -1,6 +1,6 @@
 import express, { type Request, type Response } from 'express';
-import type { Params } from './client-auth.js';
-import { tokenError } from './token-errors.js';
+import type { Params } from '../protocol/params.js';
+import { tokenError } from '../protocol/token-errors.js';
 
 /**
  * The form requests of the OAuth endpoints (token, revocation,

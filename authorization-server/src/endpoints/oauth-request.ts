@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
 import { noteSecurityEvent, securityEventsWanted } from 'express-api-conventions/extend';
+import type { Params } from '../protocol/params.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
-import { clientAuthenticator, type Params } from './client-auth.js';
+import { clientAuthenticator } from './client-auth.js';
 import { checkContentType, definedParameters, formReader, readParams } from './form.js';
 
 /** A form request to an OAuth endpoint, read and its client authenticated. */

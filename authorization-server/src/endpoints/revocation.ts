@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
 import { AccessTokenVerifier, TokenRejected, writeJsonAnswer } from 'express-api-conventions/extend';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
-import { recordRevokedFamily } from '../grants/refresh-token.js';
+import { tokenError } from '../protocol/token-errors.js';
+import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken } from '../stores/stores.js';
 import { publishTokenRevoked } from '../token-events.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
-import { tokenError } from './token-errors.js';
 
 /** The largest clock tolerance bearerAuth() accepts: a token some instance may still take is revoked too. */
 const REVOCATION_CLOCK_TOLERANCE = 300;

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkString, invalidOption, markOAuthEndpoint, readOptions, setErrorShape } from 'express-api-conventions/extend';
+import { tokenErrorShape } from '../protocol/token-errors.js';
+import { markArrival } from '../sign-in/request-deadline.js';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../token-options.js';
-import { markArrival } from './request-deadline.js';
-import { tokenErrorShape } from './token-errors.js';
 
 export interface TokenEndpointErrorsOptions {
   /** Path of the token endpoint, as given to tokenRouter(). Default: `'/v1/oauth2/token'`. */

@@ -5,11 +5,13 @@ import type { RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-
 import { derivedKey } from '../derived-key.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
-import { recordRevokedFamily } from '../grants/refresh-token.js';
 import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
+import { invalidClient, tokenError } from '../protocol/token-errors.js';
 import { CONSENT_CSRF_INFO } from '../sessions/consent-csrf.js';
 import { consentWithdrawal } from '../sessions/consent-withdrawal.js';
+import { arrivalMarker } from '../sign-in/request-deadline.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
+import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
 import { publishTokenCreated } from '../token-events.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
@@ -21,10 +23,8 @@ import { introspectionEndpoint } from './introspection.js';
 import { jwksEndpoint } from './jwks-endpoint.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
 import { oauthRequestReader } from './oauth-request.js';
-import { arrivalMarker } from './request-deadline.js';
 import { revocationEndpoint } from './revocation.js';
 import { tokenEndpointErrors } from './token-endpoint-errors.js';
-import { invalidClient, tokenError } from './token-errors.js';
 
 export { TOKEN_TYPE } from '../grants/token-response.js';
 export {

@@ -1,16 +1,16 @@
 import type { Request } from 'express';
 import { noteCodeReplay } from '../authorization-events.js';
 import type { AuthorizationConfiguration } from '../authorization-options.js';
-import type { Params } from '../endpoints/client-auth.js';
-import { tokenError } from '../endpoints/token-errors.js';
+import type { Params } from '../protocol/params.js';
+import { tokenError } from '../protocol/token-errors.js';
 import type { RegisteredClient } from '../stores/client-registration.js';
 import { type CodeGrant, hashAuthorizationCode } from '../stores/code-store.js';
 import { consentCovers } from '../stores/consent-store.js';
+import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken, newRefreshToken } from '../stores/stores.js';
 import { publishTokenRevoked } from '../token-events.js';
 import type { Grant, GrantRequest } from './grant.js';
 import { verifierMatches } from './pkce.js';
-import { recordRevokedFamily } from './refresh-token.js';
 import type { GrantContext, Issued } from './token-response.js';
 
 /**

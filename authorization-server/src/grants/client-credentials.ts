@@ -1,4 +1,4 @@
-import { tokenError } from '../endpoints/token-errors.js';
+import { tokenError } from '../protocol/token-errors.js';
 import type { Grant } from './grant.js';
 import { allowedFor, requestedScopes } from './token-response.js';
 

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Params } from '../endpoints/client-auth.js';
+import type { Params } from '../protocol/params.js';
 import type { ClientType, RegisteredClient } from '../stores/client-registration.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 import type { GrantContext, Issued } from './token-response.js';

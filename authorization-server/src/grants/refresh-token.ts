@@ -1,29 +1,13 @@
 import type { Request } from 'express';
-import type { ClientRecord, RevokedFamilies } from 'express-api-conventions/oauth2';
-import type { Params } from '../endpoints/client-auth.js';
-import { tokenError } from '../endpoints/token-errors.js';
+import type { ClientRecord } from 'express-api-conventions/oauth2';
+import type { Params } from '../protocol/params.js';
+import { tokenError } from '../protocol/token-errors.js';
+import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken, newRefreshToken, type RefreshFamily } from '../stores/stores.js';
 import { noteRefreshRefusal, publishTokenRevoked } from '../token-events.js';
 import type { Grant } from './grant.js';
 import { deriveAccessTokenId, deriveRefreshToken, describeIssued, readIssued } from './refresh-grace.js';
 import { type GrantContext, type Issued, requestedScopes } from './token-response.js';
-
-/** Seconds added to an access token's lifetime when its family is revoked: bearerAuth()'s clock tolerance at most. */
-const REVOCATION_MARGIN_SECONDS = 300;
-
-/**
- * Records a revoked family in `revokedFamilies` for as long as one of its
- * access tokens can live: `ttlSeconds` from now, plus the largest clock
- * tolerance bearerAuth() accepts.
- */
-export function recordRevokedFamily(
-  revokedFamilies: RevokedFamilies | undefined,
-  familyId: string,
-  ttlSeconds: number,
-): Promise<void> {
-  if (!revokedFamilies) return Promise.resolve();
-  return revokedFamilies.revoke(familyId, Date.now() + (ttlSeconds + REVOCATION_MARGIN_SECONDS) * 1000);
-}
 
 /**
  * The refresh_token grant (RFC 6749 §6; RFC 9700 §4.14.2): every use

@@ -8,8 +8,8 @@ import {
 } from 'express-api-conventions/extend';
 import { stringifyJson } from 'express-api-conventions/json';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
-import type { Params } from '../endpoints/client-auth.js';
-import { tokenError } from '../endpoints/token-errors.js';
+import type { Params } from '../protocol/params.js';
+import { tokenError } from '../protocol/token-errors.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 
 /** The conventions' "Token response": `token_type` "Value `bearer`". */

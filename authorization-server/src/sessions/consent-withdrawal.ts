@@ -1,6 +1,6 @@
 import type { RevokedFamilies } from 'express-api-conventions/oauth2';
-import { recordRevokedFamily } from '../grants/refresh-token.js';
 import type { ConsentStore } from '../stores/consent-store.js';
+import { recordRevokedFamily } from '../stores/revoked-family.js';
 import type { SessionCallOptions } from '../stores/session-store.js';
 import type { RefreshTokenStore } from '../stores/stores.js';
 

@@ -3,7 +3,6 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ApiError, apiError } from 'express-api-conventions/errors';
 import { checkInteger, readOptions } from 'express-api-conventions/extend';
-import { deadlineReached } from '../endpoints/request-deadline.js';
 import {
   bcryptInput,
   formatPasswordHash,
@@ -12,6 +11,7 @@ import {
   PLAIN_BCRYPT_VERSION,
   parsePasswordHash,
 } from './password-hash-format.js';
+import { deadlineReached } from './request-deadline.js';
 
 /**
  * bcrypt off the event loop (docs/design.md principle 6). bcryptjs is pure

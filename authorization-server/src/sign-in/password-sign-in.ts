@@ -10,16 +10,16 @@ import {
   securityEventsWanted,
   warnOnce,
 } from 'express-api-conventions/extend';
+import { normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from '../stores/stores.js';
+import { needsRehash } from './password-hash-format.js';
+import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
 import {
   DEFAULT_SIGN_IN_DEADLINE_MS,
   deadlineReached,
   remainingMs,
   SIGN_IN_DEADLINE_RANGE,
   setSignInDeadline,
-} from '../endpoints/request-deadline.js';
-import { normalizeUsername, type UserRecord, type UserStore, usernameAllowed } from '../stores/stores.js';
-import { needsRehash } from './password-hash-format.js';
-import { BCRYPT_COST_RANGE, defaultPasswordHasher, type PasswordHasher } from './password-hasher.js';
+} from './request-deadline.js';
 import { type SignInAttemptOptions, type SignInGuard, signInAddressKey, signInFacts, signInGuard } from './sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in-guard-options.js';
 import { UnknownUserCost } from './unknown-user-hash.js';

@@ -8,9 +8,9 @@ import {
   type SecurityEventFields,
   securityEventsWanted,
 } from 'express-api-conventions/extend';
-import { remainingMs, signInDeadline } from '../endpoints/request-deadline.js';
 import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from '../stores/sign-in-guard-store.js';
 import { normalizeUsername } from '../stores/stores.js';
+import { remainingMs, signInDeadline } from './request-deadline.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
 
 /**

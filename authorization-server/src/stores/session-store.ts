@@ -9,7 +9,7 @@ import {
   readOptions,
   securityEventsWanted,
 } from 'express-api-conventions/extend';
-import { describeDevice } from '../sessions/session-device.js';
+import { describeDevice } from './session-device.js';
 import { hashRefreshToken } from './stores.js';
 
 /**

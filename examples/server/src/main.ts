@@ -25,13 +25,14 @@ import {
   RedisSignInGuardStore,
   RedisUserStore,
 } from 'express-api-conventions-authorization-server';
-import { createApp, type Services } from './app.js';
+import { createApp } from './app.js';
 import { BROWSER_PAGE_CLIENT_ID } from './auth.js';
 import { demoSeed } from './demo-seed.js';
 import { logSecurityEvents } from './event-log.js';
 import { agreeOnIssuer, ownAddress, republishIssuer } from './issuer.js';
 import { MemoryState } from './memory-state.js';
 import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from './secrets.js';
+import type { Services } from './services.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
 import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
 import { connectRedis, type RedisClient, RedisState } from './state.js';

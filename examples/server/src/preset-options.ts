@@ -1,8 +1,8 @@
 import type { ConventionsOptions, CsrfTokens } from 'express-api-conventions';
 import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS } from 'express-api-conventions/cors';
 import type { TokenRouter } from 'express-api-conventions-authorization-server';
-import type { Services } from './app.js';
 import { REALM, type TokenSettings } from './auth.js';
+import type { Services } from './services.js';
 import { sessionAuth } from './sessions/auth.js';
 import { sessionOf } from './sessions/store.js';
 import type { Settings } from './settings.js';

@@ -1,7 +1,7 @@
 import { type SignInGuard, type TokenRouter, tokenRouter } from 'express-api-conventions-authorization-server';
-import type { Services } from './app.js';
 import { SCOPES, type TokenSettings } from './auth.js';
 import { authorizationOptions } from './authorize/options.js';
+import type { Services } from './services.js';
 import type { Settings } from './settings.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ConsentPrompt } from 'express-api-conventions-authorization-server';
-import { SIGN_IN_PAGE } from './paths.js';
+import { SIGN_IN_PAGE } from '../page-paths.js';
 
 /**
  * The pages' HTML: every value printed escaped, no script and no style at

@@ -1,8 +1,8 @@
 import { type AuthorizationOptions, sessionFromCookie } from 'express-api-conventions-authorization-server';
-import type { Services } from '../app.js';
+import { CONSENT_PAGE, SIGN_IN_PAGE } from '../page-paths.js';
+import type { Services } from '../services.js';
 import { SESSION_COOKIE } from '../sessions/store.js';
 import { messagePage } from './html.js';
-import { CONSENT_PAGE, SIGN_IN_PAGE } from './paths.js';
 
 /**
  * The authorization endpoint's part of tokenRouter() (docs/authorization-code.md):

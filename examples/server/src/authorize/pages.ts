@@ -2,10 +2,10 @@ import { type Response, Router } from 'express';
 import { apiError, type CsrfTokens } from 'express-api-conventions';
 import type { AuthorizationHelpers, SessionStore } from 'express-api-conventions-authorization-server';
 import { REALM } from '../auth.js';
+import { CONSENT_PAGE, SIGN_IN_PAGE } from '../page-paths.js';
 import type { BrowserSignIn } from '../sessions/sign-in.js';
 import { sessionOf } from '../sessions/store.js';
 import { consentPage, messagePage, signInPage } from './html.js';
-import { CONSENT_PAGE, SIGN_IN_PAGE } from './paths.js';
 
 export interface AuthorizationPagesOptions {
   readonly sessions: SessionStore;

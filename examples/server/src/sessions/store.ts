@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { cookieValue } from 'express-api-conventions';
 import type { LiveSession, SessionStore } from 'express-api-conventions-authorization-server';
-import { SIGN_IN_PAGE } from '../authorize/paths.js';
+import { SIGN_IN_PAGE } from '../page-paths.js';
 
 /** The session cookie. `__Host-` makes the browser insist on Secure, Path=/ and no Domain. */
 export const SESSION_COOKIE = '__Host-session';
