@@ -25,6 +25,7 @@ export {
 export { setErrorShape } from '../errors/error-shape.js';
 export { noteSecurityEvent } from '../errors/refusal-events.js';
 export { refuse } from '../errors/refuse.js';
+export { type ErrorEntryRegistration, registerErrorEntries } from '../errors/registered-entries.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';
 export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { writeJsonAnswer } from '../http/json-output/writer.js';

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Request } from 'express';
-import { type ApiError, apiError, storeUnavailable } from 'express-api-conventions/errors';
+import { type ApiError, storeUnavailable } from 'express-api-conventions/errors';
 import {
   clientAddressKey,
   noteSecurityEvent,
@@ -8,6 +8,7 @@ import {
   securityEventsWanted,
 } from 'express-api-conventions/extend';
 import { remainingMs, signInDeadline } from '../endpoints/request-deadline.js';
+import { packageError } from '../error-entries.js';
 import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from '../stores/sign-in-guard-store.js';
 import { normalizeUsername } from '../stores/stores.js';
 import { readSignInGuardOptions, type SignInGuardConfiguration, type SignInGuardOptions } from './sign-in-guard-options.js';
@@ -245,14 +246,14 @@ async function admission(
     if (verdict.kind === 'refuse') {
       const retryAfter = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
       refused(verdict.reason, retryAfter);
-      throw apiError('tooManyLoginFailures', {
+      throw packageError('tooManyLoginFailures', {
         message: REFUSALS[verdict.reason],
         headers: { 'Retry-After': String(retryAfter) },
       });
     }
     if (Date.now() + delay > deadline) {
       refused(undefined, 1);
-      throw apiError('tooManyLoginFailures', {
+      throw packageError('tooManyLoginFailures', {
         message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
         headers: { 'Retry-After': '1' },
       });
