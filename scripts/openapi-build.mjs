@@ -7,7 +7,7 @@
  * same stages on, as plain data). `npm run openapi:build` writes it;
  * `--check` (CI, through `npm run lint:openapi`) fails when the committed
  * file is not the generation. Needs the build (`npm run build`): it imports
- * the package by its own name, as a service would, and the reference server's
+ * the packages by their own names, as a service would, and the reference server's
  * build (`npm run build:server`) for its e-mail rule, which the base leaves to
  * examples/server/src/users/email.ts so that the server and the document
  * share it.
@@ -16,6 +16,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withConventions } from 'express-api-conventions/openapi';
+// Registers the token router's document part: the options' `tokenRouter`, as data, is described by that package.
+import 'express-api-conventions-authorization-server';
 import { parse, stringify } from 'yaml';
 import { EMAIL_SCHEMA } from '../examples/server/dist/users/email.js';
 

@@ -1,4 +1,6 @@
 import type { ConventionsOptions } from '../src/index.js';
+// The authorization server registers its document part as it loads: `tokenRouter` as data is described by it.
+import 'express-api-conventions-authorization-server';
 import { withConventions } from '../src/openapi/index.js';
 import { type SeededRandom, seededRandom } from './support/seeded-random.js';
 

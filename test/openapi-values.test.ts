@@ -87,10 +87,9 @@ describe('express-api-conventions/openapi', () => {
     expect(outside.sort()).toEqual([
       'config/configuration-error.ts',
       'config/options.ts',
+      'document-parts.ts',
       'errors/reflected-input.ts',
       'http/spec.ts',
-      'oauth2/paths.ts',
-      'oauth2/token-service.ts',
       'request/paging-defaults.ts',
       'security/defaults.ts',
       'stage-names.ts',

@@ -635,8 +635,9 @@ describe('tooManyRequests()', () => {
     const states = [await short.consume('x'), await long.consume('x')];
     const error = tooManyRequests(states);
     expect(error).toMatchObject({ status: 429, code: 42900, headers: { 'Retry-After': '98' } });
-    const onlyShort = tooManyRequests(states[0] as never, { error: 'tooManyLoginFailures' });
-    expect(onlyShort).toMatchObject({ status: 429, code: 42901, headers: { 'Retry-After': '8' } });
+    const ownEntry = { status: 429, code: 42999, message: 'Too many of one kind.' };
+    const onlyShort = tooManyRequests(states[0] as never, { error: ownEntry });
+    expect(onlyShort).toMatchObject({ status: 429, code: 42999, headers: { 'Retry-After': '8' } });
     const withBody = tooManyRequests(states, { body: { error: 'invalid_grant' } });
     expect(withBody.body).toEqual({ error: 'invalid_grant' });
   });
@@ -657,7 +658,8 @@ describe("a 429 or 503 whose Retry-After is not the rate limiter's (rule 12.4)",
   }
 
   it('leaves the RateLimit state off, so the answer names one instant; the policy stays', async () => {
-    const app = appRefusing(() => apiError('tooManyLoginFailures', { headers: { 'Retry-After': '900' } }));
+    const ownEntry = { status: 429, code: 42999, message: 'Too many of one kind.' };
+    const app = appRefusing(() => new ApiError(ownEntry, { headers: { 'Retry-After': '900' } }));
     const res = await request(app).get('/v1/other-wait');
     expect(res.status).toBe(429);
     expectHeaders(res, { 'Retry-After': '900', RateLimit: null });

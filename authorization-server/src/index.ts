@@ -9,6 +9,7 @@ export type {
   ConsentPrompt,
   ConsentRestart,
 } from './endpoints/authorization-endpoint.js';
+export type { TokenEndpoints } from './endpoints/document-part.js';
 export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
 export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
 export {

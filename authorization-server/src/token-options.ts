@@ -7,15 +7,11 @@ import {
   checkString,
   checkSubjectActive,
   DpopVerifier,
-  INTROSPECTION_PATH,
   invalidOption,
-  JWKS_PATH,
-  REVOCATION_PATH,
   type ReadyKey,
   readDpopOptions,
   readKeys,
   readOptions,
-  TOKEN_PATH,
 } from 'express-api-conventions/extend';
 import type {
   AccessTokenKey,
@@ -26,7 +22,8 @@ import type {
 } from 'express-api-conventions/oauth2';
 import { type AuthorizationConfiguration, type AuthorizationOptions, readAuthorizationOptions } from './authorization-options.js';
 import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
-import { issuerUrl, metadataPath } from './endpoints/metadata.js';
+import { issuerUrl } from './endpoints/metadata.js';
+import { INTROSPECTION_PATH, JWKS_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from './endpoints/paths.js';
 import type { PasswordHasher } from './sign-in/password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './sign-in/password-sign-in.js';
 import { SIGN_IN_DEADLINE_RANGE } from './sign-in/request-deadline.js';
@@ -34,7 +31,7 @@ import type { SignInGuard } from './sign-in/sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores/stores.js';
 
-// The paths' one source is a leaf that openapi/ reads too; the token router takes them from here.
+// The router's default paths, read by the tests and by tokenEndpointErrors() from here.
 export { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH };
 
 /** Default access-token lifetime, seconds (the reference server's `ACCESS_TOKEN_TTL`). */

@@ -12,6 +12,7 @@ import { expectHeaders } from '../../test/helpers.js';
 import { ALICE, basic, postToken, seedStores, TEST_COST, TOKEN_OPTIONS, testHasher } from '../../test/support/oauth2.js';
 import { describeWith, REDIS_SERVER, type RedisServer, startRedis } from '../../test/support/services.js';
 import { MACHINE_ALLOWANCE_MS, useFakeDate, waitUntil } from '../../test/support/timing.js';
+import { packageError } from '../src/error-entries.js';
 import {
   deviceCookies,
   MemorySignInGuardStore,
@@ -687,7 +688,7 @@ describe('tokenEndpointErrors(): RFC 6749 shape for errors of shared middleware 
       500,
       { error: 'server_error', error_description: 'The token endpoint failed; try again later.' },
     ]);
-    const own = apiError('oauthInvalidGrant', { body: { error: 'invalid_grant', error_description: 'x' } });
+    const own = packageError('oauthInvalidGrant', { body: { error: 'invalid_grant', error_description: 'x' } });
     expect(tokenErrorShape(own)).toBe(own);
   });
 

@@ -3,6 +3,8 @@ import { STATUS_CODES } from 'node:http';
 /**
  * The catalogue of every error the library answers with. One entry per
  * situation; the integer `code` is stable and documented in docs/errors.md.
+ * A package adds its own entries through registered-entries.ts (the
+ * authorization server's RFC 6749 and sign-in errors are its own).
  *
  * A code is the HTTP status followed by two digits (40401: the first 404
  * case), so a person reading a log can tell the status from the code, and a
@@ -29,12 +31,6 @@ export const ERROR_CATALOGUE = {
   unknownField: { status: 400, code: 40004, message: 'The fields parameter names an unknown field.' },
   validationFailed: { status: 400, code: 40005, message: 'A value in the request is not valid.' },
   malformedUri: { status: 400, code: 40006, message: 'The request URI is not valid.' },
-  // RFC 6749 §5.2 token-endpoint errors; rendered with the RFC's own body.
-  oauthInvalidRequest: { status: 400, code: 40007, message: 'The token request is not valid.' },
-  oauthInvalidGrant: { status: 400, code: 40008, message: 'The grant or refresh token is not valid.' },
-  oauthUnauthorizedClient: { status: 400, code: 40009, message: 'The client may not use this grant.' },
-  oauthUnsupportedGrantType: { status: 400, code: 40010, message: 'The grant type is not supported.' },
-  oauthInvalidScope: { status: 400, code: 40011, message: 'The requested scope is not valid.' },
   // RFC 8259 §8.1: JSON text exchanged between systems is UTF-8; so is a form (docs/conventions.md rules 6.3 and 13.1).
   invalidUtf8Body: {
     status: 400,
@@ -43,18 +39,8 @@ export const ERROR_CATALOGUE = {
   },
   // What Node's HTTP parser refuses before any route runs (answerParserErrors()).
   malformedRequest: { status: 400, code: 40013, message: 'The request is not valid HTTP.' },
-  // RFC 6749 §5.2: invalid_client is 400 unless the client authenticated with the Authorization header
-  // (a 401 needs a challenge, which strict clients read instead of the body; docs/oauth2-token.md).
-  oauthInvalidClientRequest: { status: 400, code: 40014, message: 'Client authentication failed.' },
-  // RFC 7009 §2.2.1: the server does not revoke this kind of token.
-  oauthUnsupportedTokenType: { status: 400, code: 40015, message: 'This kind of token cannot be revoked here.' },
-  // RFC 9449 §5: a DPoP proof sent to the token endpoint that does not hold.
-  oauthInvalidDpopProof: { status: 400, code: 40016, message: 'The DPoP proof is not valid.' },
-  // RFC 9449 §8: the token endpoint asks for a proof with its nonce.
-  oauthUseDpopNonce: { status: 400, code: 40017, message: 'The DPoP proof must carry the server nonce.' },
   // 401 and 403: a failed authentication, a refused authorization (docs/conventions.md rule 13.8).
   unauthenticated: { status: 401, code: 40100, message: 'Authentication is required.' },
-  oauthInvalidClient: { status: 401, code: 40101, message: 'Client authentication failed.' },
   invalidToken: { status: 401, code: 40102, message: 'The access token is not valid.' },
   // RFC 9449 §7.1: a DPoP proof sent to a resource that does not hold.
   invalidDpopProof: { status: 401, code: 40103, message: 'The DPoP proof is not valid.' },
@@ -95,17 +81,6 @@ export const ERROR_CATALOGUE = {
   },
   // 429: too many requests, with Retry-After (docs/conventions.md rule 12.1).
   tooManyRequests: { status: 429, code: 42900, message: 'Too many requests; retry after the time in Retry-After.' },
-  tooManyLoginFailures: {
-    status: 429,
-    code: 42901,
-    message: 'Too many failed sign-in attempts; retry after the time in Retry-After.',
-  },
-  // The password hasher's queue: this address's own attempts would wait too long (PasswordHasher maxWaitMs).
-  signInQueueFull: {
-    status: 429,
-    code: 42902,
-    message: 'Too many sign-ins at once from this address; retry after Retry-After.',
-  },
   // 431: RFC 6585 §5, what Node's parser answers to an over-long request line or header section.
   headerFieldsTooLarge: {
     status: 431,
@@ -124,8 +99,6 @@ export const ERROR_CATALOGUE = {
   serviceUnavailable: { status: 503, code: 50300, message: 'The service is unavailable.' },
   maintenance: { status: 503, code: 50301, message: 'The service is down for maintenance; retry after the time in Retry-After.' },
   stateStoreUnavailable: { status: 503, code: 50302, message: 'A shared state store is unreachable.' },
-  // The password hasher's queue: any new sign-in would wait longer than its bound (PasswordHasher maxWaitMs).
-  signInBusy: { status: 503, code: 50303, message: 'Sign-in is busy; retry after the time in Retry-After.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof ERROR_CATALOGUE;

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { publishSecurityEvent, refusalPublishedFor, type SecurityEventFields, type SecurityEventName } from '../events/index.js';
 import type { ApiError } from './api-error.js';
 import { ERROR_CATALOGUE, type ErrorName } from './catalogue.js';
+import { registeredEntryOfCode } from './registered-entries.js';
 import { toApiError } from './to-api-error.js';
 
 // Every refusal the library answers is a security event (docs/observability.md):
@@ -17,7 +18,6 @@ export interface RefusalEvent {
 
 const input: RefusalEvent = { event: 'input_validation_fail' };
 const authzFail: RefusalEvent = { event: 'authz_fail' };
-const clientFail: RefusalEvent = { event: 'authn_client_fail' };
 const proofInvalid: RefusalEvent = { event: 'authn_proof_invalid' };
 const rateLimited: RefusalEvent = { event: 'excess_rate_limit_exceeded' };
 
@@ -48,15 +48,6 @@ const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
   unsupportedCharset: input,
   unsupportedEncoding: input,
   headerFieldsTooLarge: input,
-  oauthInvalidRequest: input,
-  oauthInvalidGrant: { event: 'authn_login_fail' },
-  oauthUnauthorizedClient: authzFail,
-  oauthUnsupportedGrantType: input,
-  oauthInvalidScope: authzFail,
-  oauthInvalidClientRequest: clientFail,
-  oauthInvalidClient: clientFail,
-  oauthUnsupportedTokenType: input,
-  oauthInvalidDpopProof: proofInvalid,
   unauthenticated: { event: 'authn_credentials_missing' },
   invalidToken: TOKEN_EVENTS.invalid,
   invalidDpopProof: proofInvalid,
@@ -67,9 +58,6 @@ const EVENT_OF: Partial<Record<ErrorName, RefusalEvent>> = {
   corsOriginRefused: { event: 'malicious_cors' },
   crossSiteRequestRefused: { event: 'malicious_cross_site' },
   tooManyRequests: rateLimited,
-  tooManyLoginFailures: { event: 'authn_login_lock' },
-  signInQueueFull: rateLimited,
-  signInBusy: { event: 'excess_sign_in_busy' },
 };
 
 const NAME_OF_CODE = new Map<number, ErrorName>(
@@ -104,12 +92,19 @@ export function takeSecurityNote(req: Request): Partial<SecurityEventFields> | u
  * `rule` is always the catalogue entry's name.
  */
 export function refusalEventOf(answer: ApiError): SecurityEventFields | undefined {
-  const name = NAME_OF_CODE.get(answer.code);
-  const known = name === undefined ? undefined : EVENT_OF[name];
-  if (known === undefined) return undefined;
+  const entry = entryOfCode(answer.code);
+  if (entry?.event === undefined) return undefined;
   // A refused input's own message quotes the input (docs/errors.md); its event names the refusal only.
-  const description = known.event === input.event && name !== undefined ? ERROR_CATALOGUE[name].message : answer.message;
-  return { ...known, description, outcome: 'failure', rule: name, status: answer.status };
+  const description = entry.event.event === input.event ? entry.message : answer.message;
+  return { ...entry.event, description, outcome: 'failure', rule: entry.name, status: answer.status };
+}
+
+/** The entry of a code, the library's or one a package registered (registered-entries.ts), with its event. */
+function entryOfCode(code: number): { name: string; message: string; event: RefusalEvent | undefined } | undefined {
+  const name = NAME_OF_CODE.get(code);
+  if (name !== undefined) return { name, message: ERROR_CATALOGUE[name].message, event: EVENT_OF[name] };
+  const registered = registeredEntryOfCode(code);
+  return registered && { name: registered.name, message: registered.entry.message, event: registered.entry.event };
 }
 
 /** Who a request acted for, as a verified token or verified client credentials named them. */
@@ -150,7 +145,12 @@ export function publishRefusal(req: Request, error: unknown, reportOnly?: string
 
 /** What any refusal says of itself, when the catalogue names no event for it. */
 function fieldsOf(answer: ApiError) {
-  return { description: answer.message, outcome: 'failure', rule: NAME_OF_CODE.get(answer.code), status: answer.status } as const;
+  return {
+    description: answer.message,
+    outcome: 'failure',
+    rule: entryOfCode(answer.code)?.name,
+    status: answer.status,
+  } as const;
 }
 
 /**

@@ -15,15 +15,23 @@ export {
   readOptions,
 } from '../config/options.js';
 export { warnOnce } from '../config/warnings.js';
+export {
+  type DescribedStage,
+  type DocumentPart,
+  type DocumentPartFromOptions,
+  type DocumentTools,
+  registerDocumentPart,
+} from '../document-parts.js';
 export { setErrorShape } from '../errors/error-shape.js';
 export { noteSecurityEvent } from '../errors/refusal-events.js';
 export { refuse } from '../errors/refuse.js';
+export { type ErrorEntryRegistration, registerErrorEntries } from '../errors/registered-entries.js';
 export { isStoreFailure } from '../errors/store-unavailable.js';
 export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { writeJsonAnswer } from '../http/json-output/writer.js';
 export { setResponseHeader } from '../http/response-headers.js';
 export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
-export { AccessTokenSigner, AccessTokenVerifier, TokenRejected } from '../oauth2/access-tokens.js';
+export { AccessTokenVerifier, TokenRejected } from '../oauth2/access-tokens.js';
 export { parseBasicCredentials } from '../oauth2/basic-credentials.js';
 export { checkAudience, checkRealm, checkSubjectActive } from '../oauth2/checks.js';
 export { clientSecretMatches, hashClientSecret } from '../oauth2/clients.js';
@@ -37,14 +45,6 @@ export {
 } from '../oauth2/dpop.js';
 export { type ReadyKey, readKeys } from '../oauth2/keys.js';
 export { markOAuthEndpoint } from '../oauth2/oauth-endpoint-mark.js';
-export {
-  INTROSPECTION_PATH,
-  JWKS_PATH,
-  METADATA_WELL_KNOWN,
-  metadataPath,
-  REVOCATION_PATH,
-  TOKEN_PATH,
-} from '../oauth2/paths.js';
 export { DEFAULT_OAUTH2_REDIS_PREFIX } from '../oauth2/redis-revoked-families.js';
 export { checkScopeList, formatScope, parseScope } from '../oauth2/scope.js';
 export { clientAddressKey } from '../rate-limit/client-address.js';

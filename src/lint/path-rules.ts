@@ -41,7 +41,7 @@ export type PathRule = keyof typeof PATH_RULES;
 /** Segments allowed to break one rule: `{ plural: ['health'] }` accepts `/v1/health`. */
 export type PathExceptions = Readonly<Partial<Record<PathRule, readonly string[]>>>;
 
-/** The conventions name `/v1/oauth2/token` itself: `oauth2` is not a plural noun, and is right. */
+/** The conventions' own OAuth 2.0 endpoints live under the segment `oauth2`: not a plural noun, and right. */
 export const DEFAULT_PATH_EXCEPTIONS: PathExceptions = { plural: ['oauth2'] };
 
 /**

@@ -36,8 +36,8 @@ export interface CheckRoutesOptions {
   log?: ((finding: RouteFinding) => void) | false;
   /**
    * Segments allowed to break one rule: `{ plural: ['health'] }` accepts
-   * `/v1/health`. Default: `{ plural: ['oauth2'] }` (the conventions' own token
-   * endpoint, `/v1/oauth2/token`). Given exceptions are added to it.
+   * `/v1/health`. Default: `{ plural: ['oauth2'] }` (the segment of the
+   * conventions' own token endpoint). Given exceptions are added to it.
    */
   exceptions?: Readonly<Partial<Record<RouteRule, readonly string[]>>>;
   /** Paths left unchecked (exact strings or patterns over the full path). Default: none. */

@@ -1,12 +1,12 @@
-import { sign as cryptoSign, verify as cryptoVerify, type KeyObject, randomUUID } from 'node:crypto';
+import { verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { ReadyKey } from './keys.js';
 
 /**
- * JWT access tokens, signed and verified with jsonwebtoken. The header's
- * `typ` is `at+jwt` (RFC 9068 §2.1), so no other JWT signed with the same key
- * (an ID token, say) passes as an access token; refresh tokens are opaque and
- * never parse as a JWT at all.
+ * JWT access tokens, verified with jsonwebtoken (the authorization server
+ * signs them). The header's `typ` is `at+jwt` (RFC 9068 §2.1), so no other
+ * JWT signed with the same key (an ID token, say) passes as an access token;
+ * refresh tokens are opaque and never parse as a JWT at all.
  */
 
 /** RFC 9068 §2.1: the `typ` header of a JWT access token. */
@@ -57,77 +57,13 @@ export interface AccessTokenClaims {
   readonly cnf?: { readonly jkt: string };
 }
 
-export interface IssueInput {
-  readonly subject: string;
-  readonly clientId: string | undefined;
-  readonly scopes: readonly string[];
-  /** The refresh-token family, written as `sid`. */
-  readonly familyId?: string;
-  /** The DPoP key thumbprint the token is bound to, written as `cnf.jkt`. */
-  readonly jkt?: string;
-  /**
-   * The token's identity, when it is fixed by its rotation (refresh grace):
-   * a retry signs the very claims the rotation signed. Absent: now and a
-   * random `jti`.
-   */
-  readonly identity?: { readonly iat: number; readonly jti: string };
-}
-
-/** Signs access tokens with the first key; built once per token router. */
-export class AccessTokenSigner {
-  readonly #key: ReadyKey;
-  readonly #issuer: string;
-  readonly #audience: string | string[];
-  readonly #ttlSeconds: number;
-  readonly #header: jwt.JwtHeader;
-
-  constructor(key: ReadyKey, issuer: string, audience: string | readonly string[], ttlSeconds: number) {
-    this.#key = key;
-    this.#issuer = issuer;
-    this.#audience = typeof audience === 'string' ? audience : [...audience];
-    this.#ttlSeconds = ttlSeconds;
-    this.#header = { alg: key.algorithm, typ: ACCESS_TOKEN_TYPE, kid: key.kid };
-  }
-
-  /** A signed access token for `input`, valid for the configured lifetime. */
-  sign(input: IssueInput): string {
-    const iat = input.identity?.iat ?? Math.floor(Date.now() / 1000);
-    const claims: Record<string, unknown> = {
-      iss: this.#issuer,
-      sub: input.subject,
-      aud: this.#audience,
-      exp: iat + this.#ttlSeconds,
-      iat,
-      jti: input.identity?.jti ?? randomUUID(),
-    };
-    if (input.scopes.length > 0) claims.scope = input.scopes.join(' ');
-    if (input.clientId !== undefined) claims.client_id = input.clientId;
-    if (input.familyId !== undefined) claims.sid = input.familyId;
-    if (input.jkt !== undefined) claims.cnf = { jkt: input.jkt };
-    // The key is checked at construction to be a secret or a private key.
-    if (this.#key.algorithm === 'EdDSA') return signEdDsa(this.#header, claims, this.#key.signingKey as KeyObject);
-    return jwt.sign(claims, this.#key.signingKey as jwt.Secret, {
-      algorithm: this.#key.algorithm as jwt.Algorithm,
-      header: this.#header,
-    });
-  }
-}
-
 /** Why a token was refused; the text of `error_description`. */
 export class TokenRejected extends Error {}
 
 /** The `error_description` of a token past its `exp` (its security event is told apart: docs/observability.md). */
 export const TOKEN_EXPIRED = 'The access token expired.';
 
-// jsonwebtoken has no EdDSA (RFC 8037): Node's crypto signs and checks those signatures, over the same JWS input.
-const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-/** An EdDSA (Ed25519) JWS in compact form (RFC 7515 §7.1, RFC 8037 §3.1). */
-function signEdDsa(header: jwt.JwtHeader, claims: Record<string, unknown>, key: KeyObject): string {
-  const input = `${base64url(header)}.${base64url(claims)}`;
-  return `${input}.${cryptoSign(null, Buffer.from(input), key).toString('base64url')}`;
-}
-
+// jsonwebtoken has no EdDSA (RFC 8037): Node's crypto checks those signatures, over the JWS input.
 /** The payload of an EdDSA token whose signature `key` verifies; throws otherwise. */
 function verifyEdDsa(token: string, key: KeyObject): unknown {
   const parts = token.split('.');

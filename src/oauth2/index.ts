@@ -25,4 +25,4 @@ export { RedisDpopReplayStore } from './redis-dpop-replay.js';
 export { RedisRevokedFamilies, type RedisRevokedFamiliesOptions } from './redis-revoked-families.js';
 export type { JwksOptions } from './remote-key-options.js';
 export { MemoryRevokedFamilies, type RevokedFamilies } from './revoked-families.js';
-export type { TokenEndpoints, TokenService } from './token-service.js';
+export type { TokenService } from './token-service.js';

@@ -1,7 +1,6 @@
 import { readOptions } from '../config/options.js';
+import { type DocumentPart, documentPartOf } from '../document-parts.js';
 import { CACHE_CONTROL_SENSITIVE } from '../http/spec.js';
-import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '../oauth2/paths.js';
-import { isTokenService, type TokenEndpoints } from '../oauth2/token-service.js';
 import type { ConventionsOptions } from '../preset.js';
 import { defaultLimitFor, PAGING_DEFAULTS } from '../request/paging-defaults.js';
 import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../security/defaults.js';
@@ -13,9 +12,6 @@ export type WithConventionsOptions = Readonly<ConventionsOptions> & {
   /** The options the list routes give paging(): `limit`'s default and maximum. Default: `{ defaultLimit: 20, maxLimit: 100 }`. */
   readonly paging?: Readonly<{ defaultLimit?: number; maxLimit?: number }>;
 };
-
-/** The token service as the document states it: its paths (undefined when off) and DPoP. */
-export type TokenServicePlan = TokenEndpoints;
 
 /** What the preset sends with these options. */
 export interface Plan {
@@ -34,42 +30,11 @@ export interface Plan {
   readonly cacheControl: string | undefined;
   readonly maxLimit: number;
   readonly defaultLimit: number;
-  readonly token: TokenServicePlan | undefined;
+  /** The part of the document the `tokenRouter` stage's package describes (docs/extend.md), when the stage is on. */
+  readonly tokenRouter: DocumentPart | undefined;
 }
 
 const objectOr = (value: unknown): Json | undefined => (isObject(value) ? value : undefined);
-
-/** The path of an endpoint the token router serves: its option, its default, or undefined when `false`. */
-const endpointPath = (value: unknown, fallback: string): string | undefined =>
-  value === false ? undefined : typeof value === 'string' ? value : fallback;
-
-/** The metadata path of an issuer (RFC 8414 §3.1), or undefined when no metadata is served. */
-function metadataPathOf(token: Json): string | undefined {
-  if (token.metadata === false || typeof token.issuer !== 'string') return undefined;
-  try {
-    return metadataPath(new URL(token.issuer));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The token service's endpoints: those of the router itself when given the
- * one tokenRouter() made, or read from its options written as data (a
- * document's options are JSON: examples/server/openapi.options.json).
- */
-function tokenPlan(value: unknown): TokenServicePlan | undefined {
-  if (isTokenService(value)) return value.endpoints;
-  const token = objectOr(value);
-  if (!token) return undefined;
-  return {
-    token: typeof token.path === 'string' ? token.path : TOKEN_PATH,
-    revocation: endpointPath(token.revocationPath, REVOCATION_PATH),
-    introspection: endpointPath(token.introspectionPath, INTROSPECTION_PATH),
-    metadata: metadataPathOf(token),
-    dpop: token.dpop !== undefined && token.dpop !== false,
-  };
-}
 
 /** The two headers report-only sends as their `-Report-Only` variants (reportOnlySecurityHeaders()). */
 const SOFTENED_HEADERS = new Set(['Content-Security-Policy', 'Cross-Origin-Embedder-Policy']);
@@ -123,6 +88,6 @@ export function readPlan(options: WithConventionsOptions | undefined): Plan {
     cacheControl: caching === undefined || cacheControl === false ? undefined : String(cacheControl ?? CACHE_CONTROL_SENSITIVE),
     maxLimit,
     defaultLimit: typeof paging.defaultLimit === 'number' ? paging.defaultLimit : defaultLimitFor(maxLimit),
-    token: tokenPlan(given.tokenRouter),
+    tokenRouter: documentPartOf('withConventions(options)', 'tokenRouter', given.tokenRouter),
   };
 }

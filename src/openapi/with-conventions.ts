@@ -1,9 +1,9 @@
 import { ConfigurationError } from '../config/configuration-error.js';
 import { everyAnswerHeaders } from './components.js';
 import { addComponent, child, isObject, isProtected, type Json, METHODS, resolve } from './document.js';
+import { addDocumentPart, stateJwtPractices } from './jwt-practices.js';
 import { type Plan, readPlan, type WithConventionsOptions } from './plan.js';
 import { declareHeaders, ERROR_ANSWERS, type ErrorAnswer, errorAnswer, responsesOf } from './responses.js';
-import { addTokenService, stateJwtPractices } from './token-service.js';
 
 /**
  * withConventions(): a team's OpenAPI document, plus what conventions()
@@ -94,15 +94,14 @@ function ownHeaders(plan: Plan, method: string, status: string): string[] {
   if ((method === 'get' || method === 'head') && (status === '200' || status === '304')) headers.push('ETag', 'Last-Modified');
   if (status === '202' || status === '429' || status === '503') headers.push('Retry-After');
   // A bearer failure (RFC 6750 §3) challenges; a token failure also says `Pragma: no-cache` (the conventions' "Token failure").
-  if (status === '401') headers.push('WWW-Authenticate', ...(plan.bearer || plan.token ? ['Pragma'] : []));
+  if (status === '401') headers.push('WWW-Authenticate', ...(plan.bearer || plan.tokenRouter ? ['Pragma'] : []));
   if (status === '403') headers.push('WWW-Authenticate');
   if (status === '405') headers.push('Allow');
   return plan.etag || !headers.includes('ETag') ? headers : headers.filter((name) => name !== 'ETag');
 }
 
 function addOperationConventions(doc: Json, plan: Plan, path: string, method: string, operation: Json): void {
-  const tokenShape =
-    plan.token !== undefined && [plan.token.token, plan.token.revocation, plan.token.introspection].includes(path);
+  const tokenShape = plan.tokenRouter?.oauthErrorPaths.includes(path) === true;
   const responses = child(operation, 'responses');
   const list = method === 'get' && isList(doc, operation);
   if (list) addListParameters(doc, plan, operation);
@@ -132,7 +131,7 @@ export function withConventions<Document extends object>(document: Document, opt
   }
   const plan = readPlan(options);
   const doc = structuredClone(given) as Json;
-  if (plan.token) addTokenService(doc, plan, plan.token);
+  if (plan.tokenRouter) addDocumentPart(doc, plan.tokenRouter);
   stateJwtPractices(doc);
   const paths = child(doc, 'paths');
   for (const [path, rawItem] of Object.entries(paths)) {

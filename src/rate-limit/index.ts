@@ -6,7 +6,6 @@ export {
   type LimitState,
   limiter,
   type TooManyRequestsInit,
-  type TooManyRequestsName,
   tooManyRequests,
 } from './limiter.js';
 export type { RateLimitOptions, RateLimitPolicyOptions, StoreFailureMode } from './options.js';

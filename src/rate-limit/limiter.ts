@@ -1,5 +1,6 @@
 import { checkInteger, checkOneOf, invalidOption, readOptions } from '../config/options.js';
-import { type ApiError, apiError } from '../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
+import { type CatalogueEntry, ERROR_CATALOGUE } from '../errors/catalogue.js';
 import { markLimiterRefusal } from '../errors/error-handler.js';
 import { storeUnavailable } from '../errors/store-unavailable.js';
 import { checkStore } from '../stores/check-store.js';
@@ -238,13 +239,10 @@ export function keyedLimiter(
   };
 }
 
-/** The 429 catalogue entries. */
-export type TooManyRequestsName = 'tooManyRequests' | 'tooManyLoginFailures';
-
 export interface TooManyRequestsInit {
-  /** The catalogue entry. Default: `"tooManyRequests"`. */
-  error?: TooManyRequestsName;
-  /** A body of a protocol's own shape (RFC 6749 token errors), passed to apiError(). */
+  /** The 429 catalogue entry: the library's `tooManyRequests` by default, or a package's own (registerErrorEntries()). */
+  error?: CatalogueEntry;
+  /** A body of a protocol's own shape (RFC 6749 token errors), given to the ApiError. */
   body?: Readonly<Record<string, unknown>>;
 }
 
@@ -267,7 +265,7 @@ export function retryAfterOf(states: readonly (LimitState | undefined)[]): numbe
 export function tooManyRequests(states: LimitState | readonly LimitState[], init: TooManyRequestsInit = {}): ApiError {
   const retryAfter = retryAfterOf(Array.isArray(states) ? states : [states as LimitState]);
   return markLimiterRefusal(
-    apiError(init.error ?? 'tooManyRequests', {
+    new ApiError(init.error ?? ERROR_CATALOGUE.tooManyRequests, {
       headers: { 'Retry-After': String(retryAfter) },
       ...(init.body === undefined ? {} : { body: init.body }),
     }),

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { CONFIGURATION_ERROR_CODES } from '../../src/config/index.js';
 import { ERROR_CATALOGUE } from '../../src/errors/catalogue.js';
+import { registeredErrorEntries } from '../../src/errors/registered-entries.js';
 import { SECURITY_EVENTS, type SecurityEventName } from '../../src/events/index.js';
+// Registers the authorization server's error entries, as loading the package does.
+import '../../authorization-server/src/error-entries.js';
 
 /** The rows of the catalogue table, cells trimmed, so the table's padding does not matter. */
 const catalogueRows = (page: string): string[][] =>
@@ -16,18 +19,30 @@ const catalogueRows = (page: string): string[][] =>
     );
 
 describe('docs/errors.md', () => {
-  const rows = catalogueRows(readFileSync('docs/errors.md', 'utf8'));
+  const page = readFileSync('docs/errors.md', 'utf8');
+  const [library = '', registered = ''] = page.split("### The authorization server's entries");
+  const libraryRows = catalogueRows(library);
+  const registeredRows = catalogueRows(registered);
 
   it.each(Object.entries(ERROR_CATALOGUE))('lists %s with its code, status and message', (name, entry) => {
-    expect(rows).toContainEqual([String(entry.code), String(entry.status), `\`${name}\``, entry.message]);
+    expect(libraryRows).toContainEqual([String(entry.code), String(entry.status), `\`${name}\``, entry.message]);
   });
 
   it('lists no code that the catalogue does not have', () => {
-    const documented = rows.map((row) => Number(row[0])).sort();
+    const documented = libraryRows.map((row) => Number(row[0])).sort();
     const catalogued = Object.values(ERROR_CATALOGUE)
       .map((entry) => entry.code)
       .sort();
     expect(documented).toEqual(catalogued);
+  });
+
+  it("lists the authorization server's registered entries apart, each with its code, status and message", () => {
+    const entries = registeredErrorEntries().filter((held) => held.owner === 'express-api-conventions-authorization-server');
+    expect(entries.length).toBeGreaterThan(10);
+    const expected = entries
+      .map(({ name, entry }) => [String(entry.code), String(entry.status), `\`${name}\``, entry.message])
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(registeredRows).toEqual(expected);
   });
 });
 

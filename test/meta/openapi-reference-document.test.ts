@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+// The authorization server registers its document part as it loads: `tokenRouter` as data is described by it.
+import 'express-api-conventions-authorization-server';
 import { EMAIL_SCHEMA } from '../../examples/server/src/users/email.js';
 import { withConventions } from '../../src/openapi/index.js';
 

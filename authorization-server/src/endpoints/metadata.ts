@@ -5,8 +5,7 @@
  * token router's checked configuration, so it lists only what is enabled.
  */
 
-// The metadata's path is a token-service path: its one source is the leaf paths.ts, which openapi/ reads too.
-export { METADATA_WELL_KNOWN, metadataPath } from 'express-api-conventions/extend';
+export { METADATA_WELL_KNOWN, metadataPath } from './paths.js';
 
 /** RFC 6749 §2.3.1 and RFC 7591 §2: how a client authenticates at the token and revocation endpoints. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;

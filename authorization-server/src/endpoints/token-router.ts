@@ -1,8 +1,9 @@
 import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { AccessTokenSigner, readOptions } from 'express-api-conventions/extend';
-import type { RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import { readOptions } from 'express-api-conventions/extend';
+import type { RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
 import { derivedKey } from '../derived-key.js';
+import { AccessTokenSigner } from '../grants/access-token-signer.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
 import { type GrantContext, type Issued, sendTokens } from '../grants/token-response.js';
@@ -17,6 +18,7 @@ import { publishTokenCreated } from '../token-events.js';
 import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
 import { type AuthorizationHelpers, mountAuthorization } from './authorization-endpoint.js';
 import { basicChallenge } from './client-auth.js';
+import { type TokenEndpoints, tokenServiceDocumentPart } from './document-part.js';
 import { releaseTokenEndpointProof, reserveTokenEndpointProof, tokenEndpointProof } from './dpop-token-endpoint.js';
 import { oauthEndpoint } from './endpoint.js';
 import { introspectionEndpoint } from './introspection.js';
@@ -51,9 +53,10 @@ export { TOKEN_REQUEST_TYPE } from './form.js';
  * (endpoint.ts): refuse() hands it to errorHandler() when one is mounted,
  * else writes it here (the endpoints work alone).
  *
- * The router carries its endpoints and tokenEndpointErrors() configured
- * for their paths: given to conventions() as `tokenRouter`, the preset puts that
- * error stage first and the router last.
+ * The router carries its endpoints, its part of the OpenAPI document and
+ * tokenEndpointErrors() configured for their paths: given to conventions()
+ * as `tokenRouter`, the preset puts that error stage first and the router
+ * last, and withConventions() adds the part.
  */
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
   const config = readTokenRouterOptions(options);
@@ -141,6 +144,7 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
   const otherPaths = [config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
   return Object.defineProperties(router as TokenRouter, {
     endpoints: { value: Object.freeze(endpoints), enumerable: true },
+    documentPart: { value: tokenServiceDocumentPart(endpoints), enumerable: true },
     tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
     authorization: { value: authorization, enumerable: true },
   });
@@ -168,6 +172,8 @@ function checkClientMayUse(grant: Grant, client: RegisteredClient | undefined, c
  */
 export type TokenRouter = Router &
   TokenService & {
+    /** What the router answers where (withConventions() reads its document part, made from these). */
+    readonly endpoints: TokenEndpoints;
     /** The helpers of the application's sign-in and consent pages, when the `authorization` option is on. */
     readonly authorization: AuthorizationHelpers | undefined;
   };

@@ -1,16 +1,11 @@
 import type { Response } from 'express';
-import {
-  type AccessTokenSigner,
-  DPOP_TOKEN_TYPE,
-  formatScope,
-  parseScope,
-  writeJsonAnswer,
-} from 'express-api-conventions/extend';
+import { DPOP_TOKEN_TYPE, formatScope, parseScope, writeJsonAnswer } from 'express-api-conventions/extend';
 import { stringifyJson } from 'express-api-conventions/json';
 import type { ClientRecord } from 'express-api-conventions/oauth2';
 import type { Params } from '../protocol/params.js';
 import { tokenError } from '../protocol/token-errors.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
+import type { AccessTokenSigner } from './access-token-signer.js';
 
 /** The conventions' "Token response": `token_type` "Value `bearer`". */
 export const TOKEN_TYPE = 'bearer';

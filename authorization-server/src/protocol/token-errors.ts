@@ -1,5 +1,6 @@
-import { ApiError, apiError, type ErrorName } from 'express-api-conventions/errors';
+import { ApiError, type CatalogueEntry, entryForStatus, storeUnavailable } from 'express-api-conventions/errors';
 import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from 'express-api-conventions/extend';
+import { AUTHORIZATION_SERVER_ERRORS as OWN } from '../error-entries.js';
 
 /**
  * Token-endpoint errors: RFC 6749 §5.2 bodies `{ error, error_description }`
@@ -9,26 +10,31 @@ import { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from 'express-api-conve
 /** The conventions' "Security response headers", "Prevent cache exposure": every token-endpoint response. */
 export const TOKEN_CACHE_CONTROL = CACHE_CONTROL_SENSITIVE;
 
-/** RFC 6749 §5.2 error codes, with this package's catalogue entry for each. */
+/** The library's entry of a state store out of reach, as its storeUnavailable() answers it (503, code 50302). */
+const STORE_UNAVAILABLE: CatalogueEntry = (({ status, code, message }) => ({ status, code, message }))(
+  storeUnavailable(undefined),
+);
+
+/** RFC 6749 §5.2 error codes, with the catalogue entry of each (this package's, docs/errors.md). */
 export const TOKEN_ERRORS = {
-  invalid_request: 'oauthInvalidRequest',
-  invalid_client: 'oauthInvalidClient',
-  invalid_grant: 'oauthInvalidGrant',
-  unauthorized_client: 'oauthUnauthorizedClient',
-  unsupported_grant_type: 'oauthUnsupportedGrantType',
-  invalid_scope: 'oauthInvalidScope',
+  invalid_request: OWN.oauthInvalidRequest,
+  invalid_client: OWN.oauthInvalidClient,
+  invalid_grant: OWN.oauthInvalidGrant,
+  unauthorized_client: OWN.oauthUnauthorizedClient,
+  unsupported_grant_type: OWN.oauthUnsupportedGrantType,
+  invalid_scope: OWN.oauthInvalidScope,
   // RFC 7009 §2.2.1, at the revocation endpoint.
-  unsupported_token_type: 'oauthUnsupportedTokenType',
+  unsupported_token_type: OWN.oauthUnsupportedTokenType,
   // RFC 9449 §5, at the token endpoint.
-  invalid_dpop_proof: 'oauthInvalidDpopProof',
-  use_dpop_nonce: 'oauthUseDpopNonce',
+  invalid_dpop_proof: OWN.oauthInvalidDpopProof,
+  use_dpop_nonce: OWN.oauthUseDpopNonce,
   // RFC 6749 §8.5 allows extension codes: the brute-force guard's 429.
-  too_many_requests: 'tooManyLoginFailures',
+  too_many_requests: OWN.tooManyLoginFailures,
   // RFC 6749 §4.1.2.1's code for a server that cannot answer now (a store is down).
-  temporarily_unavailable: 'stateStoreUnavailable',
+  temporarily_unavailable: STORE_UNAVAILABLE,
   // RFC 6749 §4.1.2.1's code for an unexpected failure.
-  server_error: 'internal',
-} as const satisfies Record<string, ErrorName>;
+  server_error: entryForStatus(500),
+} as const satisfies Record<string, CatalogueEntry>;
 
 export type TokenErrorCode = keyof typeof TOKEN_ERRORS;
 
@@ -43,13 +49,13 @@ export function tokenError(
 }
 
 function tokenErrorOf(
-  name: ErrorName,
+  entry: CatalogueEntry,
   error: TokenErrorCode,
   description: string,
   headers: Readonly<Record<string, string>>,
   cause?: unknown,
 ): ApiError {
-  return apiError(name, {
+  return new ApiError(entry, {
     message: description,
     body: { error, error_description: description },
     headers: { 'Cache-Control': TOKEN_CACHE_CONTROL, Pragma: TOKEN_FAILURE_PRAGMA, ...headers },
@@ -67,8 +73,8 @@ function tokenErrorOf(
  */
 export function invalidClient(description: string, challenge?: string): ApiError {
   return challenge === undefined
-    ? tokenErrorOf('oauthInvalidClientRequest', 'invalid_client', description, {})
-    : tokenErrorOf('oauthInvalidClient', 'invalid_client', description, { 'WWW-Authenticate': challenge });
+    ? tokenErrorOf(OWN.oauthInvalidClientRequest, 'invalid_client', description, {})
+    : tokenErrorOf(OWN.oauthInvalidClient, 'invalid_client', description, { 'WWW-Authenticate': challenge });
 }
 
 /** The description of an unexpected failure: its cause stays in the log. */

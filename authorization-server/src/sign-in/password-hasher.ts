@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type ApiError, apiError } from 'express-api-conventions/errors';
+import type { ApiError } from 'express-api-conventions/errors';
 import { checkInteger, readOptions } from 'express-api-conventions/extend';
+import { packageError } from '../error-entries.js';
 import {
   bcryptInput,
   formatPasswordHash,
@@ -371,9 +372,9 @@ export class PasswordHasher {
     const freshWait = waitFor(aheadOfAFreshKey);
     // A task of a key like this one with nothing queued would be served in time: the wait is this key's own excess.
     if (freshWait <= bound) {
-      return apiError('signInQueueFull', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))) } });
+      return packageError('signInQueueFull', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))) } });
     }
-    return apiError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(freshWait / 1000))) } });
+    return packageError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(freshWait / 1000))) } });
   }
 
   /** The time kept before a deadline for the task itself: one and a half recent task times (a loaded machine runs slower). */

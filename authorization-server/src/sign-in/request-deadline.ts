@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
-import { type ApiError, apiError } from 'express-api-conventions/errors';
+import type { ApiError } from 'express-api-conventions/errors';
+import { packageError } from '../error-entries.js';
 
 /**
  * A sign-in's deadline, carried from its request's arrival through every
@@ -58,5 +59,5 @@ export function remainingMs(deadline: number): number {
 
 /** The 503 of a sign-in whose deadline has come: busy, retry in a second or two. */
 export function deadlineReached(retryAfterSeconds = 1): ApiError {
-  return apiError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  return packageError('signInBusy', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
 }

@@ -8,6 +8,7 @@ import {
   type SecurityEventFields,
   securityEventsWanted,
 } from 'express-api-conventions/extend';
+import { packageError } from '../error-entries.js';
 import type { SignInGuardStore, SignInIdentity, SignInLimits, SignInRefusal } from '../stores/sign-in-guard-store.js';
 import { normalizeUsername } from '../stores/stores.js';
 import { remainingMs, signInDeadline } from './request-deadline.js';
@@ -283,14 +284,14 @@ async function admission(
     if (verdict.kind === 'refuse') {
       const retryAfter = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
       refused(verdict.reason, retryAfter);
-      throw apiError('tooManyLoginFailures', {
+      throw packageError('tooManyLoginFailures', {
         message: REFUSALS[verdict.reason],
         headers: { 'Retry-After': String(retryAfter) },
       });
     }
     if (Date.now() + delay > deadline) {
       refused(undefined, 1);
-      throw apiError('tooManyLoginFailures', {
+      throw packageError('tooManyLoginFailures', {
         message: 'Too many sign-in attempts at once for this username or address; retry after the time in Retry-After.',
         headers: { 'Retry-After': '1' },
       });

@@ -1,12 +1,28 @@
-import { addComponent, child, isObject, type Json } from './document.js';
-import type { Plan, TokenServicePlan } from './plan.js';
+import { type DocumentPart, type DocumentTools, registerDocumentPart } from 'express-api-conventions/extend';
+import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from './paths.js';
 
 /**
- * The token service's operations, as tokenRouter() answers them: the token
- * endpoint (docs/conventions.md section 13), RFC 7009 revocation, RFC 7662
- * introspection and RFC 8414 metadata; and its security schemes. Each is
- * added only where the document has nothing at that path or name.
+ * The token router's part of withConventions()'s document (the library's
+ * registration point, docs/extend.md): the token endpoint (docs/conventions.md
+ * section 13), RFC 7009 revocation, RFC 7662 introspection and RFC 8414
+ * metadata, and their security schemes. Each is added only where the
+ * document has nothing at that path or name. The router carries its part;
+ * its options written as data are described by the maker registered below.
  */
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** What the router answers where: each path, or undefined when that endpoint is off, and DPoP. */
+export interface TokenEndpoints {
+  readonly token: string;
+  readonly revocation: string | undefined;
+  readonly introspection: string | undefined;
+  readonly metadata: string | undefined;
+  /** Whether the token endpoint binds tokens to a DPoP key (RFC 9449). */
+  readonly dpop: boolean;
+}
 
 /** Longest form value the schemas allow: a JWT or an opaque token fits well inside it. */
 const VALUE_MAX = 4096;
@@ -22,10 +38,6 @@ const TYPE_HINT =
 const FORM = 'application/x-www-form-urlencoded';
 const REPEATED = 'Each parameter at most once: a repeated one is refused with 400 `invalid_request` (RFC 6749 §3.2).';
 
-/** RFC 8725 (JWT Best Current Practices), as the OWASP ruleset looks for it (`RFC8725`). */
-export const JWT_PRACTICES =
-  'Access tokens are JWTs (RFC 9068) issued and checked as RFC8725 (JSON Web Token Best Current Practices) says: one algorithm per key, `typ` `at+jwt`, issuer and audience checked, short lifetime.';
-
 /** Adds a security scheme under `name` unless the document has one of the same HTTP scheme already. */
 function addScheme(securitySchemes: Json, name: string, scheme: Json): string {
   const same = Object.entries(securitySchemes).find(
@@ -40,30 +52,35 @@ function addScheme(securitySchemes: Json, name: string, scheme: Json): string {
 }
 
 /** Adds the schemes the token service uses; returns the name of the client's HTTP Basic scheme. */
-function schemes(doc: Json, token: TokenServicePlan): string {
-  const securitySchemes = child(child(doc, 'components'), 'securitySchemes');
+function schemes(doc: Json, token: TokenEndpoints, tools: DocumentTools): string {
+  const securitySchemes = tools.objectAt(tools.objectAt(doc, 'components'), 'securitySchemes');
   const basic = addScheme(securitySchemes, 'clientBasic', {
     type: 'http',
     scheme: 'basic',
     description: 'Client authentication with the registered `client_id` and `client_secret` (RFC 6749 §2.3.1).',
   });
-  addScheme(securitySchemes, 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: JWT_PRACTICES });
+  addScheme(securitySchemes, 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: tools.jwtPractices,
+  });
   if (token.dpop) {
     addScheme(securitySchemes, 'dpop', {
       type: 'http',
       scheme: 'DPoP',
-      description: `A DPoP-bound access token and its proof (RFC 9449). ${JWT_PRACTICES}`,
+      description: `A DPoP-bound access token and its proof (RFC 9449). ${tools.jwtPractices}`,
     });
   }
   return basic;
 }
 
-function grantSchemas(doc: Json): Json[] {
+function grantSchemas(tools: DocumentTools): Json[] {
   const client = {
     client_id: value('Only when the client does not use `Authorization: Basic`.'),
     client_secret: value('With `client_id`.'),
   };
-  const password = addComponent(doc, 'schemas', 'PasswordGrant', {
+  const password = tools.addComponent('schemas', 'PasswordGrant', {
     type: 'object',
     required: ['grant_type', 'username', 'password'],
     properties: {
@@ -74,7 +91,7 @@ function grantSchemas(doc: Json): Json[] {
       ...client,
     },
   });
-  const refresh = addComponent(doc, 'schemas', 'RefreshGrant', {
+  const refresh = tools.addComponent('schemas', 'RefreshGrant', {
     type: 'object',
     required: ['grant_type', 'refresh_token'],
     properties: {
@@ -87,8 +104,8 @@ function grantSchemas(doc: Json): Json[] {
   return [password, refresh];
 }
 
-function tokenOperation(doc: Json, token: TokenServicePlan, basic: string): Json {
-  const response = addComponent(doc, 'schemas', 'TokenResponse', {
+function tokenOperation(token: TokenEndpoints, basic: string, tools: DocumentTools): Json {
+  const response = tools.addComponent('schemas', 'TokenResponse', {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
     properties: {
@@ -123,13 +140,13 @@ function tokenOperation(doc: Json, token: TokenServicePlan, basic: string): Json
           ],
         }
       : {}),
-    requestBody: { required: true, content: { [FORM]: { schema: { oneOf: grantSchemas(doc) } } } },
+    requestBody: { required: true, content: { [FORM]: { schema: { oneOf: grantSchemas(tools) } } } },
     responses: { '200': { description: 'Tokens issued.', content: { 'application/json': { schema: response } } } },
   };
 }
 
-function tokenForm(doc: Json): Json {
-  return addComponent(doc, 'schemas', 'TokenParameter', {
+function tokenForm(tools: DocumentTools): Json {
+  return tools.addComponent('schemas', 'TokenParameter', {
     type: 'object',
     required: ['token'],
     properties: {
@@ -139,19 +156,19 @@ function tokenForm(doc: Json): Json {
   });
 }
 
-function revocationOperation(doc: Json, basic: string): Json {
+function revocationOperation(basic: string, tools: DocumentTools): Json {
   return {
     operationId: 'revokeToken',
     summary: 'Revoke a refresh token or an access token (RFC 7009)',
     description: `200 for an unknown token too (RFC 7009 §2.2). ${REPEATED}`,
     security: [{}, { [basic]: [] }],
-    requestBody: { required: true, content: { [FORM]: { schema: tokenForm(doc) } } },
+    requestBody: { required: true, content: { [FORM]: { schema: tokenForm(tools) } } },
     responses: { '200': { description: 'Revoked, or unknown.' } },
   };
 }
 
-function introspectionOperation(doc: Json, basic: string): Json {
-  const answer = addComponent(doc, 'schemas', 'Introspection', {
+function introspectionOperation(basic: string, tools: DocumentTools): Json {
+  const answer = tools.addComponent('schemas', 'Introspection', {
     type: 'object',
     required: ['active'],
     properties: {
@@ -169,7 +186,7 @@ function introspectionOperation(doc: Json, basic: string): Json {
     summary: 'Introspect a token (RFC 7662)',
     description: `Confidential clients only. ${REPEATED}`,
     security: [{ [basic]: [] }],
-    requestBody: { required: true, content: { [FORM]: { schema: tokenForm(doc) } } },
+    requestBody: { required: true, content: { [FORM]: { schema: tokenForm(tools) } } },
     responses: {
       '200': {
         description: '`{ "active": false }`, or the claims of an active token.',
@@ -179,7 +196,7 @@ function introspectionOperation(doc: Json, basic: string): Json {
   };
 }
 
-function metadataOperation(token: TokenServicePlan): Json {
+function metadataOperation(token: TokenEndpoints): Json {
   return {
     operationId: 'authorizationServerMetadata',
     summary: 'Authorization server metadata (RFC 8414)',
@@ -197,27 +214,57 @@ function metadataOperation(token: TokenServicePlan): Json {
 }
 
 /** Adds the token service's paths and schemes the document does not have yet. */
-export function addTokenService(doc: Json, _plan: Plan, token: TokenServicePlan): void {
-  const basic = schemes(doc, token);
-  const paths = child(doc, 'paths');
+function describeTokenService(doc: Json, token: TokenEndpoints, tools: DocumentTools): void {
+  const basic = schemes(doc, token, tools);
+  const paths = tools.objectAt(doc, 'paths');
   const add = (path: string | undefined, method: string, make: () => Json) => {
     if (path === undefined) return;
-    const item = child(paths, path);
+    const item = tools.objectAt(paths, path);
     if (item[method] === undefined) item[method] = make();
   };
-  add(token.token, 'post', () => tokenOperation(doc, token, basic));
-  add(token.revocation, 'post', () => revocationOperation(doc, basic));
-  add(token.introspection, 'post', () => introspectionOperation(doc, basic));
+  add(token.token, 'post', () => tokenOperation(token, basic, tools));
+  add(token.revocation, 'post', () => revocationOperation(basic, tools));
+  add(token.introspection, 'post', () => introspectionOperation(basic, tools));
   add(token.metadata, 'get', () => metadataOperation(token));
 }
 
-/** States RFC 8725 on every JWT bearer scheme that does not yet (OWASP API2: JWT best practices). */
-export function stateJwtPractices(doc: Json): void {
-  const securitySchemes = isObject(doc.components) ? doc.components.securitySchemes : undefined;
-  if (!isObject(securitySchemes)) return;
-  for (const scheme of Object.values(securitySchemes)) {
-    if (!isObject(scheme) || scheme.type !== 'http' || String(scheme.bearerFormat).toLowerCase() !== 'jwt') continue;
-    const said = typeof scheme.description === 'string' ? scheme.description : '';
-    if (!said.includes('RFC8725')) scheme.description = said === '' ? JWT_PRACTICES : `${said}\n\n${JWT_PRACTICES}`;
+/** The document part of a token router with these endpoints: its operations, and RFC 6749's error shape on its form endpoints. */
+export function tokenServiceDocumentPart(token: TokenEndpoints): DocumentPart {
+  const oauthErrorPaths = [token.token, token.revocation, token.introspection].filter((path) => path !== undefined);
+  return Object.freeze({
+    oauthErrorPaths: Object.freeze(oauthErrorPaths),
+    describe: (doc: Json, tools: DocumentTools) => describeTokenService(doc, token, tools),
+  });
+}
+
+/** The path of an endpoint the token router serves: its option, its default, or undefined when `false`. */
+const endpointPath = (value: unknown, fallback: string): string | undefined =>
+  value === false ? undefined : typeof value === 'string' ? value : fallback;
+
+/** The metadata path of an issuer (RFC 8414 §3.1), or undefined when no metadata is served. */
+function metadataPathOf(options: Readonly<Json>): string | undefined {
+  if (options.metadata === false || typeof options.issuer !== 'string') return undefined;
+  try {
+    return metadataPath(new URL(options.issuer));
+  } catch {
+    return undefined;
   }
 }
+
+/**
+ * The endpoints tokenRouter() would serve with these options written as
+ * data (a document's options are JSON: examples/server/openapi.options.json),
+ * with the router's own defaults.
+ */
+export function endpointsOfOptions(options: Readonly<Json>): TokenEndpoints {
+  return {
+    token: typeof options.path === 'string' ? options.path : TOKEN_PATH,
+    revocation: endpointPath(options.revocationPath, REVOCATION_PATH),
+    introspection: endpointPath(options.introspectionPath, INTROSPECTION_PATH),
+    metadata: metadataPathOf(options),
+    dpop: options.dpop !== undefined && options.dpop !== false,
+  };
+}
+
+// withConventions(document, { tokenRouter: { issuer, … } }) describes the router from its options, once this package is loaded.
+registerDocumentPart('tokenRouter', (options) => tokenServiceDocumentPart(endpointsOfOptions(options)));

@@ -1,9 +1,8 @@
 /**
- * The token service's paths (its endpoints' defaults, the metadata's
- * well-known path): a leaf that loads nothing, so that
- * express-api-conventions/openapi states them without loading anything, and
- * the authorization server's router reads the same values (through
- * express-api-conventions/extend).
+ * The token service's paths: its endpoints' defaults and the metadata's
+ * well-known path. They belong to this package alone: the library knows a
+ * token router's paths only from the router (its document part), never by
+ * name (docs/extend.md).
  */
 
 /** The conventions' "Token endpoint": "POST `{base_url}/v1/oauth2/token`". */
