@@ -10,7 +10,6 @@ export type {
   ConsentRestart,
 } from './endpoints/authorization-endpoint.js';
 export type { TokenEndpoints } from './endpoints/document-part.js';
-export type { IntrospectionRight, Introspectors } from './endpoints/introspectors.js';
 export { type TokenEndpointErrorsOptions, tokenEndpointErrors } from './endpoints/token-endpoint-errors.js';
 export {
   type RevokeRefreshTokenOptions,
@@ -20,6 +19,7 @@ export {
   type TokenRouterOptions,
   tokenRouter,
 } from './endpoints/token-router.js';
+export type { IntrospectionRight, Introspectors } from './protocol/introspectors.js';
 export type { TokenErrorCode } from './protocol/token-errors.js';
 export { type AuthorizationSession, type FindSession, sessionFromCookie } from './sessions/authorization-session.js';
 export type { ConsentWithdrawal, WithdrawConsent } from './sessions/consent-withdrawal.js';

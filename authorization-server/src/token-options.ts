@@ -21,9 +21,9 @@ import type {
   SubjectActiveCheck,
 } from 'express-api-conventions/oauth2';
 import { type AuthorizationConfiguration, type AuthorizationOptions, readAuthorizationOptions } from './authorization-options.js';
-import { type IntrospectionRight, type Introspectors, readIntrospectors } from './endpoints/introspectors.js';
-import { issuerUrl } from './endpoints/metadata.js';
-import { INTROSPECTION_PATH, JWKS_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from './endpoints/paths.js';
+import { type IntrospectionRight, type Introspectors, readIntrospectors } from './protocol/introspectors.js';
+import { issuerUrl } from './protocol/issuer.js';
+import { INTROSPECTION_PATH, JWKS_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from './protocol/paths.js';
 import type { PasswordHasher } from './sign-in/password-hasher.js';
 import { type PasswordSignIn, passwordSignIn } from './sign-in/password-sign-in.js';
 import { SIGN_IN_DEADLINE_RANGE } from './sign-in/request-deadline.js';

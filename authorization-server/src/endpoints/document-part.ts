@@ -1,5 +1,5 @@
 import { type DocumentPart, type DocumentTools, registerDocumentPart } from 'express-api-conventions/extend';
-import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from './paths.js';
+import { INTROSPECTION_PATH, metadataPath, REVOCATION_PATH, TOKEN_PATH } from '../protocol/paths.js';
 
 /**
  * The token router's part of withConventions()'s document (the library's

@@ -3,12 +3,12 @@ import { AccessTokenVerifier, DPOP_TOKEN_TYPE, TokenRejected, writeJsonAnswer } 
 import { stringifyJson } from 'express-api-conventions/json';
 import type { AccessTokenClaims, ClientRecord } from 'express-api-conventions/oauth2';
 import { TOKEN_TYPE } from '../grants/token-response.js';
+import type { IntrospectionRight } from '../protocol/introspectors.js';
 import type { Params } from '../protocol/params.js';
 import { tokenError } from '../protocol/token-errors.js';
 import { hashRefreshToken } from '../stores/stores.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 import { basicChallenge, refuseClient } from './client-auth.js';
-import type { IntrospectionRight } from './introspectors.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 
 /** RFC 7662 §2.2: all a caller learns of a token that is not active, or that it may not see. */

@@ -5,33 +5,12 @@
  * token router's checked configuration, so it lists only what is enabled.
  */
 
-export { METADATA_WELL_KNOWN, metadataPath } from './paths.js';
+import { issuerUrl } from '../protocol/issuer.js';
 
 /** RFC 6749 §2.3.1 and RFC 7591 §2: how a client authenticates at the token and revocation endpoints. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 /** Introspection answers confidential clients only (RFC 7662 §2.1: the caller must be authorized). */
 export const INTROSPECTION_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/**
- * The issuer as a URL RFC 8414 §2 accepts (`https`, no query, no fragment),
- * or undefined. Plain `http` is accepted on a loopback host only, for a
- * service run on a developer's machine.
- */
-export function issuerUrl(issuer: string): URL | undefined {
-  let url: URL;
-  try {
-    url = new URL(issuer);
-  } catch {
-    return undefined;
-  }
-  if (url.search !== '' || url.hash !== '' || issuer.includes('?') || issuer.includes('#')) return undefined;
-  if (url.username !== '' || url.password !== '') return undefined;
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return url;
-  return undefined;
-}
 
 /** What the metadata document says; each endpoint path is absent when that endpoint is off. */
 export interface MetadataInput {
