@@ -13,7 +13,7 @@ import {
   signInGuard,
   type UserStore,
 } from 'express-api-conventions-authorization-server';
-import { REALM, requireBearer, type TokenSettings, tokenSettings } from './auth.js';
+import { namesOnlyClient, REALM, requireBearer, type TokenSettings, tokenSettings } from './auth.js';
 import { consentsRouter } from './authorize/consents.js';
 import { authorizationPages } from './authorize/pages.js';
 import { CONSENT_PAGE, SIGN_IN_PAGE } from './authorize/paths.js';
@@ -67,6 +67,12 @@ function meRoute(settings: Settings, services: Services, tokens: TokenSettings):
   return [
     auth,
     async (req, res) => {
+      // A client credentials token is valid here but names no user: 403, not the 404 of a user deleted since.
+      if (namesOnlyClient(req.auth)) {
+        throw apiError('forbidden', {
+          message: "This access token is a client's own (client credentials): /v1/me needs a user's token.",
+        });
+      }
       const user = await services.users.get(BigInt(req.auth?.subject ?? '0'));
       if (!user) throw apiError('resourceNotFound', { message: 'The user of this token no longer exists.' });
       res.json(representUser(user));
@@ -85,6 +91,7 @@ export function createApp(settings: Settings, services: Services): Express {
     services.issuer,
     services.revokedFamilies,
     users,
+    services.clients,
   );
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for every door that checks a password (token endpoint, browser sign-in, the sign-in page), on the shared counts.
