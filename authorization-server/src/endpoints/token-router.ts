@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { AccessTokenSigner, readOptions } from 'express-api-conventions/extend';
 import type { RevokedFamilies, TokenEndpoints, TokenService } from 'express-api-conventions/oauth2';
+import type { AuthorizationOptions } from '../authorization-options.js';
 import { derivedKey } from '../derived-key.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
 import { refreshDerivationKey } from '../grants/refresh-grace.js';
@@ -55,6 +56,10 @@ export { TOKEN_REQUEST_TYPE } from './form.js';
  * for their paths: given to conventions() as `tokenRouter`, the preset puts that
  * error stage first and the router last.
  */
+export function tokenRouter(
+  options: Readonly<TokenRouterOptions & { authorization: AuthorizationOptions }>,
+): TokenRouter & { readonly authorization: AuthorizationHelpers };
+export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter;
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
   const config = readTokenRouterOptions(options);
   const context: GrantContext = {

@@ -97,7 +97,6 @@ export function createApp(settings: Settings, services: Services): Express {
   // One sign-in guard for every door that checks a password (token endpoint, browser sign-in, the sign-in page), on the shared counts.
   const guard = signInGuard({ store: services.signIns });
   const oauth = tokenService(settings, services, tokens, guard);
-  if (!oauth.authorization) throw new Error('tokenService() serves the authorization endpoint');
   const app = express();
 
   app.use(conventions(presetOptions(settings, services, { tokens, csrf, tokenRouter: oauth })));
