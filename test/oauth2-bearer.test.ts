@@ -749,6 +749,17 @@ describe('bearerAuth({ isSubjectActive }): a token whose user is gone is refused
     expect(asked).toEqual(['u-1']);
   });
 
+  it('asks with the verified claims too, so a client credentials token (sub is client_id) is told by its client', async () => {
+    const asked: [string, string | undefined][] = [];
+    const app = await protectedApp({
+      isSubjectActive: (subject, claims) => asked.push([subject, claims?.client_id]) > 0 && claims?.client_id !== subject,
+    });
+    const clientToken = sign({ sub: 'machine', client_id: 'machine' });
+    const res = await request(app).get('/v1/me').set('Authorization', `Bearer ${clientToken}`);
+    expectInvalidToken(res, 'The client of the access token is no longer allowed.');
+    expect(asked).toEqual([['machine', 'machine']]);
+  });
+
   it('answers 503 with Retry-After when the lookup’s store is unreachable (fails closed)', async () => {
     const { StoreUnavailableError } = await import('../src/stores/index.js');
     const app = await protectedApp({

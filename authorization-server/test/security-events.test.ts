@@ -148,6 +148,54 @@ describe('the password grant and the sign-in guard', () => {
     );
   });
 
+  it('publishes a known device\u2019s used-up allowance as authn_login_fail_max (known_device), then checks its next attempts as an unknown device\u2019s, as that event says', async () => {
+    const app = await tokenService();
+    // A success makes the authenticated client a device known for alice, with its own allowance (2 here).
+    expect((await post(app, TOKEN_PATH, ALICE)).status).toBe(200);
+    events = [];
+    expect((await post(app, TOKEN_PATH, WRONG)).status).toBe(400);
+    expect(events.map((event) => [event.event, event.reason])).toEqual([['authn_login_fail', undefined]]);
+    events = [];
+    expect((await post(app, TOKEN_PATH, WRONG)).status).toBe(400);
+    expect(events).toEqual([
+      {
+        ...fromToken,
+        ...clientDevice,
+        event: 'authn_login_fail_max',
+        level: 'WARN',
+        outcome: 'failure',
+        rule: 'oauthInvalidGrant',
+        status: 400,
+        username: 'alice',
+        reason: 'known_device',
+        policy: { limit: 2, windowSeconds: 900 },
+        durationMs: expect.any(Number),
+        poolWaitMs: expect.any(Number),
+      },
+    ]);
+    expect(events[0]?.description).toBe(
+      'Sign-in failed and used up an allowance: too many failures from a device known for this username; ' +
+        "the device is no longer known: its next attempts count as an unknown device's.",
+    );
+    // As it said: the device's failures never counted against this address, so its next attempts are
+    // checked under the (username, address) pair's allowance, which then refuses them, naming that allowance.
+    events = [];
+    expect((await post(app, TOKEN_PATH, WRONG)).status).toBe(400);
+    expect((await post(app, TOKEN_PATH, WRONG)).status).toBe(400);
+    const locked = await post(app, TOKEN_PATH, ALICE);
+    expect(locked.status).toBe(429);
+    expect(events.map((event) => [event.event, event.reason, event.device])).toEqual([
+      ['authn_login_fail', undefined, clientDevice.device],
+      ['authn_login_fail_max', 'username_and_address', clientDevice.device],
+      ['authn_login_lock', 'username_and_address', clientDevice.device],
+    ]);
+    expect(events[2]?.description).toBe(
+      'Sign-in refused: too many failures for this username from this address, from a device not known for this username.',
+    );
+    // One device throughout: the digest the events name did not change when the device was forgotten.
+    expect(new Set(events.map((event) => event.device)).size).toBe(1);
+  });
+
   it('publishes a success as authn_login_success with its duration and pool wait, then authn_token_created with the jti', async () => {
     const app = await tokenService();
     const res = await post(app, TOKEN_PATH, ALICE);

@@ -15,8 +15,8 @@ import {
   checkAccessToken,
   DEFAULT_REALM,
   noteTokenRefusal,
-  SUBJECT_GONE,
   setTokenAuth,
+  subjectGone,
   type TokenCheckResult,
   TokenRefusal,
   tokenFailure,
@@ -168,7 +168,7 @@ function checkSubject(
   }
   let active: boolean | Promise<boolean>;
   try {
-    active = isSubjectActive(claims.sub);
+    active = isSubjectActive(claims.sub, claims);
   } catch (error) {
     lookupFailed(req, res, next, error);
     return;
@@ -194,7 +194,7 @@ function subjectAnswered(
   if (active) authenticated(req, claims, next);
   else {
     noteTokenRefusal(req, 'invalid', claims);
-    refuse(req, res, next, invalid(config, SUBJECT_GONE));
+    refuse(req, res, next, invalid(config, subjectGone(claims)));
   }
 }
 

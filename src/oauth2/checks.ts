@@ -1,4 +1,5 @@
 import { invalidOption } from '../config/options.js';
+import type { AccessTokenClaims } from './access-tokens.js';
 
 // RFC 9110 §11.2 quoted-string content, without the quote and backslash that would need escaping.
 const REALM_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
@@ -22,8 +23,14 @@ export function checkRealm(factory: string, value: unknown): string {
  * Whether a token's subject (its `sub`: the user) may still use the API: it
  * exists and is not disabled. Shared by bearerAuth() and tokenRouter() as
  * `isSubjectActive`; it rejects, or throws, when it cannot tell (a store down).
+ *
+ * Where an access token is checked (bearerAuth(), dpopAuth(), introspection)
+ * its verified claims come second: a client credentials token's `sub` is
+ * the client's id, not a user's (RFC 9068 §2.2, `sub` equal to `client_id`),
+ * so the check can look the client up instead. Where no token is at hand (a
+ * grant, a session) only the subject is given, and it is always a user.
  */
-export type SubjectActiveCheck = (subject: string) => boolean | Promise<boolean>;
+export type SubjectActiveCheck = (subject: string, claims?: Readonly<AccessTokenClaims>) => boolean | Promise<boolean>;
 
 /** Checks an `isSubjectActive` option. */
 export function checkSubjectActive(factory: string, value: unknown): SubjectActiveCheck | undefined {

@@ -12,8 +12,8 @@ import { type DpopAuthConfiguration, type DpopAuthOptions, readDpopAuthOptions }
 import {
   checkAccessToken,
   noteTokenRefusal,
-  SUBJECT_GONE,
   setTokenAuth,
+  subjectGone,
   TokenRefusal,
   tokenActor,
   tokenFailure,
@@ -71,9 +71,9 @@ async function authenticate(config: DpopAuthConfiguration, req: Request, token: 
     noteTokenRefusal(req, claims.reason, claims.claims);
     throw refusal(config, 'invalid_token', claims.description);
   }
-  if (config.isSubjectActive !== undefined && !(await config.isSubjectActive(claims.sub))) {
+  if (config.isSubjectActive !== undefined && !(await config.isSubjectActive(claims.sub, claims))) {
     noteTokenRefusal(req, 'invalid', claims);
-    throw refusal(config, 'invalid_token', SUBJECT_GONE);
+    throw refusal(config, 'invalid_token', subjectGone(claims));
   }
   const proof = checkedProof(config, req, token, claims);
   // RFC 9449 §7.1: the proof's key is the one the token is bound to (checkAccessToken() made sure there is one).

@@ -113,6 +113,12 @@ export function readAccessTokenCheck(factory: string, given: AccessTokenCheckOpt
 /** The description of a token whose user `isSubjectActive` denies. */
 export const SUBJECT_GONE = 'The user of the access token no longer exists.';
 
+/** The same for a client credentials token, whose subject is its client (RFC 9068 §2.2: `sub` is `client_id`). */
+export const CLIENT_GONE = 'The client of the access token is no longer allowed.';
+
+/** The description of a token `isSubjectActive` denied: its user's, or its client's when it names no user. */
+export const subjectGone = (claims: AccessTokenClaims): string => (claims.sub === claims.client_id ? CLIENT_GONE : SUBJECT_GONE);
+
 /**
  * A refused token: the `error_description` of its refusal, why (its
  * security event), and its claims when it verified (a revoked family, a

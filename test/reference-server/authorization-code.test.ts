@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
-import { DEMO, signIn } from './client.js';
+import { DEMO, serviceAccessToken, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
 /**
@@ -130,6 +130,34 @@ describe('the authorization code flow on the reference server', () => {
         sub: string;
       };
       expect(claims.sub).toBe('demo-service');
+    });
+  });
+
+  describe("demo-service's own token at the API (sub is its client_id, no user)", () => {
+    it('is accepted where a bearer token is and its scope allows; a route that needs another scope answers 403', async () => {
+      const auth = `Bearer ${await serviceAccessToken(server.url)}`;
+      expect((await request(server.url).get('/v1/users?limit=1').set('Authorization', auth)).status).toBe(200);
+      const exported = await request(server.url).post('/v1/exports').set('Authorization', auth);
+      expect(exported.status).toBe(202);
+      const written = await request(server.url)
+        .post('/v1/users')
+        .set('Authorization', auth)
+        .send({ name: 'Not Allowed', email: 'machine@example.com', gender: 'female' });
+      expect(written.status).toBe(403);
+      expect(written.headers['www-authenticate']).toMatch(/^Bearer .*error="insufficient_scope".*scope="users:write"/);
+    });
+
+    it('GET /v1/me: 403 forbidden (the token is valid but names no user), never the 404 of a deleted user', async () => {
+      const res = await request(server.url)
+        .get('/v1/me')
+        .set('Authorization', `Bearer ${await serviceAccessToken(server.url)}`);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        errors: [
+          { code: 40300, message: "This access token is a client's own (client credentials): /v1/me needs a user's token." },
+        ],
+      });
+      expect(res.headers['cache-control']).toBe('no-store, max-age=0');
     });
   });
 

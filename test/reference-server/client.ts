@@ -46,3 +46,17 @@ export const exactId = (text: string): string => /"id":(\d+)/.exec(text)?.[1] ??
 /** A fresh, unique email for a created user. */
 let made = 0;
 export const freshEmail = (): string => `new.person.${process.pid}.${Date.now()}.${++made}@example.com`;
+
+/** The demo machine client's credentials (client credentials only, scope `exports`). */
+export const DEMO_SERVICE = { clientId: 'demo-service', clientSecret: 'service-secret' } as const;
+
+/** An access token of the demo machine client for itself (RFC 6749 §4.4), with HTTP Basic. */
+export async function serviceAccessToken(url: string): Promise<string> {
+  const res = await request(url)
+    .post('/v1/oauth2/token')
+    .type('form')
+    .auth(DEMO_SERVICE.clientId, DEMO_SERVICE.clientSecret)
+    .send({ grant_type: 'client_credentials', scope: 'exports' });
+  if (res.status !== 200) throw new Error(`no token: ${res.status} ${res.text}`);
+  return res.body.access_token as string;
+}

@@ -1,8 +1,9 @@
+import { createClient } from 'redis';
 import request from 'supertest';
 import { DEFAULT_REVOKED_POLL_INTERVAL_MS } from '../../src/oauth2/redis-revoked-families.js';
 import { describeWith, freePort, REDIS_SERVER, type RedisServer, startRedis } from '../support/services.js';
 import { MACHINE_ALLOWANCE_MS, waitUntil } from '../support/timing.js';
-import { DEMO, freshEmail, signIn } from './client.js';
+import { DEMO, DEMO_SERVICE, freshEmail, serviceAccessToken, signIn } from './client.js';
 import { type RunningProcess, startFailure, startServer } from './harness.js';
 import { expectDocumented } from './openapi.js';
 
@@ -214,6 +215,40 @@ describeWith(REDIS_SERVER, 'two instances on one Redis', () => {
       expect(answers[0]?.body.refresh_token).toBe(answers[1]?.body.refresh_token);
       expect((await token(b.url, refresh(issued.body.refresh_token))).status).toBe(400);
       expect((await token(a.url, refresh(answers[0]?.body.refresh_token))).status).toBe(400);
+    });
+  });
+
+  describe("a machine client's tokens", () => {
+    /** GET /v1/users with the token, on both instances: its statuses. */
+    const statuses = (auth: string) =>
+      Promise.all(
+        [a, b].map(async (instance) => (await request(instance.url).get('/v1/users?limit=1').set('Authorization', auth)).status),
+      );
+
+    it('stop working on both instances once the client is blocked, and once it is removed, in the client store they share', async () => {
+      const auth = `Bearer ${await serviceAccessToken(a.url)}`;
+      expect(await statuses(auth)).toEqual([200, 200]);
+      const raw = createClient({ url: redis.url });
+      await raw.connect();
+      try {
+        const [key, ...others] = await raw.keys(`*client:${DEMO_SERVICE.clientId}`);
+        expect([key, others]).toEqual([expect.any(String), []]);
+        const registration = await raw.hGetAll(key as string);
+        await raw.hSet(key as string, 'blocked', '1');
+        expect(await statuses(auth)).toEqual([401, 401]);
+        await raw.hSet(key as string, 'blocked', '0');
+        expect(await statuses(auth)).toEqual([200, 200]);
+        await raw.del(key as string);
+        const removed = await request(b.url).get('/v1/users?limit=1').set('Authorization', auth);
+        expect([removed.status, removed.body]).toEqual([
+          401,
+          { error: 'invalid_token', error_description: 'The client of the access token is no longer allowed.' },
+        ]);
+        expect(removed.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+        await raw.hSet(key as string, registration);
+      } finally {
+        await raw.close();
+      }
     });
   });
 

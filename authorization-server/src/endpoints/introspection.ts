@@ -55,8 +55,9 @@ export function introspectionEndpoint(
 ): (req: Request, res: Response) => Promise<void> {
   const verifier = new AccessTokenVerifier(config.keys, config.issuer, config.audience, 0);
   const challenge = basicChallenge(config.realm);
-  const subjectActive = async (subject: string) =>
-    config.isSubjectActive === undefined || (await config.isSubjectActive(subject));
+  // An access token's claims go with its subject: a client credentials token names a client, not a user.
+  const subjectActive = async (subject: string, claims?: AccessTokenClaims) =>
+    config.isSubjectActive === undefined || (await config.isSubjectActive(subject, claims));
 
   async function accessToken(token: string, caller: Introspector): Promise<Record<string, unknown> | undefined> {
     let claims: AccessTokenClaims;
@@ -68,7 +69,7 @@ export function introspectionEndpoint(
     }
     if (caller.right !== 'resource-server' && claims.client_id !== caller.id) return undefined;
     if (claims.sid !== undefined && config.revokedFamilies?.isRevoked(claims.sid) === true) return undefined;
-    if (!(await subjectActive(claims.sub))) return undefined;
+    if (!(await subjectActive(claims.sub, claims))) return undefined;
     return describeAccessToken(claims);
   }
 

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { readOptions } from 'express-api-conventions/extend';
 import type { RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
+import type { AuthorizationOptions } from '../authorization-options.js';
 import { derivedKey } from '../derived-key.js';
 import { AccessTokenSigner } from '../grants/access-token-signer.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
@@ -58,6 +59,10 @@ export { TOKEN_REQUEST_TYPE } from './form.js';
  * as `tokenRouter`, the preset puts that error stage first and the router
  * last, and withConventions() adds the part.
  */
+export function tokenRouter(
+  options: Readonly<TokenRouterOptions & { authorization: AuthorizationOptions }>,
+): TokenRouter & { readonly authorization: AuthorizationHelpers };
+export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter;
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
   const config = readTokenRouterOptions(options);
   const context: GrantContext = {

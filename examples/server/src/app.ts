@@ -2,7 +2,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { apiError, checkRoutes, conventions, csrfTokens, errorHandler, notFound } from 'express-api-conventions';
 import { dpopAuth } from 'express-api-conventions/oauth2';
 import { deviceCookies, signInGuard } from 'express-api-conventions-authorization-server';
-import { REALM, requireBearer, type TokenSettings, tokenSettings } from './auth.js';
+import { namesOnlyClient, REALM, requireBearer, type TokenSettings, tokenSettings } from './auth.js';
 import { consentsRouter } from './authorize/consents.js';
 import { authorizationPages } from './authorize/pages.js';
 import { exportsRouter } from './exports.js';
@@ -25,6 +25,12 @@ function meRoute(settings: Settings, services: Services, tokens: TokenSettings):
   return [
     auth,
     async (req, res) => {
+      // A client credentials token is valid here but names no user: 403, not the 404 of a user deleted since.
+      if (namesOnlyClient(req.auth)) {
+        throw apiError('forbidden', {
+          message: "This access token is a client's own (client credentials): /v1/me needs a user's token.",
+        });
+      }
       const user = await services.users.get(BigInt(req.auth?.subject ?? '0'));
       if (!user) throw apiError('resourceNotFound', { message: 'The user of this token no longer exists.' });
       res.json(representUser(user));
@@ -43,12 +49,12 @@ export function createApp(settings: Settings, services: Services): Express {
     services.issuer,
     services.revokedFamilies,
     users,
+    services.clients,
   );
   const csrf = csrfTokens({ secret: secrets.csrf });
   // One sign-in guard for every door that checks a password (token endpoint, browser sign-in, the sign-in page), on the shared counts.
   const guard = signInGuard({ store: services.signIns });
   const oauth = tokenService(settings, services, tokens, guard);
-  if (!oauth.authorization) throw new Error('tokenService() serves the authorization endpoint');
   const app = express();
 
   app.use(conventions(presetOptions(settings, services, { tokens, csrf, tokenRouter: oauth })));

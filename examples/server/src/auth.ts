@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { ClientStore } from 'express-api-conventions/oauth2';
 import { type AccessTokenKey, bearerAuth, type RevokedFamilies, type SubjectActiveCheck } from 'express-api-conventions/oauth2';
 import type { UserRepository } from './users/repository.js';
 
@@ -26,23 +27,38 @@ export interface TokenSettings {
   readonly issuer: string;
   readonly audience: string;
   readonly revokedFamilies: RevokedFamilies;
-  /** Whether a token's user still exists: read from the users every instance shares, so a deletion holds everywhere at once. */
+  /**
+   * Whether a token's subject may still use the API: its user still exists, or, for a client
+   * credentials token, its client is still registered and not blocked. Read from the stores every
+   * instance shares, so a deletion or a block holds everywhere at once.
+   */
   readonly isSubjectActive: SubjectActiveCheck;
 }
 
 const USER_ID = /^[1-9][0-9]{0,19}$/;
+
+/** Whether a token names no user but the client itself: a client credentials token (RFC 9068 §2.2, `sub` is `client_id`). */
+export const namesOnlyClient = (auth: { readonly subject: string; readonly clientId?: string } | undefined): boolean =>
+  auth !== undefined && auth.clientId !== undefined && auth.subject === auth.clientId;
 
 export const tokenSettings = (
   keys: readonly AccessTokenKey[],
   issuer: string,
   revokedFamilies: RevokedFamilies,
   users: UserRepository,
+  clients: ClientStore,
 ): TokenSettings => ({
   keys,
   issuer,
   audience: TOKEN_AUDIENCE,
   revokedFamilies,
-  isSubjectActive: async (subject) => USER_ID.test(subject) && (await users.get(BigInt(subject))) !== undefined,
+  isSubjectActive: async (subject, claims) => {
+    if (claims !== undefined && namesOnlyClient({ subject, clientId: claims.client_id })) {
+      const client = await clients.findById(subject);
+      return client !== undefined && client.blocked !== true;
+    }
+    return USER_ID.test(subject) && (await users.get(BigInt(subject))) !== undefined;
+  },
 });
 
 /** Realm of the `WWW-Authenticate: Bearer` challenges. */

@@ -1,4 +1,9 @@
-import { type SignInGuard, type TokenRouter, tokenRouter } from 'express-api-conventions-authorization-server';
+import {
+  type AuthorizationHelpers,
+  type SignInGuard,
+  type TokenRouter,
+  tokenRouter,
+} from 'express-api-conventions-authorization-server';
 import { SCOPES, type TokenSettings } from './auth.js';
 import { authorizationOptions } from './authorize/options.js';
 import type { Services } from './services.js';
@@ -12,7 +17,12 @@ import type { Settings } from './settings.js';
  * /v1/oauth2/revocations (RFC 7009), POST /v1/oauth2/introspections
  * (RFC 7662) and GET /.well-known/oauth-authorization-server (RFC 8414).
  */
-export function tokenService(settings: Settings, services: Services, tokens: TokenSettings, guard: SignInGuard): TokenRouter {
+export function tokenService(
+  settings: Settings,
+  services: Services,
+  tokens: TokenSettings,
+  guard: SignInGuard,
+): TokenRouter & { readonly authorization: AuthorizationHelpers } {
   return tokenRouter({
     ...tokens,
     users: services.accounts,
