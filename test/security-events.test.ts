@@ -113,12 +113,31 @@ describe('security events of the preset’s refusals', () => {
       route: '/v1/users',
       sourceIp: LOOPBACK,
       // Made for the request (no proxy is trusted here) and answered, so the client can quote it.
-      requestId: res.headers['x-request-id'],
+      requestId: res.headers['request-id'],
       userAgent: 'curl/8.5.0',
       origin: 'https://evil.example',
     });
-    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(res.headers['request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // docs/conventions.md rule 10: a header the library adds carries no X- prefix.
+    expect(res.headers).not.toHaveProperty('x-request-id');
   });
+
+  it.each(['Request-Id', 'X-Request-Id'])(
+    "takes a trusted proxy's %s as the request's id, and answers it in Request-Id",
+    async (header) => {
+      const app = presetApp();
+      app.set('trust proxy', 'loopback');
+      const res = await request(app)
+        .options('/v1/users')
+        .set('Origin', 'https://evil.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set(header, 'proxy-id-7');
+      expect(res.status).toBe(403);
+      expect(theEvent().requestId).toBe('proxy-id-7');
+      expect(res.headers['request-id']).toBe('proxy-id-7');
+      expect(res.headers).not.toHaveProperty('x-request-id');
+    },
+  );
 
   it('a token that does not verify is authn_token_invalid, naming nobody', async () => {
     const forged = jwt.sign(

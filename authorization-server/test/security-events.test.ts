@@ -228,7 +228,7 @@ describe('the password grant and the sign-in guard', () => {
     const [signIn, created] = events as [SecurityEvent, SecurityEvent];
     // One request, one id: the answer's, so the client can quote it.
     expect(created.requestId).toBe(signIn.requestId);
-    expect(res.headers['x-request-id']).toBe(signIn.requestId);
+    expect(res.headers['request-id']).toBe(signIn.requestId);
     expect(signIn.durationMs).toBeGreaterThanOrEqual(signIn.poolWaitMs as number);
     expect(signIn.poolWaitMs).toBeGreaterThanOrEqual(0);
   });

@@ -17,8 +17,8 @@ const REQUEST_IDS = new WeakMap<object, string>();
 
 /**
  * Whether the connection is from a proxy Express's `trust proxy` trusts:
- * then a header it set (`X-Request-Id`, `traceparent`) is the proxy's, not
- * the client's. The same test `req.ip` is resolved with.
+ * then a header it set (`Request-Id` or `X-Request-Id`, `traceparent`) is
+ * the proxy's, not the client's. The same test `req.ip` is resolved with.
  */
 function fromTrustedProxy(req: Request): boolean {
   const trust = req.app?.get('trust proxy fn') as ((address: string | undefined, hop: number) => boolean) | undefined;
@@ -34,15 +34,16 @@ function headerOf(req: Request, name: string): string | undefined {
 /**
  * The request's id, the same for every event of the request: the app's own
  * (`req.id`, as pino-http and express-request-id set it), else the
- * `X-Request-Id` a trusted proxy set, else one made here. A made or taken
- * id is answered in `X-Request-Id` when the answer has not started, so the
- * client can quote it.
+ * `Request-Id` or `X-Request-Id` a trusted proxy set, else one made here. A
+ * made or taken id is answered in `Request-Id` when the answer has not
+ * started and names none yet, so the client can quote it: no `X-` prefix on
+ * a header the library adds (docs/conventions.md rule 10, RFC 6648).
  */
 export function requestIdOf(req: Request): string {
   const known = REQUEST_IDS.get(req);
   if (known !== undefined) return known;
   const own = (req as { id?: unknown }).id;
-  const incoming = fromTrustedProxy(req) ? headerOf(req, 'x-request-id') : undefined;
+  const incoming = fromTrustedProxy(req) ? (headerOf(req, 'request-id') ?? headerOf(req, 'x-request-id')) : undefined;
   const id =
     typeof own === 'string' || typeof own === 'number'
       ? String(own)
@@ -51,7 +52,9 @@ export function requestIdOf(req: Request): string {
         : randomUUID();
   REQUEST_IDS.set(req, id);
   const res = req.res;
-  if (res !== undefined && !res.headersSent && !res.hasHeader('x-request-id')) res.setHeader('X-Request-Id', id);
+  if (res !== undefined && !res.headersSent && !res.hasHeader('request-id') && !res.hasHeader('x-request-id')) {
+    res.setHeader('Request-Id', id);
+  }
   return id;
 }
 

@@ -61,7 +61,7 @@ export interface SecurityEvent {
   readonly route?: string;
   /** The client's address as `trust proxy` resolves it (`req.ip`). */
   readonly sourceIp?: string;
-  /** The request's id: the app's `req.id`, a trusted proxy's `X-Request-Id`, or one made (and answered). */
+  /** The request's id: the app's `req.id`, a trusted proxy's `Request-Id` or `X-Request-Id`, or one made (and answered in `Request-Id`). */
   readonly requestId?: string;
   /** The W3C trace id: the active OpenTelemetry span's, or a trusted proxy's `traceparent`. */
   readonly traceId?: string;
