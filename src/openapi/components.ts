@@ -114,6 +114,11 @@ export function headerSpecs(plan: Plan): ReadonlyMap<string, HeaderSpec> {
     header(2048, '^<[^>]+>;[\\x20-\\x7E]+$'),
   );
   set('Pragma', '`no-cache` on a token failure (RFC 6749 §5.1).', fixed('no-cache'));
+  set(
+    'Request-Id',
+    "The request's id, on an answer a security event was published for (docs/observability.md): the id the event carries.",
+    header(128, '^[\\x21-\\x7E]+$'),
+  );
   return specs;
 }
 
@@ -123,9 +128,11 @@ export function headerRef(doc: Json, plan: Plan, name: string): { $ref: string }
   return addComponent(doc, 'headers', name, { description: spec.description, schema: spec.schema });
 }
 
-/** The headers of every answer: security headers, `Cache-Control`, the rate limit, CORS. */
+/** The headers of every answer: security headers, `Cache-Control`, the rate limit, CORS, the request's id. */
 export function everyAnswerHeaders(plan: Plan): string[] {
   const names = plan.securityHeaders.map(([name]) => name);
+  // Any answer may name its request once a security event was published for it (a refusal, a token issued).
+  names.push('Request-Id');
   if (plan.cacheControl !== undefined) names.push('Cache-Control');
   if (plan.rateLimit) names.push('RateLimit-Policy', 'RateLimit');
   if (plan.cors)
