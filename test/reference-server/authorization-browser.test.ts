@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { launchChromium } from '../support/chromium.js';
 import { CHROMIUM, closeServer, describeWith, listen } from '../support/services.js';
+import { verifierAndChallenge } from './authorization.js';
 import { DEMO } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
@@ -41,11 +42,6 @@ function clientApp(callbacks: URL[]) {
   };
 }
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-
 describeWith(CHROMIUM, 'the authorization code flow in Chromium', () => {
   let api: RunningProcess;
   let client: { server: Server; url: string };
@@ -76,7 +72,7 @@ describeWith(CHROMIUM, 'the authorization code flow in Chromium', () => {
 
   /** An authorization request of `clientId`, its redirect URI on the client's port. */
   function authorizationRequest(clientId: string, path: string, scope: string) {
-    const { verifier, challenge } = pkce();
+    const { verifier, challenge } = verifierAndChallenge();
     const state = randomBytes(16).toString('base64url');
     const redirectUri = `http://127.0.0.1:${clientPort()}${path}`;
     const query = new URLSearchParams({

@@ -1,8 +1,17 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import {
+  authorizeQuery,
+  codeOf,
+  consentPage as consentPageAt,
+  decide as decideAt,
+  exchange as exchangeAt,
+  PARTNER,
+  SPA,
+  startAuthorization,
+} from './authorization.js';
 import { DEMO, serviceAccessToken, signIn } from './client.js';
 import { type RunningProcess, startServer } from './harness.js';
 
@@ -15,36 +24,6 @@ import { type RunningProcess, startServer } from './harness.js';
 
 const run = promisify(execFile);
 const FIXTURES = resolve(__dirname, '..', 'fixtures', 'strict-clients');
-
-const SPA = { clientId: 'demo-spa', redirectUri: 'http://127.0.0.1:53682/callback' } as const;
-const PARTNER = {
-  clientId: 'demo-partner',
-  clientSecret: 'partner-secret',
-  redirectUri: 'http://127.0.0.1:53683/partner/callback',
-} as const;
-
-const verifierAndChallenge = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-
-/** An authorization request's query, with PKCE S256 unless `overrides` change it (undefined drops a parameter). */
-function authorizeQuery(client: { clientId: string; redirectUri: string }, overrides: Record<string, string | undefined> = {}) {
-  const { challenge } = verifierAndChallenge();
-  const params: Record<string, string | undefined> = {
-    client_id: client.clientId,
-    redirect_uri: client.redirectUri,
-    response_type: 'code',
-    scope: 'users:write',
-    state: 'state-1',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    ...overrides,
-  };
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.append(name, value);
-  return query.toString();
-}
 
 describe('the authorization code flow on the reference server', () => {
   let server: RunningProcess;
@@ -61,20 +40,12 @@ describe('the authorization code flow on the reference server', () => {
 
   /** The code of an approved demo-spa request, with its verifier. */
   async function spaCode(redirectUri: string = SPA.redirectUri): Promise<{ code: string; verifier: string }> {
-    const { verifier, challenge } = verifierAndChallenge();
-    const res = await request(server.url)
-      .get(`/v1/oauth2/authorize?${authorizeQuery({ ...SPA, redirectUri }, { code_challenge: challenge })}`)
-      .set('Cookie', cookie);
+    const { res, verifier } = await startAuthorization(server.url, cookie, { ...SPA, redirectUri });
     expect(res.status).toBe(302);
-    const code = new URL(res.headers.location ?? '').searchParams.get('code');
-    if (!code) throw new Error(`no code: ${res.headers.location}`);
-    return { code, verifier };
+    return { code: codeOf(res.headers.location), verifier };
   }
 
-  const exchange = (form: Record<string, string>, basic?: [string, string]) => {
-    const call = request(server.url).post('/v1/oauth2/token').type('form');
-    return (basic ? call.auth(...basic) : call).send({ grant_type: 'authorization_code', ...form });
-  };
+  const exchange = (form: Record<string, string>, basic?: [string, string]) => exchangeAt(server.url, form, basic);
 
   describe('with oauth4webapi as a strict client', () => {
     const strictFlow = async (client: Record<string, string>) => {
@@ -207,7 +178,7 @@ describe('the authorization code flow on the reference server', () => {
       expect(res.headers.location).toBeUndefined();
     });
 
-    it('a wrong verifier, another redirect URI, another client: invalid_grant; the code then stays unused for its owner', async () => {
+    it('a wrong verifier, another redirect URI, another client: invalid_grant; the code is spent, its owner refused too', async () => {
       const { code, verifier } = await spaCode();
       const wrongVerifier = await exchange({
         code,
@@ -230,7 +201,9 @@ describe('the authorization code flow on the reference server', () => {
         PARTNER.clientSecret,
       ]);
       expect([otherClient.status, otherClient.body]).toEqual([400, expect.objectContaining({ error: 'invalid_grant' })]);
-      expect(verifier).not.toBe(other.verifier);
+      // Any presentation uses the code up (RFC 6749 §4.1.2): a failed one leaves nothing to redeem for its owner.
+      const owner = await exchange({ code, redirect_uri: SPA.redirectUri, client_id: SPA.clientId, code_verifier: verifier });
+      expect([owner.status, owner.body.error]).toEqual([400, 'invalid_grant']);
     });
 
     it('a code presented twice: invalid_grant, and the refresh token it issued is revoked', async () => {
@@ -344,16 +317,10 @@ describe('the authorization code flow on the reference server', () => {
         .set('Cookie', session.cookie);
       expect(res.status).toBe(302);
       expect(res.headers.location).toMatch(/^\/consent\?request=/);
-      const page = await request(server.url)
-        .get(res.headers.location ?? '')
-        .set('Cookie', session.cookie);
-      const field = (name: string) =>
-        (new RegExp(`name="${name}" value="([^"]*)"`).exec(page.text)?.[1] ?? '').replaceAll('&amp;', '&');
-      return { session, page, fields: { request: field('request'), csrf_token: field('csrf_token'), _csrf: field('_csrf') } };
+      return { session, ...(await consentPageAt(server.url, session.cookie, res.headers.location ?? '')) };
     }
 
-    const decide = (cookieHeader: string, form: Record<string, string>) =>
-      request(server.url).post('/v1/oauth2/authorize/decision').set('Cookie', cookieHeader).type('form').send(form);
+    const decide = (cookieHeader: string, form: Record<string, string>) => decideAt(server.url, cookieHeader, form);
 
     it('names the client and the scopes, with an approve and a deny button, and no script', async () => {
       const { page } = await consentPage('users:write exports');
@@ -413,10 +380,13 @@ describe('the authorization code flow on the reference server', () => {
       const approved = await decide(session.cookie, { ...fields, decision: 'approve' });
       expect(approved.status).toBe(303);
       expect(new URL(approved.headers.location ?? '').searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      const again = await request(server.url)
-        .get(`/v1/oauth2/authorize?${authorizeQuery(PARTNER)}`)
-        .set('Cookie', session.cookie);
-      expect(new URL(again.headers.location ?? '').searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const again = await startAuthorization(server.url, session.cookie, PARTNER);
+      expect(codeOf(again.res.headers.location)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const tokens = await exchange(
+        { code: codeOf(again.res.headers.location), redirect_uri: PARTNER.redirectUri, code_verifier: again.verifier },
+        [PARTNER.clientId, PARTNER.clientSecret],
+      );
+      expect(tokens.status).toBe(200);
 
       const listed = await request(server.url)
         .get('/v1/consents')
@@ -438,6 +408,13 @@ describe('the authorization code flow on the reference server', () => {
         .set('Cookie', session.cookie)
         .set('CSRF-Token', session.csrfToken);
       expect(withdrawn.status).toBe(204);
+      // The client is cut off: the refresh token it held for this user is refused.
+      const refresh = await request(server.url)
+        .post('/v1/oauth2/token')
+        .type('form')
+        .auth(PARTNER.clientId, PARTNER.clientSecret)
+        .send({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
+      expect([refresh.status, refresh.body.error]).toEqual([400, 'invalid_grant']);
       const asked = await request(server.url)
         .get(`/v1/oauth2/authorize?${authorizeQuery(PARTNER)}`)
         .set('Cookie', session.cookie);

@@ -75,7 +75,13 @@ export function createApp(settings: Settings, services: Services): Express {
   const signIn = browserSignIn({ sessions, accounts, guard, devices, passwordCost: settings.passwordCost, users });
   app.use(sessionsRouter({ sessions, signIn, csrf, users }));
   app.use(authorizationPages({ sessions, signIn, csrf, authorization: oauth.authorization }));
-  app.use(consentsRouter({ consents: services.consents, clients: services.clients }));
+  app.use(
+    consentsRouter({
+      consents: services.consents,
+      clients: services.clients,
+      withdrawConsent: oauth.authorization.withdrawConsent,
+    }),
+  );
 
   // A wrong URI is 404 (or 405 with Allow), told apart from a missing record; every error is JSON.
   // A 401 without a challenge of its own (a failed browser sign-in) names the bearer scheme of this API.

@@ -1,12 +1,18 @@
 import { Router } from 'express';
 import { apiError } from 'express-api-conventions';
-import type { ConsentStore, RegisteredClientStore } from 'express-api-conventions-authorization-server';
+import type { ConsentStore, RegisteredClientStore, WithdrawConsent } from 'express-api-conventions-authorization-server';
 import { scriptOnlyForCookies, signedIn } from '../sessions/auth.js';
 
 export interface ConsentsRouterOptions {
   readonly consents: ConsentStore;
   /** To name each client as the consent page named it. */
   readonly clients: RegisteredClientStore;
+  /**
+   * The router's `authorization.withdrawConsent`: it forgets the consent and
+   * revokes the client's tokens of that user, on every instance
+   * (docs/authorization-code.md); the store's withdraw() alone leaves them.
+   */
+  readonly withdrawConsent: WithdrawConsent;
 }
 
 /**
@@ -16,7 +22,7 @@ export interface ConsentsRouterOptions {
  * preset) or by a bearer token.
  */
 export function consentsRouter(options: ConsentsRouterOptions): Router {
-  const { consents, clients } = options;
+  const { consents, clients, withdrawConsent } = options;
   const router = Router();
 
   router.get('/v1/consents', scriptOnlyForCookies(), signedIn, async (req, res) => {
@@ -30,9 +36,9 @@ export function consentsRouter(options: ConsentsRouterOptions): Router {
     res.json({ consents: named });
   });
 
-  // The next authorization request of that client asks the user again.
+  // The client is cut off (its refresh tokens for this user refused), and its next authorization request asks again.
   router.delete('/v1/consents/:clientId', signedIn, async (req, res) => {
-    const withdrawn = await consents.withdraw(req.auth?.subject ?? '', String(req.params.clientId), { request: req });
+    const { withdrawn } = await withdrawConsent(req.auth?.subject ?? '', String(req.params.clientId), { request: req });
     if (!withdrawn) throw apiError('resourceNotFound', { message: 'No consent given to this client.' });
     res.status(204).end();
   });
