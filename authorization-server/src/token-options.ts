@@ -348,6 +348,56 @@ function checkAuthorization(config: TokenRouterConfiguration): void {
   }
 }
 
+/** The stores given are of the right shape: each has the methods the endpoints call. */
+function checkStores(given: Partial<TokenRouterOptions>): void {
+  if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
+    invalidOption(TOKEN_ROUTER, 'clients', given.clients, 'a ClientStore (findById)');
+  }
+  if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, REFRESH_METHODS)) {
+    invalidOption(TOKEN_ROUTER, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${REFRESH_METHODS.join(', ')})`);
+  }
+  if (given.revokedFamilies !== undefined && !hasMethods(given.revokedFamilies, REVOKED_METHODS)) {
+    invalidOption(TOKEN_ROUTER, 'revokedFamilies', given.revokedFamilies, `a RevokedFamilies (${REVOKED_METHODS.join(', ')})`);
+  }
+}
+
+/** The password grant's check, from the sign-in options (passwordSignIn() checks each). */
+function readPasswordSignIn(given: Partial<TokenRouterOptions>): PasswordSignIn {
+  return passwordSignIn(
+    {
+      users: given.users as UserStore,
+      ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
+      ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
+      ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+      ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
+      ...(given.signInDeadlineMs === undefined
+        ? {}
+        : { deadlineMs: checkInteger(TOKEN_ROUTER, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
+    },
+    TOKEN_ROUTER,
+  );
+}
+
+/** Every endpoint answers on a path of its own: two on one path would hide one of them. */
+function checkDistinctPaths(config: TokenRouterConfiguration): void {
+  const paths = [
+    config.path,
+    config.revocationPath,
+    config.introspectionPath,
+    config.jwksPath,
+    config.authorization?.path,
+    config.authorization?.decisionPath,
+  ].filter((p) => p !== undefined);
+  if (new Set(paths).size !== paths.length) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'revocationPath',
+      paths,
+      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
+    );
+  }
+}
+
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
@@ -355,15 +405,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
   const keys = readKeys(F, given.keys, true);
   const issuer = checkString(F, 'issuer', given.issuer);
   const audience = checkAudience(F, given.audience);
-  if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
-    invalidOption(F, 'clients', given.clients, 'a ClientStore (findById)');
-  }
-  if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, REFRESH_METHODS)) {
-    invalidOption(F, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${REFRESH_METHODS.join(', ')})`);
-  }
-  if (given.revokedFamilies !== undefined && !hasMethods(given.revokedFamilies, REVOKED_METHODS)) {
-    invalidOption(F, 'revokedFamilies', given.revokedFamilies, `a RevokedFamilies (${REVOKED_METHODS.join(', ')})`);
-  }
+  checkStores(given);
   const path = given.path === undefined ? TOKEN_PATH : checkString(F, 'path', given.path);
   if (!path.startsWith('/')) invalidOption(F, 'path', path, "a path starting with '/'");
   const config: TokenRouterConfiguration = {
@@ -384,19 +426,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         : checkInteger(F, 'refreshTokenTtlSeconds', given.refreshTokenTtlSeconds, { min: 60, max: 31_536_000 })) * 1000,
     scopes: new Set(given.scopes === undefined ? [] : checkScopeList(F, 'scopes', given.scopes)),
     requireClient: given.requireClient === undefined ? false : checkBoolean(F, 'requireClient', given.requireClient),
-    checkPassword: passwordSignIn(
-      {
-        users: given.users as UserStore,
-        ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
-        ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
-        ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
-        ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
-        ...(given.signInDeadlineMs === undefined
-          ? {}
-          : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
-      },
-      F,
-    ),
+    checkPassword: readPasswordSignIn(given),
     realm: given.realm === undefined ? 'api' : checkRealm(F, given.realm),
     isSubjectActive: checkSubjectActive(F, given.isSubjectActive),
     passwordGrant: readPasswordGrant(given.passwordGrant),
@@ -416,21 +446,6 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
   };
   checkIntrospectors(config);
   checkAuthorization(config);
-  const paths = [
-    config.path,
-    config.revocationPath,
-    config.introspectionPath,
-    config.jwksPath,
-    config.authorization?.path,
-    config.authorization?.decisionPath,
-  ].filter((p) => p !== undefined);
-  if (new Set(paths).size !== paths.length) {
-    invalidOption(
-      F,
-      'revocationPath',
-      paths,
-      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
-    );
-  }
+  checkDistinctPaths(config);
   return config;
 }
