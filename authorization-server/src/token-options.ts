@@ -8,9 +8,7 @@ import {
   checkSubjectActive,
   DpopVerifier,
   invalidOption,
-  type ReadyKey,
   readDpopOptions,
-  readKeys,
   readOptions,
 } from 'express-api-conventions/extend';
 import type {
@@ -30,6 +28,7 @@ import { SIGN_IN_DEADLINE_RANGE } from './sign-in/request-deadline.js';
 import type { SignInGuard } from './sign-in/sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores/stores.js';
+import { type RotatingKeys, readTokenKeys, type TokenKeys } from './token-keys.js';
 
 // The router's default paths, read by the tests and by tokenEndpointErrors() from here.
 export { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH };
@@ -42,8 +41,12 @@ export const MAX_ACCESS_TOKEN_TTL = 86_400;
 export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
 
 export interface TokenRouterOptions {
-  /** Access-token keys; the first signs, all verify (rotation by `kid`). Required. */
-  keys: readonly AccessTokenKey[];
+  /**
+   * Access-token keys; the first signs, all verify (rotation by `kid`). A
+   * list, or a RotatingKeys that reads the list from state every instance
+   * shares, to rotate without restarts. Required.
+   */
+  keys: readonly AccessTokenKey[] | RotatingKeys;
   /** The `iss` claim. Required. */
   issuer: string;
   /** The `aud` claim: the API(s) the tokens are for. Required. */
@@ -226,7 +229,8 @@ export const TOKEN_ROUTER_HINTS = {
 
 /** The checked options of tokenRouter(), with defaults applied: what the grants read. */
 export interface TokenRouterConfiguration {
-  readonly keys: readonly ReadyKey[];
+  /** The keys now (the first signs, all verify), and what the router derives its other keys from. */
+  readonly keys: TokenKeys;
   readonly issuer: string;
   readonly audience: string | readonly string[];
   readonly clients: ClientStore | undefined;
@@ -402,7 +406,7 @@ function checkDistinctPaths(config: TokenRouterConfiguration): void {
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
   const given = readOptions<TokenRouterOptions>(F, options, OPTION_NAMES, TOKEN_ROUTER_HINTS);
-  const keys = readKeys(F, given.keys, true);
+  const keys = readTokenKeys(F, given.keys);
   const issuer = checkString(F, 'issuer', given.issuer);
   const audience = checkAudience(F, given.audience);
   checkStores(given);
@@ -433,7 +437,7 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
     metadataPath: readMetadataPath(given.metadata, issuer),
     revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
     introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
-    jwksPath: keys.some((key) => key.verifyingKey.type === 'public')
+    jwksPath: keys.current().some((key) => key.verifyingKey.type === 'public')
       ? readEndpointPath('jwksPath', given.jwksPath, JWKS_PATH)
       : undefined,
     introspectors: readIntrospectors(F, given.introspectors),

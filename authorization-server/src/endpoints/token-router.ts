@@ -1,6 +1,5 @@
-import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { type ReadyKey, readOptions } from 'express-api-conventions/extend';
+import { readOptions } from 'express-api-conventions/extend';
 import type { RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
 import type { AuthorizationConfiguration, AuthorizationOptions } from '../authorization-options.js';
 import { derivedKey } from '../derived-key.js';
@@ -101,11 +100,11 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
 
 /** What every grant signs and derives with: the access-token signer and, when the grace is on, the refresh derivation key. */
 function grantContext(config: TokenRouterConfiguration): GrantContext {
-  const first = config.keys[0] as ReadyKey;
   return {
     config,
-    signer: new AccessTokenSigner(first, config.issuer, config.audience, config.accessTokenTtlSeconds),
-    ...(config.refreshGraceMs > 0 ? { refreshKey: refreshDerivationKey(first.signingKey as KeyObject) } : {}),
+    signer: new AccessTokenSigner(config.keys, config.issuer, config.audience, config.accessTokenTtlSeconds),
+    // Derived from what no rotation changes (token-keys.ts), so a retried refresh keeps its answer across one.
+    ...(config.refreshGraceMs > 0 ? { refreshKey: refreshDerivationKey(config.keys.derivationKey) } : {}),
   };
 }
 
@@ -171,7 +170,7 @@ function mountAuthorizationEndpoint(
     scopes: config.scopes,
     dpop: config.dpop !== undefined,
     issuer: config.issuer,
-    csrfKey: derivedKey((config.keys[0] as ReadyKey).signingKey as KeyObject, CONSENT_CSRF_INFO),
+    csrfKey: derivedKey(config.keys.derivationKey, CONSENT_CSRF_INFO),
     withdrawConsent: consentWithdrawal({ ...config, consents: authorization.consents }),
   });
 }
