@@ -102,3 +102,4 @@ export {
   type UserStore,
   usernameAllowed,
 } from './stores/stores.js';
+export { RotatingKeys, type RotatingKeysOptions } from './token-keys.js';

@@ -8,9 +8,7 @@ import {
   checkSubjectActive,
   DpopVerifier,
   invalidOption,
-  type ReadyKey,
   readDpopOptions,
-  readKeys,
   readOptions,
 } from 'express-api-conventions/extend';
 import type {
@@ -30,6 +28,7 @@ import { SIGN_IN_DEADLINE_RANGE } from './sign-in/request-deadline.js';
 import type { SignInGuard } from './sign-in/sign-in-guard.js';
 import type { SignInGuardOptions } from './sign-in/sign-in-guard-options.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore, type UserStore } from './stores/stores.js';
+import { type RotatingKeys, readTokenKeys, type TokenKeys } from './token-keys.js';
 
 // The router's default paths, read by the tests and by tokenEndpointErrors() from here.
 export { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH };
@@ -42,8 +41,12 @@ export const MAX_ACCESS_TOKEN_TTL = 86_400;
 export const DEFAULT_REFRESH_TOKEN_TTL = 1_209_600;
 
 export interface TokenRouterOptions {
-  /** Access-token keys; the first signs, all verify (rotation by `kid`). Required. */
-  keys: readonly AccessTokenKey[];
+  /**
+   * Access-token keys; the first signs, all verify (rotation by `kid`). A
+   * list, or a RotatingKeys that reads the list from state every instance
+   * shares, to rotate without restarts. Required.
+   */
+  keys: readonly AccessTokenKey[] | RotatingKeys;
   /** The `iss` claim. Required. */
   issuer: string;
   /** The `aud` claim: the API(s) the tokens are for. Required. */
@@ -226,7 +229,8 @@ export const TOKEN_ROUTER_HINTS = {
 
 /** The checked options of tokenRouter(), with defaults applied: what the grants read. */
 export interface TokenRouterConfiguration {
-  readonly keys: readonly ReadyKey[];
+  /** The keys now (the first signs, all verify), and what the router derives its other keys from. */
+  readonly keys: TokenKeys;
   readonly issuer: string;
   readonly audience: string | readonly string[];
   readonly clients: ClientStore | undefined;
@@ -348,22 +352,64 @@ function checkAuthorization(config: TokenRouterConfiguration): void {
   }
 }
 
+/** The stores given are of the right shape: each has the methods the endpoints call. */
+function checkStores(given: Partial<TokenRouterOptions>): void {
+  if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
+    invalidOption(TOKEN_ROUTER, 'clients', given.clients, 'a ClientStore (findById)');
+  }
+  if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, REFRESH_METHODS)) {
+    invalidOption(TOKEN_ROUTER, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${REFRESH_METHODS.join(', ')})`);
+  }
+  if (given.revokedFamilies !== undefined && !hasMethods(given.revokedFamilies, REVOKED_METHODS)) {
+    invalidOption(TOKEN_ROUTER, 'revokedFamilies', given.revokedFamilies, `a RevokedFamilies (${REVOKED_METHODS.join(', ')})`);
+  }
+}
+
+/** The password grant's check, from the sign-in options (passwordSignIn() checks each). */
+function readPasswordSignIn(given: Partial<TokenRouterOptions>): PasswordSignIn {
+  return passwordSignIn(
+    {
+      users: given.users as UserStore,
+      ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
+      ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
+      ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
+      ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
+      ...(given.signInDeadlineMs === undefined
+        ? {}
+        : { deadlineMs: checkInteger(TOKEN_ROUTER, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
+    },
+    TOKEN_ROUTER,
+  );
+}
+
+/** Every endpoint answers on a path of its own: two on one path would hide one of them. */
+function checkDistinctPaths(config: TokenRouterConfiguration): void {
+  const paths = [
+    config.path,
+    config.revocationPath,
+    config.introspectionPath,
+    config.jwksPath,
+    config.authorization?.path,
+    config.authorization?.decisionPath,
+  ].filter((p) => p !== undefined);
+  if (new Set(paths).size !== paths.length) {
+    invalidOption(
+      TOKEN_ROUTER,
+      'revocationPath',
+      paths,
+      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
+    );
+  }
+}
+
 /** Checks tokenRouter()'s options in one step; a wrong one throws ConfigurationError. */
 export function readTokenRouterOptions(options: unknown): TokenRouterConfiguration {
   const F = TOKEN_ROUTER;
   const given = readOptions<TokenRouterOptions>(F, options, OPTION_NAMES, TOKEN_ROUTER_HINTS);
-  const keys = readKeys(F, given.keys, true);
+  const keys = readTokenKeys(F, given.keys);
   const issuer = checkString(F, 'issuer', given.issuer);
   const audience = checkAudience(F, given.audience);
-  if (given.clients !== undefined && !hasMethods(given.clients, ['findById'])) {
-    invalidOption(F, 'clients', given.clients, 'a ClientStore (findById)');
-  }
-  if (given.refreshTokens !== undefined && !hasMethods(given.refreshTokens, REFRESH_METHODS)) {
-    invalidOption(F, 'refreshTokens', given.refreshTokens, `a RefreshTokenStore (${REFRESH_METHODS.join(', ')})`);
-  }
-  if (given.revokedFamilies !== undefined && !hasMethods(given.revokedFamilies, REVOKED_METHODS)) {
-    invalidOption(F, 'revokedFamilies', given.revokedFamilies, `a RevokedFamilies (${REVOKED_METHODS.join(', ')})`);
-  }
+  checkStores(given);
   const path = given.path === undefined ? TOKEN_PATH : checkString(F, 'path', given.path);
   if (!path.startsWith('/')) invalidOption(F, 'path', path, "a path starting with '/'");
   const config: TokenRouterConfiguration = {
@@ -384,26 +430,14 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
         : checkInteger(F, 'refreshTokenTtlSeconds', given.refreshTokenTtlSeconds, { min: 60, max: 31_536_000 })) * 1000,
     scopes: new Set(given.scopes === undefined ? [] : checkScopeList(F, 'scopes', given.scopes)),
     requireClient: given.requireClient === undefined ? false : checkBoolean(F, 'requireClient', given.requireClient),
-    checkPassword: passwordSignIn(
-      {
-        users: given.users as UserStore,
-        ...(given.signInGuard === undefined ? {} : { signInGuard: given.signInGuard }),
-        ...(given.passwordHasher === undefined ? {} : { passwordHasher: given.passwordHasher }),
-        ...(given.passwordCost === undefined ? {} : { passwordCost: given.passwordCost }),
-        ...(given.upgradePasswordHashes === undefined ? {} : { upgradePasswordHashes: given.upgradePasswordHashes }),
-        ...(given.signInDeadlineMs === undefined
-          ? {}
-          : { deadlineMs: checkInteger(F, 'signInDeadlineMs', given.signInDeadlineMs, SIGN_IN_DEADLINE_RANGE) }),
-      },
-      F,
-    ),
+    checkPassword: readPasswordSignIn(given),
     realm: given.realm === undefined ? 'api' : checkRealm(F, given.realm),
     isSubjectActive: checkSubjectActive(F, given.isSubjectActive),
     passwordGrant: readPasswordGrant(given.passwordGrant),
     metadataPath: readMetadataPath(given.metadata, issuer),
     revocationPath: readEndpointPath('revocationPath', given.revocationPath, REVOCATION_PATH),
     introspectionPath: readEndpointPath('introspectionPath', given.introspectionPath, INTROSPECTION_PATH),
-    jwksPath: keys.some((key) => key.verifyingKey.type === 'public')
+    jwksPath: keys.current().some((key) => key.verifyingKey.type === 'public')
       ? readEndpointPath('jwksPath', given.jwksPath, JWKS_PATH)
       : undefined,
     introspectors: readIntrospectors(F, given.introspectors),
@@ -416,21 +450,6 @@ export function readTokenRouterOptions(options: unknown): TokenRouterConfigurati
   };
   checkIntrospectors(config);
   checkAuthorization(config);
-  const paths = [
-    config.path,
-    config.revocationPath,
-    config.introspectionPath,
-    config.jwksPath,
-    config.authorization?.path,
-    config.authorization?.decisionPath,
-  ].filter((p) => p !== undefined);
-  if (new Set(paths).size !== paths.length) {
-    invalidOption(
-      F,
-      'revocationPath',
-      paths,
-      'every endpoint (token, revocation, introspection, keys, authorization, consent decision) on a path of its own',
-    );
-  }
+  checkDistinctPaths(config);
   return config;
 }

@@ -43,6 +43,7 @@ const NAMES = [
   'RedisSessionStore',
   'RedisSignInGuardStore',
   'RedisUserStore',
+  'RotatingKeys',
   'describeDevice',
   'deviceCookies',
   'hashPassword',

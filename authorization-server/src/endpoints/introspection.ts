@@ -7,6 +7,7 @@ import type { IntrospectionRight } from '../protocol/introspectors.js';
 import type { Params } from '../protocol/params.js';
 import { tokenError } from '../protocol/token-errors.js';
 import { hashRefreshToken } from '../stores/stores.js';
+import { verifierKeys } from '../token-keys.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 import { basicChallenge, refuseClient } from './client-auth.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
@@ -53,7 +54,7 @@ export function introspectionEndpoint(
   config: TokenRouterConfiguration,
   read: OAuthRequestReader,
 ): (req: Request, res: Response) => Promise<void> {
-  const verifier = new AccessTokenVerifier(config.keys, config.issuer, config.audience, 0);
+  const verifier = new AccessTokenVerifier(verifierKeys(config.keys), config.issuer, config.audience, 0);
   const challenge = basicChallenge(config.realm);
   // An access token's claims go with its subject: a client credentials token names a client, not a user.
   const subjectActive = async (subject: string, claims?: AccessTokenClaims) =>

@@ -5,6 +5,7 @@ import { tokenError } from '../protocol/token-errors.js';
 import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken } from '../stores/stores.js';
 import { publishTokenRevoked } from '../token-events.js';
+import { verifierKeys } from '../token-keys.js';
 import type { TokenRouterConfiguration } from '../token-options.js';
 import { looksLikeJwt, type OAuthRequestReader } from './oauth-request.js';
 
@@ -29,7 +30,7 @@ export function revocationEndpoint(
   config: TokenRouterConfiguration,
   read: OAuthRequestReader,
 ): (req: Request, res: Response) => Promise<void> {
-  const verifier = new AccessTokenVerifier(config.keys, config.issuer, config.audience, REVOCATION_CLOCK_TOLERANCE);
+  const verifier = new AccessTokenVerifier(verifierKeys(config.keys), config.issuer, config.audience, REVOCATION_CLOCK_TOLERANCE);
 
   const checkOwner = (issuedTo: string | undefined, client: ClientRecord | undefined) => {
     // RFC 7009 §2.1: the token must have been issued to the client asking.

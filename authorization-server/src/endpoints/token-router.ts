@@ -1,8 +1,7 @@
-import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { readOptions } from 'express-api-conventions/extend';
 import type { RevokedFamilies, TokenService } from 'express-api-conventions/oauth2';
-import type { AuthorizationOptions } from '../authorization-options.js';
+import type { AuthorizationConfiguration, AuthorizationOptions } from '../authorization-options.js';
 import { derivedKey } from '../derived-key.js';
 import { AccessTokenSigner } from '../grants/access-token-signer.js';
 import { enabledGrants, GRANTS, type Grant, grantParameters } from '../grants/index.js';
@@ -16,7 +15,13 @@ import type { RegisteredClient } from '../stores/client-registration.js';
 import { recordRevokedFamily } from '../stores/revoked-family.js';
 import { hashRefreshToken, type RefreshTokenStore } from '../stores/stores.js';
 import { publishTokenCreated } from '../token-events.js';
-import { MAX_ACCESS_TOKEN_TTL, readTokenRouterOptions, TOKEN_ROUTER_HINTS, type TokenRouterOptions } from '../token-options.js';
+import {
+  MAX_ACCESS_TOKEN_TTL,
+  readTokenRouterOptions,
+  TOKEN_ROUTER_HINTS,
+  type TokenRouterConfiguration,
+  type TokenRouterOptions,
+} from '../token-options.js';
 import { type AuthorizationHelpers, mountAuthorization } from './authorization-endpoint.js';
 import { basicChallenge } from './client-auth.js';
 import { type TokenEndpoints, tokenServiceDocumentPart } from './document-part.js';
@@ -25,7 +30,7 @@ import { oauthEndpoint } from './endpoint.js';
 import { introspectionEndpoint } from './introspection.js';
 import { jwksEndpoint } from './jwks-endpoint.js';
 import { metadataEndpoint } from './metadata-endpoint.js';
-import { oauthRequestReader } from './oauth-request.js';
+import { type OAuthRequestReader, oauthRequestReader } from './oauth-request.js';
 import { revocationEndpoint } from './revocation.js';
 import { tokenEndpointErrors } from './token-endpoint-errors.js';
 
@@ -65,23 +70,57 @@ export function tokenRouter(
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter;
 export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter {
   const config = readTokenRouterOptions(options);
-  const context: GrantContext = {
-    config,
-    signer: new AccessTokenSigner(
-      config.keys[0] as (typeof config.keys)[number],
-      config.issuer,
-      config.audience,
-      config.accessTokenTtlSeconds,
-    ),
-    ...(config.refreshGraceMs > 0
-      ? { refreshKey: refreshDerivationKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject) }
-      : {}),
-  };
-  const grants = enabledGrants(config, GRANTS);
   const read = oauthRequestReader(config, grantParameters(GRANTS));
-  const challenge = basicChallenge(config.realm);
+  const router = express.Router();
+  // The request's arrival, for the password grant's deadline (request-deadline.ts).
+  router.post(config.path, arrivalMarker, oauthEndpoint(tokenEndpoint(config, read)));
+  if (config.revocationPath !== undefined) router.post(config.revocationPath, oauthEndpoint(revocationEndpoint(config, read)));
+  if (config.introspectionPath !== undefined) {
+    router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
+  }
+  if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
+  if (config.jwksPath !== undefined) router.get(config.jwksPath, jwksEndpoint(config.keys));
+  const authorization =
+    config.authorization === undefined ? undefined : mountAuthorizationEndpoint(router, config, config.authorization);
+  const endpoints: TokenEndpoints = {
+    token: config.path,
+    revocation: config.revocationPath,
+    introspection: config.introspectionPath,
+    metadata: config.metadataPath,
+    dpop: config.dpop !== undefined,
+  };
+  const otherPaths = [config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
+  return Object.defineProperties(router as TokenRouter, {
+    endpoints: { value: Object.freeze(endpoints), enumerable: true },
+    documentPart: { value: tokenServiceDocumentPart(endpoints), enumerable: true },
+    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
+    authorization: { value: authorization, enumerable: true },
+  });
+}
 
-  async function handle(req: Request, res: Response): Promise<void> {
+/** What every grant signs and derives with: the access-token signer and, when the grace is on, the refresh derivation key. */
+function grantContext(config: TokenRouterConfiguration): GrantContext {
+  return {
+    config,
+    signer: new AccessTokenSigner(config.keys, config.issuer, config.audience, config.accessTokenTtlSeconds),
+    // Derived from what no rotation changes (token-keys.ts), so a retried refresh keeps its answer across one.
+    ...(config.refreshGraceMs > 0 ? { refreshKey: refreshDerivationKey(config.keys.derivationKey) } : {}),
+  };
+}
+
+/**
+ * The token endpoint's handler: reads the request, picks the grant, checks
+ * the client may use it and the DPoP proof, runs the grant and sends the
+ * tokens (RFC 6749 §5.1).
+ */
+function tokenEndpoint(
+  config: TokenRouterConfiguration,
+  read: OAuthRequestReader,
+): (req: Request, res: Response) => Promise<void> {
+  const context = grantContext(config);
+  const grants = enabledGrants(config, GRANTS);
+  const challenge = basicChallenge(config.realm);
+  return async function handle(req: Request, res: Response): Promise<void> {
     const { params, client } = await read(req, res);
     const grantType = params.grant_type;
     if (grantType === undefined) throw tokenError('invalid_request', 'The grant_type parameter is missing.');
@@ -116,42 +155,23 @@ export function tokenRouter(options: Readonly<TokenRouterOptions>): TokenRouter 
         graceRetry: issued.graceRetry === true,
       }),
     );
-  }
-
-  const router = express.Router();
-  // The request's arrival, for the password grant's deadline (request-deadline.ts).
-  router.post(config.path, arrivalMarker, oauthEndpoint(handle));
-  if (config.revocationPath !== undefined) router.post(config.revocationPath, oauthEndpoint(revocationEndpoint(config, read)));
-  if (config.introspectionPath !== undefined) {
-    router.post(config.introspectionPath, oauthEndpoint(introspectionEndpoint(config, read)));
-  }
-  if (config.metadataPath !== undefined) router.get(config.metadataPath, metadataEndpoint(config));
-  if (config.jwksPath !== undefined) router.get(config.jwksPath, jwksEndpoint(config.keys));
-  const authorization =
-    config.authorization === undefined
-      ? undefined
-      : mountAuthorization(router, {
-          config: config.authorization,
-          clients: config.clients,
-          scopes: config.scopes,
-          dpop: config.dpop !== undefined,
-          issuer: config.issuer,
-          csrfKey: derivedKey((config.keys[0] as (typeof config.keys)[number]).signingKey as KeyObject, CONSENT_CSRF_INFO),
-          withdrawConsent: consentWithdrawal({ ...config, consents: config.authorization.consents }),
-        });
-  const endpoints: TokenEndpoints = {
-    token: config.path,
-    revocation: config.revocationPath,
-    introspection: config.introspectionPath,
-    metadata: config.metadataPath,
-    dpop: config.dpop !== undefined,
   };
-  const otherPaths = [config.revocationPath, config.introspectionPath].filter((path) => path !== undefined);
-  return Object.defineProperties(router as TokenRouter, {
-    endpoints: { value: Object.freeze(endpoints), enumerable: true },
-    documentPart: { value: tokenServiceDocumentPart(endpoints), enumerable: true },
-    tokenEndpointErrors: { value: tokenEndpointErrors({ path: config.path, otherPaths }), enumerable: true },
-    authorization: { value: authorization, enumerable: true },
+}
+
+/** The authorization endpoint and consent decision on `router`, with the consent CSRF key derived from the signing key. */
+function mountAuthorizationEndpoint(
+  router: Router,
+  config: TokenRouterConfiguration,
+  authorization: AuthorizationConfiguration,
+): AuthorizationHelpers {
+  return mountAuthorization(router, {
+    config: authorization,
+    clients: config.clients,
+    scopes: config.scopes,
+    dpop: config.dpop !== undefined,
+    issuer: config.issuer,
+    csrfKey: derivedKey(config.keys.derivationKey, CONSENT_CSRF_INFO),
+    withdrawConsent: consentWithdrawal({ ...config, consents: authorization.consents }),
   });
 }
 

@@ -1,6 +1,7 @@
 import { sign as cryptoSign, type KeyObject, randomUUID } from 'node:crypto';
 import type { ReadyKey } from 'express-api-conventions/extend';
 import jwt from 'jsonwebtoken';
+import type { TokenKeys } from '../token-keys.js';
 
 /**
  * The access tokens this package issues: JWTs signed with the router's
@@ -28,20 +29,30 @@ export interface IssueInput {
   readonly identity?: { readonly iat: number; readonly jti: string };
 }
 
-/** Signs access tokens (RFC 9068 §2.2 claims) with the first key; built once per token router. */
+/**
+ * Signs access tokens (RFC 9068 §2.2 claims) with the first key of the list
+ * now (token-keys.ts: a rotation moves another key first); built once per
+ * token router.
+ */
 export class AccessTokenSigner {
-  readonly #key: ReadyKey;
+  readonly #keys: TokenKeys;
   readonly #issuer: string;
   readonly #audience: string | string[];
   readonly #ttlSeconds: number;
-  readonly #header: jwt.JwtHeader;
+  #signing: { readonly key: ReadyKey; readonly header: jwt.JwtHeader } | undefined;
 
-  constructor(key: ReadyKey, issuer: string, audience: string | readonly string[], ttlSeconds: number) {
-    this.#key = key;
+  constructor(keys: TokenKeys, issuer: string, audience: string | readonly string[], ttlSeconds: number) {
+    this.#keys = keys;
     this.#issuer = issuer;
     this.#audience = typeof audience === 'string' ? audience : [...audience];
     this.#ttlSeconds = ttlSeconds;
-    this.#header = { alg: key.algorithm, typ: ACCESS_TOKEN_TYPE, kid: key.kid };
+  }
+
+  /** The first key and its header, built again only when another key comes first. */
+  #signingKey(): { readonly key: ReadyKey; readonly header: jwt.JwtHeader } {
+    const key = this.#keys.current()[0] as ReadyKey;
+    if (this.#signing?.key !== key) this.#signing = { key, header: { alg: key.algorithm, typ: ACCESS_TOKEN_TYPE, kid: key.kid } };
+    return this.#signing;
   }
 
   /** A signed access token for `input`, valid for the configured lifetime. */
@@ -59,12 +70,10 @@ export class AccessTokenSigner {
     if (input.clientId !== undefined) claims.client_id = input.clientId;
     if (input.familyId !== undefined) claims.sid = input.familyId;
     if (input.jkt !== undefined) claims.cnf = { jkt: input.jkt };
+    const { key, header } = this.#signingKey();
     // readKeys() checked the key to be a secret or a private key.
-    if (this.#key.algorithm === 'EdDSA') return signEdDsa(this.#header, claims, this.#key.signingKey as KeyObject);
-    return jwt.sign(claims, this.#key.signingKey as jwt.Secret, {
-      algorithm: this.#key.algorithm as jwt.Algorithm,
-      header: this.#header,
-    });
+    if (key.algorithm === 'EdDSA') return signEdDsa(header, claims, key.signingKey as KeyObject);
+    return jwt.sign(claims, key.signingKey as jwt.Secret, { algorithm: key.algorithm as jwt.Algorithm, header });
   }
 }
 
