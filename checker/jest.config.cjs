@@ -2,8 +2,11 @@
  * The checker's tests, as the library's (../jest.config.cjs): ts-jest
  * transpiles only, type checking is `npm run typecheck`. The root's
  * `npm test` runs this project beside the library's; `npm test` here runs it
- * alone. Its tests use the library and the reference server of this
- * repository as fixtures (apps to check), by relative path.
+ * alone. The library is read from its sources (the checker's imports of
+ * `express-api-conventions` and its subpaths map to ../src, as in
+ * ../authorization-server/jest.config.cjs), so the tests need no build; the
+ * tests use the library and the reference server of this repository as
+ * fixtures (apps to check).
  */
 /** @type {import('jest').Config} */
 module.exports = {
@@ -17,6 +20,8 @@ module.exports = {
   // Every security event published in a test file is scanned for secrets (../CONTRIBUTING.md).
   setupFilesAfterEnv: ['<rootDir>/../test/support/event-scan.setup.ts'],
   moduleNameMapper: {
+    '^express-api-conventions$': '<rootDir>/../src/index.ts',
+    '^express-api-conventions/(.*)$': '<rootDir>/../src/$1/index.ts',
     // Sources import './x.js' (ESM style); in tests that is './x.ts'.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -189,7 +189,7 @@ async function serveAndCheck({
 }
 
 async function main() {
-  const builds = ['dist/esm/index.js', 'checker/dist/esm/checker/src/index.js', 'authorization-server/dist/esm/index.js'];
+  const builds = ['dist/esm/index.js', 'checker/dist/esm/index.js', 'authorization-server/dist/esm/index.js'];
   if (!builds.every((file) => existsSync(file))) {
     console.error('check:docs: a build (dist/, checker/dist/, authorization-server/dist/) is missing; run `npm run build` first');
     process.exit(2);

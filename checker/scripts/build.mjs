@@ -1,47 +1,27 @@
-// Emits the checker twice with tsc, as the library does: ESM (dist/esm) for the
-// bin and `import`, CommonJS (dist/cjs) for `require` (a Jest suite calling
-// checkConventions()). No source maps: the package stays light.
-//
-// The checker judges paths and bodies with the library's own rule tables and
-// reads its options with the library's option helpers: it compiles those
-// sources (../src/lint/, ../src/config/) and the values the library sends
-// (../src/http/spec.ts, ../src/security/defaults.ts) and the OpenAPI `$ref` resolver
-// (../src/openapi/document.ts) with its own, so the output mirrors
-// the repository (dist/<format>/checker/src/ beside dist/<format>/src/) and the
-// package needs nothing of the library at run time. The build fails if any
-// other file of the library came in with them.
+// Emits the checker as the authorization server does (../authorization-server/scripts/build.mjs):
+// once, as CommonJS (dist/cjs), with tsc; the ESM entry (dist/esm) is a thin
+// wrapper that re-exports it, so `import` and `require` share one copy of
+// every module. The library is a peer dependency, used through its public
+// subpaths and `express-api-conventions/extend` (docs/architecture.md, "One
+// way for sibling packages"): the checker compiles against the library's
+// built declarations, resolved as a user's install resolves them (`npm run
+// build` at the root builds the library first), and compiles none of its
+// sources. No source maps: the package stays light.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-
-/** The library's sources the checker compiles, and nothing else of it. */
-const LIBRARY_SOURCES = [
-  'config/configuration-error',
-  'config/options',
-  'http/spec',
-  'lint/body-rules',
-  'lint/path-rules',
-  'lint/words',
-  'openapi/document',
-  'security/defaults',
-];
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-const tsc = (project) => execFileSync('npx', ['tsc', '-p', project], { cwd: here, stdio: 'inherit' });
-tsc('tsconfig.build.json');
-tsc('tsconfig.cjs.json');
-for (const format of ['esm', 'cjs']) {
-  const library = fileURLToPath(new URL(`../dist/${format}/src/`, import.meta.url));
-  const compiled = readdirSync(library, { recursive: true })
-    .filter((file) => file.endsWith('.js'))
-    .map((file) => file.replace(/\.js$/, ''))
-    .sort();
-  if (compiled.join() !== LIBRARY_SOURCES.join()) {
-    throw new Error(
-      `checker build: dist/${format}/src/ holds ${compiled.join(', ')}; expected only ${LIBRARY_SOURCES.join(', ')}`,
-    );
-  }
-}
-writeFileSync(new URL('../dist/esm/package.json', import.meta.url), '{ "type": "module" }\n');
+execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: here, stdio: 'inherit' });
 writeFileSync(new URL('../dist/cjs/package.json', import.meta.url), '{ "type": "commonjs" }\n');
+mkdirSync(new URL('../dist/esm', import.meta.url), { recursive: true });
+writeFileSync(new URL('../dist/esm/package.json', import.meta.url), '{ "type": "module" }\n');
+const names = Object.keys(createRequire(import.meta.url)('../dist/cjs/index.js')).filter((name) => name !== '__esModule');
+// Named bindings read off module.exports: no reliance on Node's guess of a CommonJS module's names.
+writeFileSync(
+  new URL('../dist/esm/index.js', import.meta.url),
+  `import cjs from '../cjs/index.js';\n\nexport const { ${names.join(', ')} } = cjs;\n`,
+);
+writeFileSync(new URL('../dist/esm/index.d.ts', import.meta.url), "export * from '../cjs/index.js';\n");

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { invalidOption } from '../../src/config/options.js';
+import { invalidOption } from 'express-api-conventions/extend';
 import { checkAuthentication } from './auth-checks.js';
 import { checkCaching, checkNotModifiedAnswers } from './caching-checks.js';
 import { RunContext } from './context.js';

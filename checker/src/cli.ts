@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { ConfigurationError } from '../../src/config/configuration-error.js';
-import { didYouMean } from '../../src/config/options.js';
-import { PATH_RULES, type PathExceptions, type PathRule } from '../../src/lint/path-rules.js';
+import { ConfigurationError } from 'express-api-conventions';
+import { didYouMean, PATH_RULES } from 'express-api-conventions/extend';
+import type { PathExceptions, PathRule } from 'express-api-conventions/lint';
 import { CONFORMANCE_CHECK_IDS } from './catalogue.js';
 import type { Severity } from './causes.js';
 import { checkConventions } from './check-conventions.js';

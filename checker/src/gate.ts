@@ -1,4 +1,4 @@
-import { invalidOption } from '../../src/config/options.js';
+import { invalidOption } from 'express-api-conventions/extend';
 import { type CheckId, CONFORMANCE_CHECK_IDS } from './catalogue.js';
 import { SEVERITIES, type Severity } from './causes.js';
 

@@ -1,4 +1,4 @@
-export { ConfigurationError, type ConfigurationErrorCode } from '../../src/config/configuration-error.js';
+export { ConfigurationError, type ConfigurationErrorCode } from 'express-api-conventions';
 export {
   type CheckDefinition,
   type CheckId,

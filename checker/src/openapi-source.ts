@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { invalidOption } from '../../src/config/options.js';
-import { isObject, resolve } from '../../src/openapi/document.js';
+import { invalidOption, isJsonObject, resolveReference } from 'express-api-conventions/extend';
 
 /**
  * Reads an OpenAPI 3 document into what the checker cannot guess: the paths
@@ -37,7 +36,7 @@ export interface OpenApiPlan {
 }
 
 // Local `$ref`s are followed by the library's one resolver (src/openapi/document.ts).
-const asObject = resolve;
+const asObject = resolveReference;
 
 /** Reads the text of a file or http(s) URL. */
 async function readSource(source: string | URL, timeoutMs: number): Promise<string> {
@@ -90,7 +89,7 @@ export async function loadOpenApi(source: string | URL | Readonly<Json>, timeout
     typeof source === 'string' || source instanceof URL
       ? await parseDocument(await readSource(source, timeoutMs), named)
       : source;
-  if (!isObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.') || !isObject(doc.paths)) {
+  if (!isJsonObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.') || !isJsonObject(doc.paths)) {
     invalidOption(FACTORY, 'openapi', named, 'an OpenAPI 3 document (with `openapi: 3.x` and `paths`)');
   }
   return doc;
@@ -157,15 +156,15 @@ function needsBearer(doc: Json, operation: Json): boolean {
     return scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
   };
   // Protected (no anonymous alternative), and a bearer token is one of the ways in (DPoP may be another).
-  if (requirements.some((requirement) => isObject(requirement) && Object.keys(requirement).length === 0)) return false;
-  return requirements.some((requirement) => isObject(requirement) && Object.keys(requirement).some(bearer));
+  if (requirements.some((requirement) => isJsonObject(requirement) && Object.keys(requirement).length === 0)) return false;
+  return requirements.some((requirement) => isJsonObject(requirement) && Object.keys(requirement).some(bearer));
 }
 
 /** Whether the operation can be called anonymously: no security, or one requirement that is `{}`. */
 function isAnonymous(doc: Json, operation: Json): boolean {
   const requirements = operation.security ?? doc.security;
   if (!Array.isArray(requirements) || requirements.length === 0) return true;
-  return requirements.some((requirement) => isObject(requirement) && Object.keys(requirement).length === 0);
+  return requirements.some((requirement) => isJsonObject(requirement) && Object.keys(requirement).length === 0);
 }
 
 const pathParameters = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);

@@ -1,5 +1,13 @@
-import { checkBoolean, checkFunction, checkInteger, checkString, invalidOption, readOptions } from '../../src/config/options.js';
-import { PATH_RULES, type PathExceptions, type PathRule } from '../../src/lint/path-rules.js';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkString,
+  invalidOption,
+  PATH_RULES,
+  readOptions,
+} from 'express-api-conventions/extend';
+import type { PathExceptions, PathRule } from 'express-api-conventions/lint';
 import type { Severity } from './causes.js';
 import { type ConformanceBaseline, readBaseline, readFailOn, readIgnore } from './gate.js';
 import { CONFORMANCE_DEFAULT_REQUESTS, CONFORMANCE_REQUEST_CAP } from './probe.js';

@@ -1,10 +1,5 @@
-import {
-  checkPath,
-  inconsistentMessage,
-  inconsistentNames,
-  type PathExceptions,
-  type PathRule,
-} from '../../src/lint/path-rules.js';
+import { inconsistentMessage, inconsistentNames } from 'express-api-conventions/extend';
+import { checkPath, type PathExceptions, type PathRule } from 'express-api-conventions/lint';
 import { parseJson, type RunContext } from './context.js';
 import { MISSING_ID, UNKNOWN_ROUTE } from './errors-checks.js';
 

@@ -1,5 +1,5 @@
-import { lintBody, type ResponseRule, resourceContextOf } from '../../src/lint/body-rules.js';
-import { WELL_KNOWN_PREFIX } from '../../src/lint/path-rules.js';
+import { resourceContextOf, WELL_KNOWN_PREFIX } from 'express-api-conventions/extend';
+import { lintBody, type ResponseRule } from 'express-api-conventions/lint';
 import { parseJson, type RunContext } from './context.js';
 import { describeExchange, type Exchange } from './probe.js';
 import { largeIntegerFindings, readRawJson } from './raw-json.js';

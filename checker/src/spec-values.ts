@@ -1,9 +1,13 @@
-import { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE } from '../../src/http/spec.js';
-import { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../../src/security/defaults.js';
+import {
+  CACHE_CONTROL_SENSITIVE,
+  fixedSecurityHeaders,
+  JSON_CONTENT_TYPE,
+  SECURITY_HEADER_TABLE,
+} from 'express-api-conventions/extend';
 
 /**
  * The values the conventions fix, as the checker compares them. Those the
- * library sends come from its leaf files, which the checker's build compiles. Each one quotes
+ * library sends come from its own tables, through `express-api-conventions/extend`. Each one quotes
  * the sentence of the conventions it comes from.
  */
 

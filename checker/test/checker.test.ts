@@ -1,5 +1,5 @@
 import express from 'express';
-import { conventions, errorHandler, notFound } from '../../src/index.js';
+import { conventions, errorHandler, notFound } from 'express-api-conventions';
 import {
   type CheckResult,
   CONFORMANCE_CHECK_IDS,

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { ConfigurationError } from 'express-api-conventions';
 import ts from 'typescript';
-import { ConfigurationError } from '../../src/config/configuration-error.js';
 import { freePort } from '../../test/support/services.js';
 import { parseXml } from '../../test/support/xml.js';
 import { inCliTerms } from '../src/cli.js';
@@ -16,23 +16,27 @@ import { plainExpressApp } from './fixtures/plain-express.js';
 
 /**
  * The command as a user runs it: `node bin/express-api-conventions-checker.mjs`,
- * which loads dist/esm. The sources are transpiled (no type check) into a
- * scratch folder laid out like the package (scripts/build.mjs: the checker's
- * src/ under dist/esm/checker/src, the library's sources it compiles under
- * dist/esm/src), so this suite does not depend on
- * `npm run build` having run; check-package.mjs runs the packed bin too.
+ * which loads dist/cjs. The sources are transpiled (no type check) into a
+ * scratch folder laid out like an installed package (scripts/build.mjs: the
+ * checker's src/ under dist/cjs), beside an installed library
+ * (node_modules/express-api-conventions, its subpaths transpiled from ../src),
+ * so this suite does not depend on `npm run build` having run;
+ * check-package.mjs runs the packed bin against the packed library too.
  */
 const root = join(__dirname, '..');
+/** The dependencies of both packages, as npm installs them for this workspace: hoisted to the repository's node_modules. */
+const dependencies = join(root, '..', 'node_modules');
 let scratch: string;
 let bin: string;
 
+/** CommonJS, as the package's build emits it; its `require()`s of packages honour NODE_PATH. */
 function transpileSources(from: string, to: string): void {
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     const source = join(from, entry.name);
     if (entry.isDirectory()) transpileSources(source, join(to, entry.name));
     else if (entry.name.endsWith('.ts')) {
       const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
         fileName: source,
       });
       const target = join(to, relative(from, source).replace(/\.ts$/, '.js'));
@@ -53,7 +57,7 @@ const run = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
     execFile(
       process.execPath,
       [bin, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      { env: { PATH: process.env.PATH ?? '', NODE_PATH: dependencies, ...env }, timeout: 20_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
       },
@@ -100,16 +104,18 @@ const credentials = {
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'eac-cli-'));
-  // The command's whole import graph: the package's own src/, and the library's folders whose files it compiles.
-  transpileSources(join(root, 'src'), join(scratch, 'dist/esm/checker/src'));
-  for (const folder of ['config', 'http', 'lint', 'openapi', 'security'])
-    transpileSources(join(root, '..', 'src', folder), join(scratch, 'dist/esm/src', folder));
-  writeFileSync(join(scratch, 'dist/esm/package.json'), '{ "type": "module" }\n');
+  // The command's whole import graph: the package's own src/, and the library as its peer dependency.
+  transpileSources(join(root, 'src'), join(scratch, 'dist/cjs'));
+  writeFileSync(join(scratch, 'dist/cjs/package.json'), '{ "type": "commonjs" }\n');
+  const library = join(scratch, 'node_modules/express-api-conventions');
+  transpileSources(join(root, '..', 'src'), library);
+  writeFileSync(
+    join(library, 'package.json'),
+    JSON.stringify({ name: 'express-api-conventions', type: 'commonjs', exports: { '.': './index.js', './*': './*/index.js' } }),
+  );
   mkdirSync(join(scratch, 'bin'));
   bin = join(scratch, 'bin/express-api-conventions-checker.mjs');
   copyFileSync(join(root, 'bin/express-api-conventions-checker.mjs'), bin);
-  // Its dependencies, as npm installs them for this workspace: hoisted to the repository's node_modules.
-  symlinkSync(join(root, '..', 'node_modules'), join(scratch, 'node_modules'));
   // The bin reads --version from the package.json beside it, as in an installed package.
   writeFileSync(
     join(scratch, 'package.json'),

@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { conventions, errorHandler, notFound } from '../../src/index.js';
+import { conventions, errorHandler, notFound } from 'express-api-conventions';
 import { firstItemId, linkTargets } from '../src/explore.js';
 import { type CheckResult, type ConformanceReport, checkConventions } from '../src/index.js';
 

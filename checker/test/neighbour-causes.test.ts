@@ -1,7 +1,7 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
+import { conventions, errorHandler, notFound } from 'express-api-conventions';
 import helmet from 'helmet';
-import { conventions, errorHandler, notFound } from '../../src/index.js';
 import { type CheckResult, type ConformanceReport, checkConventions } from '../src/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
-import { conventions, errorHandler, notFound } from '../../src/index.js';
-import { withConventions } from '../../src/openapi/index.js';
+import { conventions, errorHandler, notFound } from 'express-api-conventions';
+import { withConventions } from 'express-api-conventions/openapi';
 import { checkConventions } from '../src/index.js';
 
 /**

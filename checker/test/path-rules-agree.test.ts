@@ -1,6 +1,6 @@
 import express from 'express';
-import { checkRoutes, type RouteRule } from '../../src/lint/index.js';
-import { checkPath, PATH_RULES, type PathRule } from '../../src/lint/path-rules.js';
+import { PATH_RULES } from 'express-api-conventions/extend';
+import { checkPath, checkRoutes, type PathRule, type RouteRule } from 'express-api-conventions/lint';
 import { type CheckId, checkConventions } from '../src/index.js';
 import { consistencyFindings, PATH_CHECK_IDS, pathFindings } from '../src/path-checks.js';
 

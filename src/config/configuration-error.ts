@@ -3,8 +3,8 @@
  * start-up, when the factory is called, never at request time (docs/design.md
  * principle 3). Each code has an anchor in docs/configuration-errors.md; the
  * message links it by its address in the repository (the package ships no
- * docs/). The checker's build compiles this file and options.ts
- * into its package: its option errors are these.
+ * docs/). The checker's option errors are these too: it reads them and
+ * the option helpers through express-api-conventions/extend.
  */
 /** docs/configuration-errors.md in the repository (package.json `homepage`). */
 const CONFIGURATION_ERRORS_PAGE =

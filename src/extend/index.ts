@@ -1,14 +1,18 @@
 /**
- * For packages that extend the conventions, such as
- * express-api-conventions-authorization-server: the library's internal
- * helpers they build on, so that they read options, refuse requests, write
- * JSON and reach Redis exactly as the library does, without copies.
+ * For packages that extend or judge the conventions, such as
+ * express-api-conventions-authorization-server and
+ * express-api-conventions-checker: the library's internal helpers and rule
+ * tables they build on, so that they read options, refuse requests, write
+ * JSON, reach Redis and judge paths, bodies and headers exactly as the
+ * library does, without copies.
  * docs/extend.md names each export. An application has no need of them.
  */
 export {
   checkBoolean,
+  checkFunction,
   checkInteger,
   checkString,
+  didYouMean,
   invalidOption,
   isProductionEnvironment,
   type OptionHints,
@@ -30,7 +34,9 @@ export { isStoreFailure } from '../errors/store-unavailable.js';
 export { publishSecurityEvent, type SecurityEventFields, securityEventsWanted } from '../events/index.js';
 export { writeJsonAnswer } from '../http/json-output/writer.js';
 export { setResponseHeader } from '../http/response-headers.js';
-export { CACHE_CONTROL_SENSITIVE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
+export { CACHE_CONTROL_SENSITIVE, JSON_CONTENT_TYPE, TOKEN_FAILURE_PRAGMA } from '../http/spec.js';
+export { resourceContextOf } from '../lint/body-rules.js';
+export { inconsistentMessage, inconsistentNames, PATH_RULES, WELL_KNOWN_PREFIX } from '../lint/path-rules.js';
 export { AccessTokenVerifier, TokenRejected } from '../oauth2/access-tokens.js';
 export { parseBasicCredentials } from '../oauth2/basic-credentials.js';
 export { checkAudience, checkRealm, checkSubjectActive } from '../oauth2/checks.js';
@@ -47,5 +53,7 @@ export { type ReadyKey, readKeys } from '../oauth2/keys.js';
 export { markOAuthEndpoint } from '../oauth2/oauth-endpoint-mark.js';
 export { DEFAULT_OAUTH2_REDIS_PREFIX } from '../oauth2/redis-revoked-families.js';
 export { checkScopeList, formatScope, parseScope } from '../oauth2/scope.js';
+export { isObject as isJsonObject, resolve as resolveReference } from '../openapi/document.js';
 export { clientAddressKey } from '../rate-limit/client-address.js';
+export { fixedSecurityHeaders, SECURITY_HEADER_TABLE } from '../security/defaults.js';
 export { RedisConnection, RedisScript, readRedisOptions, redisKey, replyText, taggedKey } from '../stores/redis/index.js';

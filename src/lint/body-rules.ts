@@ -3,8 +3,8 @@ import { singularOf, wordsOf } from './words.js';
 /*
  * The body rules of the conventions' "Conventions for every resource", pure: shared by
  * responseLinter() (in the app) and the conformance checker (from outside),
- * which must give a body the same verdict: the checker's build compiles
- * this file into its package (see path-rules.ts).
+ * which must give a body the same verdict: the checker reads it through
+ * the library's entry points (see path-rules.ts).
  */
 
 /**

@@ -4,10 +4,10 @@ import { isPlural, isQualifier, pluralOf, wordsOf } from './words.js';
  * the conventions' path rules ("Endpoints" › "Path rules", and "Versioning") as one
  * pure function over one path. The route linter (checkRoutes(), over route
  * patterns) and the conformance checker (`paths.*`, over the paths a service
- * answers) both call it, so a path gets the same verdict from both. It
- * imports nothing but the word helpers: the checker, a package of its own,
- * compiles it (with words.ts and body-rules.ts) into its build
- * (checker/scripts/build.mjs).
+ * answers) both call it, so a path gets the same verdict from both: the
+ * checker, a package of its own, reads it through `express-api-conventions/lint`
+ * and `express-api-conventions/extend` (docs/extend.md). It imports nothing
+ * but the word helpers.
  */
 
 /** The path rules, by the name a finding carries. Each value quotes the rule. */

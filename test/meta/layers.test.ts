@@ -266,6 +266,20 @@ function foldersOf(files: ReadonlyMap<string, ReadonlySet<string>>, dir: string)
   return graph;
 }
 
+/** The workspace packages beside the library: each reaches it by its package name, as docs/architecture.md ("One way for sibling packages") says. */
+const SIBLINGS = ['checker/src', 'authorization-server/src'];
+
+describe.each(SIBLINGS)('the sources of %s/', (dir) => {
+  it('import no file outside their package: the library only by its entry points', () => {
+    const files = fileGraph(join(ROOT, dir));
+    const outside = [...files].flatMap(([file, imported]) =>
+      [...imported].filter((target) => relative(dir, target).startsWith('..')).map((target) => `${file} -> ${target}`),
+    );
+    expect(files.size).toBeGreaterThan(5);
+    expect(outside).toEqual([]);
+  });
+});
+
 describe.each(PACKAGES)('the layers of %s/', (dir) => {
   const files = fileGraph(join(ROOT, dir));
 
