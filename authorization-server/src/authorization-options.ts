@@ -6,6 +6,8 @@ import { type ConsentStore, MemoryConsentStore } from './stores/consent-store.js
 
 /** Default path of the authorization endpoint (RFC 6749 §3.1). */
 export const AUTHORIZATION_PATH = '/v1/oauth2/authorize';
+/** Where the consent page's form posts the user's decision: a collection of decisions (docs/conventions.md §3: plural nouns). */
+export const DECISION_PATH = '/v1/oauth2/decisions';
 
 /** An error of the authorization endpoint that cannot go back to the client (RFC 6749 §4.1.2.1). */
 export interface AuthorizationErrorPage {
@@ -43,7 +45,7 @@ export interface AuthorizationOptions {
   consentUrl: string;
   /** Path of the endpoint. Default: `'/v1/oauth2/authorize'`. */
   path?: string;
-  /** Path the consent page's form posts the decision to. Default: the endpoint's path followed by `/decision`. */
+  /** Path the consent page's form posts the decision to. Default: `/v1/oauth2/decisions` (a plural noun, docs/conventions.md §3). */
   decisionPath?: string;
   /** Where codes live. Default: a MemoryCodeStore (one process only). */
   codes?: AuthorizationCodeStore;
@@ -125,7 +127,7 @@ export function readAuthorizationOptions(value: unknown): AuthorizationConfigura
     invalidOption(F, 'authorization.errorPage', given.errorPage, 'a function (req, res, page) => void');
   }
   const path = readPath('path', given.path, AUTHORIZATION_PATH);
-  const decisionPath = readPath('decisionPath', given.decisionPath, `${path}/decision`);
+  const decisionPath = readPath('decisionPath', given.decisionPath, DECISION_PATH);
   if (decisionPath === path) invalidOption(F, 'authorization.decisionPath', decisionPath, 'a path other than the endpoint');
   return {
     path,

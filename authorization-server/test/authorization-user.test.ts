@@ -73,7 +73,7 @@ describe('the consent page of a third-party client', () => {
       kind: 'ask',
       client: { id: PARTNER.id, name: 'Partner App' },
       scopes: ['users:read'],
-      action: '/v1/oauth2/authorize/decision',
+      action: '/v1/oauth2/decisions',
       fields: { request: query, csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
     });
   });

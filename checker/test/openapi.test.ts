@@ -25,9 +25,18 @@ describe('planFromOpenApi()', () => {
     const plan = planFromOpenApi(await loadOpenApi(REFERENCE_DOC), BASE);
     expect(plan).toEqual({
       // GETs without path parameters; the search needs `q`, which has no example, so it is only the reflect target.
-      paths: ['/.well-known/oauth-authorization-server', '/v1/users', '/v1/me', '/v1/sessions', '/v1/sessions/current'],
+      paths: [
+        '/.well-known/oauth-authorization-server',
+        '/v1/users',
+        '/v1/me',
+        '/v1/sessions',
+        '/v1/sessions/current',
+        '/v1/consents',
+      ],
       lintPaths: [
         '/v1/oauth2/token',
+        '/v1/oauth2/authorize',
+        '/v1/oauth2/decisions',
         '/v1/oauth2/revocations',
         '/v1/oauth2/introspections',
         '/.well-known/oauth-authorization-server',
@@ -40,6 +49,8 @@ describe('planFromOpenApi()', () => {
         '/v1/sessions',
         '/v1/sessions/current',
         '/v1/sessions/{id}',
+        '/v1/consents',
+        '/v1/consents/{id}',
       ],
       // No example id: filled at run time from the first item of GET /v1/users.
       resource: { template: '/v1/users/{id}', parameter: 'id', collection: '/v1/users' },

@@ -74,7 +74,7 @@ describe('the authorization code flow on the reference server', () => {
 
     it('demo-partner (confidential, third party): the consent page first, approved; then Basic authentication at the exchange', async () => {
       expect(await strictFlow(PARTNER)).toEqual({
-        steps: ['302 /v1/oauth2/authorize', '200 /consent', '303 /v1/oauth2/authorize/decision'],
+        steps: ['302 /v1/oauth2/authorize', '200 /consent', '303 /v1/oauth2/decisions'],
         landedOn: PARTNER.redirectUri,
         // RFC 6749 §5.1: the scope granted is the one asked for, so the answer leaves it out.
         tokens: { tokenType: 'bearer', refresh: true },

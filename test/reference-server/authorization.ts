@@ -70,7 +70,7 @@ export async function consentPage(url: string, cookie: string, location: string)
 
 /** The user's decision on the consent page, posted as its form. */
 export const decide = (url: string, cookie: string, form: Record<string, string>) =>
-  request(url).post('/v1/oauth2/authorize/decision').set('Cookie', cookie).type('form').send(form);
+  request(url).post('/v1/oauth2/decisions').set('Cookie', cookie).type('form').send(form);
 
 /** A token request of the authorization code grant, with HTTP Basic when `basic` is given. */
 export const exchange = (url: string, form: Record<string, string>, basic?: readonly [string, string]) => {

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { hostname } from 'node:os';
 import request from 'supertest';
 import { readSettings } from '../../examples/server/src/settings.js';
 import { waitUntil } from '../support/timing.js';
@@ -46,6 +47,8 @@ describe('settings', () => {
       // DPoP on by default (a client without a proof still gets a bearer token).
       dpop: true,
       logEvents: true,
+      // The name every event line gives this instance: the host's, unless INSTANCE_ID names it.
+      instanceId: hostname(),
     });
   });
 

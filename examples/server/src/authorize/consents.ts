@@ -37,8 +37,8 @@ export function consentsRouter(options: ConsentsRouterOptions): Router {
   });
 
   // The client is cut off (its refresh tokens for this user refused), and its next authorization request asks again.
-  router.delete('/v1/consents/:clientId', signedIn, async (req, res) => {
-    const { withdrawn } = await withdrawConsent(req.auth?.subject ?? '', String(req.params.clientId), { request: req });
+  router.delete('/v1/consents/:id', signedIn, async (req, res) => {
+    const { withdrawn } = await withdrawConsent(req.auth?.subject ?? '', String(req.params.id), { request: req });
     if (!withdrawn) throw apiError('resourceNotFound', { message: 'No consent given to this client.' });
     res.status(204).end();
   });
