@@ -16,18 +16,20 @@ import {
 import { recordSecurityMetrics, SECURITY_METRICS } from '../src/otel/index.js';
 import { knownSecuritySeries } from '../src/otel/security-series.js';
 import { crossSiteProtection } from '../src/security/index.js';
-import { startEventScan, stopEventScan } from './support/event-scan.js';
+import { stopEventScan } from './support/event-scan.js';
 
 /**
  * The OpenTelemetry bridge (`express-api-conventions/otel`) with the real
  * SDK: a meter provider whose reader is collected on demand, as a Prometheus
  * scrape or a periodic export would. The whole-suite event scan is set
  * aside in this file: whether the bridge subscribes is the point here, and
- * the scan's own subscription would answer for it.
+ * the scan's own subscription would answer for it. It is not started again at
+ * the end: the setup's afterAll runs first, and a scan started after it would
+ * stay subscribed in this worker, a listener the next file's "nobody listens"
+ * tests would find.
  */
 
 beforeAll(stopEventScan);
-afterAll(startEventScan);
 
 class CollectOnDemand extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}

@@ -462,7 +462,7 @@ describe('what no event carries', () => {
 
 describe('what a request sends, bounded', () => {
   // The worst a client can send through the token endpoint and the preset: a client id as long as
-  // Node's header limit lets through (a form is refused past 8 KB), a 12 KB path, C1 control and
+  // Node's header limit lets through, a 90 KB one in the form, a 12 KB path, C1 control and
   // line-separator characters in a username and in headers (a longer username is refused first).
   const HUGE_CLIENT_ID = `c${'x'.repeat(11 * 1024)}`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these control characters are what the test looks for.
@@ -487,16 +487,25 @@ describe('what a request sends, bounded', () => {
       .post(`/v1/${'p'.repeat(12 * 1024)}`)
       .type('json')
       .send('{"not json');
+    // A 90 KB client_id in the form (a public client's way to name itself): refused as a client, and named bounded.
+    const huge = await request(app)
+      .post(TOKEN_PATH)
+      .type('form')
+      .send({ ...form, client_id: `c${'x'.repeat(90 * 1024)}` });
+    expect([huge.status, huge.body.error]).toEqual([400, 'invalid_client']);
     expect(events.map((event) => [event.event, event.rule])).toEqual([
       ['authn_client_fail', 'oauthInvalidClient'],
       ['authn_login_fail', 'oauthInvalidGrant'],
       ['input_validation_fail', expect.any(String)],
+      ['authn_client_fail', 'oauthInvalidClientRequest'],
     ]);
     for (const event of events) {
       expect(Buffer.byteLength(JSON.stringify(event))).toBeLessThan(EVENT_LINE_LIMIT_BYTES);
       for (const value of Object.values(event)) if (typeof value === 'string') expect(value).not.toMatch(UNSAFE_TEXT);
     }
-    const [clientFail, loginFail, badPath] = events as [SecurityEvent, SecurityEvent, SecurityEvent];
+    const [clientFail, loginFail, badPath, hugeForm] = events as [SecurityEvent, SecurityEvent, SecurityEvent, SecurityEvent];
+    expect(hugeForm.claimedClientId).toBe(`c${'x'.repeat(255)}`);
+    expect(hugeForm).not.toHaveProperty('clientId');
     // Anyone can send a client's id: it is claimed, never the client's.
     expect(clientFail.claimedClientId).toBe(HUGE_CLIENT_ID.slice(0, 256));
     expect(clientFail).not.toHaveProperty('clientId');
