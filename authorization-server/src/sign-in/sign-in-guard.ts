@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { SecurityEventReason } from 'express-api-conventions';
-import { type ApiError, apiError, storeUnavailable } from 'express-api-conventions/errors';
+import { type ApiError, storeUnavailable } from 'express-api-conventions/errors';
 import {
   clientAddressKey,
   noteSecurityEvent,
