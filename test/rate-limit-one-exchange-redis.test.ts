@@ -1,22 +1,14 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
-import { createClient, createCluster } from 'redis';
+import type { createClient } from 'redis';
 import { errorHandler } from '../src/errors/index.js';
 import { type RateLimitOptions, rateLimit } from '../src/rate-limit/index.js';
 import { storeKeyOf } from '../src/stores/counter-keys.js';
 import { type CounterState, type RedisClient, RedisCounterStore } from '../src/stores/index.js';
 import { hashSlot, sharesSlot } from '../src/stores/redis/index.js';
 import { appWith } from './helpers.js';
-import {
-  closeServer,
-  describeWith,
-  listen,
-  REDIS_SERVER,
-  type RedisCluster,
-  type RedisServer,
-  startRedis,
-  startRedisCluster,
-} from './support/services.js';
+import { counted, useRedis, useRedisCluster } from './support/redis-clients.js';
+import { closeServer, describeWith, listen, REDIS_SERVER } from './support/services.js';
 
 /**
  * The Redis path counts both of a request's policies in one exchange with
@@ -24,23 +16,6 @@ import {
  * answers: the same statuses, RateLimit headers, Retry-After and counts
  * left in Redis, a refused request's hits given back.
  */
-
-/** A client whose commands are counted: what `redis-cli MONITOR` would show, per request. */
-function counted<T extends RedisClient>(client: T): { client: T; commands: string[] } {
-  const commands: string[] = [];
-  const proxy = new Proxy(client, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (property !== 'sendCommand' || typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const command = args.find(Array.isArray) as string[];
-        commands.push(command[0] as string);
-        return value.apply(target, args);
-      };
-    },
-  });
-  return { client: proxy, commands };
-}
 
 /** The store counting policy by policy: a subclass with increment() of its own is never counted in one script. */
 class OneByOneStore extends RedisCounterStore {
@@ -121,18 +96,11 @@ describe('sharesSlot()', () => {
 });
 
 describeWith(REDIS_SERVER, 'both policies in one exchange with one Redis', () => {
-  let redis: RedisServer;
-  let client: Awaited<ReturnType<typeof createClient>>;
+  const redis = useRedis();
+  let client: ReturnType<typeof createClient>;
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    client = createClient({ url: redis.url });
-    client.on('error', () => undefined);
-    await client.connect();
-  });
-  afterAll(async () => {
-    client?.destroy();
-    await redis?.stop();
+  beforeAll(() => {
+    client = redis.client;
   });
   beforeEach(() => client.flushAll());
 
@@ -200,24 +168,12 @@ describeWith(REDIS_SERVER, 'both policies in one exchange with one Redis', () =>
 });
 
 describeWith(REDIS_SERVER, 'both policies in one exchange on a Redis Cluster', () => {
-  let nodes: RedisCluster;
-  let cluster: ReturnType<typeof createCluster>;
+  const redisCluster = useRedisCluster();
   let run = 0;
   const prefix = () => `one${++run}:`;
 
-  beforeAll(async () => {
-    nodes = await startRedisCluster(3);
-    cluster = createCluster({ rootNodes: [...nodes.rootNodes] });
-    cluster.on('error', () => undefined);
-    await cluster.connect();
-  }, 60_000);
-  afterAll(async () => {
-    await cluster?.close();
-    await nodes?.stop();
-  });
-
   it('counts an anonymous caller (its address in both policies, one slot) in one command', async () => {
-    const spy = counted(cluster as unknown as RedisClient);
+    const spy = counted(redisCluster.client as unknown as RedisClient);
     const url = await serve(limitedApp(new RedisCounterStore({ client: spy.client, prefix: prefix() }), { limit: 5 }));
     await get(url);
     spy.commands.length = 0;
@@ -226,7 +182,7 @@ describeWith(REDIS_SERVER, 'both policies in one exchange on a Redis Cluster', (
   });
 
   it('counts a user and an application of two slots policy by policy, as before', async () => {
-    const spy = counted(cluster as unknown as RedisClient);
+    const spy = counted(redisCluster.client as unknown as RedisClient);
     const url = await serve(limitedApp(new RedisCounterStore({ client: spy.client, prefix: prefix() }), { limit: 5 }));
     const headers = { 'x-user': 'ann', 'x-app': 'mobile' };
     expect(hashSlot(`x:${storeKeyOf('user', 'user:ann')}`)).not.toBe(
@@ -240,7 +196,7 @@ describeWith(REDIS_SERVER, 'both policies in one exchange on a Redis Cluster', (
 
   it('60 parallel requests over a limit of 10 on two instances: exactly 10 pass, anonymous or not', async () => {
     const apps = async () => {
-      const store = () => new RedisCounterStore({ client: cluster, prefix: `burst${run}:` });
+      const store = () => new RedisCounterStore({ client: redisCluster.client, prefix: `burst${run}:` });
       return [await serve(limitedApp(store(), { limit: 10 })), await serve(limitedApp(store(), { limit: 10 }))];
     };
     prefix();

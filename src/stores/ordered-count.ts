@@ -6,8 +6,9 @@ import type { CounterState } from './counter-store.js';
  * counted only once the ones before it admitted the request; the first one
  * over its limit refuses it, every hit counted is given back, and the
  * policies after it are only read. The Redis store does it in one script
- * (one round trip instead of one per policy, docs/performance.md); other
- * stores have no such method and are counted policy by policy.
+ * (one round trip instead of one per policy, and one for the requests of an
+ * event-loop turn, docs/performance.md); other stores have no such method
+ * and are counted policy by policy.
  */
 
 /** One policy of an ordered count: its window and its quota. */

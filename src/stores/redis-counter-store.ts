@@ -9,6 +9,7 @@ import {
   readRedisOptions,
   sharesSlot,
 } from './redis/index.js';
+import { ScriptBatch } from './redis/script-batch.js';
 
 export interface RedisCounterStoreOptions extends RedisStoreOptions {
   /** A connected node-redis v6 client, `createClient()` or `createCluster()`. Required. */
@@ -47,41 +48,59 @@ if ttl < 0 then
 end
 return {count, ttl}`);
 
-// The ordered count of ordered-count.ts in one script: KEYS are the policies'
-// keys in order, ARGV their window (ms) and limit, two by two. Each key is
-// counted as INCREMENT counts it until one goes over its limit; the keys
-// counted are then given back (DECR keeps their TTL) and the keys after it
-// only read. Returns {refusedAt (1-based, 0: none), count, ms left, ...};
-// a key read with no open window answers a negative ms left.
-const COUNT_IN_ORDER_SCRIPT = new RedisScript(`local reply = {0}
-local refusedAt = 0
-for i = 1, #KEYS do
-  local key = KEYS[i]
-  local count, ttl
-  if refusedAt == 0 then
-    local window = tonumber(ARGV[2 * i - 1])
-    count = redis.call('INCR', key)
-    ttl = window
-    if count == 1 then
-      redis.call('PEXPIRE', key, window)
-    else
-      ttl = redis.call('PTTL', key)
-      if ttl < 0 then
-        redis.call('PEXPIRE', key, window)
-        ttl = window
-      end
-    end
-    if count > tonumber(ARGV[2 * i]) then refusedAt = i end
-  else
-    count = tonumber(redis.call('GET', key)) or 0
-    ttl = redis.call('PTTL', key)
-  end
-  reply[2 * i] = count
-  reply[2 * i + 1] = ttl
+// The ordered count of ordered-count.ts for a batch of requests
+// (script-batch.ts) in one script: ARGV[1] is the number of requests, then
+// the policies' window (ms) and limit, two by two; KEYS are the requests'
+// keys, one per policy, request after request. Each request is counted as
+// INCREMENT counts: policy by policy until one goes over its limit; the keys
+// it counted are then given back (DECR keeps their TTL) before the next
+// request, and the keys after it only read. Returns, per request,
+// {refusedAt (1-based, 0: none), count, ms left, ...}; a key read with no
+// open window answers a negative ms left. Time stands still inside a script,
+// so a key's ms left, once asked, holds for the rest of the batch.
+const COUNT_IN_ORDER_SCRIPT = new RedisScript(`local policies = (#ARGV - 1) / 2
+local windows, limits = {}, {}
+for i = 1, policies do
+  windows[i] = tonumber(ARGV[2 * i])
+  limits[i] = tonumber(ARGV[2 * i + 1])
 end
-for i = 1, refusedAt do redis.call('DECR', KEYS[i]) end
-reply[1] = refusedAt
+local reply = {}
+local left = {}
+local at = 0
+for first = 0, #KEYS - 1, policies do
+  local refusedAt = 0
+  for i = 1, policies do
+    local key = KEYS[first + i]
+    local count, ttl
+    if refusedAt == 0 then
+      count = redis.call('INCR', key)
+      if count == 1 then
+        ttl = windows[i]
+        redis.call('PEXPIRE', key, ttl)
+      else
+        ttl = left[key] or redis.call('PTTL', key)
+        if ttl < 0 then
+          ttl = windows[i]
+          redis.call('PEXPIRE', key, ttl)
+        end
+      end
+      if count > limits[i] then refusedAt = i end
+    else
+      count = tonumber(redis.call('GET', key)) or 0
+      ttl = left[key] or redis.call('PTTL', key)
+    end
+    left[key] = ttl
+    reply[at + 2 * i] = count
+    reply[at + 2 * i + 1] = ttl
+  end
+  for i = 1, refusedAt do redis.call('DECR', KEYS[first + i]) end
+  reply[at + 1] = refusedAt
+  at = at + 1 + 2 * policies
+end
 return reply`);
+
+/** Concurrent requests' ordered counts sent together: at most this many requests per script. */
+const MAX_REQUESTS_PER_SCRIPT = 64;
 
 const GET = new RedisScript(`local count = redis.call('GET', KEYS[1])
 if not count then return nil end
@@ -111,23 +130,30 @@ export class RedisCounterStore implements CounterStore {
   /**
    * The ordered counter of `policies` (ordered-count.ts): one script over
    * the keys of a request where they share a hash slot (always on a single
-   * Redis; on a cluster, the keys of one identity), else `undefined` and
-   * the caller counts policy by policy. Not offered by a subclass that
-   * counts in its own way.
+   * Redis; on a cluster, the keys of one identity), the requests of one turn
+   * of the event loop in one script per slot (script-batch.ts); else
+   * `undefined` and the caller counts policy by policy. Not offered by a
+   * subclass that counts in its own way.
    */
   [COUNT_IN_ORDER](policies: readonly OrderedPolicy[]): OrderedCounter | undefined {
     const own = RedisCounterStore.prototype;
     if (this.increment !== own.increment || this.get !== own.get || this.decrement !== own.decrement) return undefined;
-    // The script's arguments after its keys never change: written once.
-    const tail: string[] = [];
-    for (const policy of policies) tail.push(String(policy.windowMs), String(policy.limit));
-    const count = String(policies.length);
-    const { prefix } = this;
+    const args: string[] = [];
+    for (const policy of policies) args.push(String(policy.windowMs), String(policy.limit));
     const connection = this.#redis;
+    const batch = new ScriptBatch<OrderedCount>({
+      connection,
+      script: COUNT_IN_ORDER_SCRIPT,
+      args,
+      width: 1 + 2 * policies.length,
+      read: (reply, offset) => orderedCountOf(reply as readonly number[], offset, policies.length),
+      maxCalls: MAX_REQUESTS_PER_SCRIPT,
+    });
+    const { prefix } = this;
     return (keys) => {
       const redisKeys = keys.map((key) => prefix + key);
       if (connection.cluster && !sharesSlot(redisKeys)) return undefined;
-      return COUNT_IN_ORDER_SCRIPT.run(connection, redisKeys as [string, ...string[]], tail, count).then(orderedCountOf);
+      return batch.call(redisKeys);
     };
   }
 
@@ -155,14 +181,14 @@ export class RedisCounterStore implements CounterStore {
   }
 }
 
-/** The script's reply as an OrderedCount: windows' ends from the milliseconds left, read now. */
-function orderedCountOf(reply: unknown): OrderedCount {
-  const values = reply as number[];
+/** One request's part of the script's reply, from `offset`, as an OrderedCount: windows' ends from the milliseconds left, read now. */
+function orderedCountOf(values: readonly number[], offset: number, policies: number): OrderedCount {
   const now = Date.now();
-  const windows: (CounterState | undefined)[] = [];
-  for (let i = 1; i < values.length; i += 2) {
-    const ttl = values[i + 1] as number;
-    windows.push(ttl < 0 ? undefined : { count: values[i] as number, resetAt: now + ttl });
+  const windows: (CounterState | undefined)[] = new Array(policies);
+  for (let i = 0; i < policies; i++) {
+    const count = values[offset + 1 + 2 * i] as number;
+    const ttl = values[offset + 2 + 2 * i] as number;
+    windows[i] = ttl < 0 ? undefined : { count, resetAt: now + ttl };
   }
-  return { refusedAt: (values[0] as number) - 1, windows };
+  return { refusedAt: (values[offset] as number) - 1, windows };
 }
