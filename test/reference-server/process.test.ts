@@ -33,6 +33,7 @@ describe('settings', () => {
       accessTokenAlg: 'HS256',
       maintenance: false,
       redisUrl: undefined,
+      redisClusterUrls: undefined,
       production: false,
       tokenSecret: undefined,
       csrfSecret: undefined,
@@ -50,6 +51,16 @@ describe('settings', () => {
       // The name every event line gives this instance: the host's, unless INSTANCE_ID names it.
       instanceId: hostname(),
     });
+  });
+
+  it('reads REDIS_CLUSTER: the URLs of some nodes of a cluster, never with REDIS_URL', () => {
+    expect(readSettings({ REDIS_CLUSTER: 'redis://127.0.0.1:7000, redis://127.0.0.1:7001' }).redisClusterUrls).toEqual([
+      'redis://127.0.0.1:7000',
+      'redis://127.0.0.1:7001',
+    ]);
+    expect(() => readSettings({ REDIS_CLUSTER: 'redis://127.0.0.1:7000', REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(
+      'REDIS_CLUSTER="redis://127.0.0.1:7000" is not valid: expected unset while REDIS_URL is set: the shared state is one Redis or one cluster.',
+    );
   });
 
   it('reads DPOP: on unless 0', () => {
@@ -107,6 +118,11 @@ describe('settings', () => {
         'REDIS_URL',
         'http://127.0.0.1:6379',
         'REDIS_URL="http://127.0.0.1:6379" is not valid: expected a redis:// or rediss:// URL.',
+      ],
+      [
+        'REDIS_CLUSTER',
+        'redis://127.0.0.1:7000,127.0.0.1:7001',
+        `REDIS_CLUSTER="redis://127.0.0.1:7000,127.0.0.1:7001" is not valid: expected a comma list of redis:// or rediss:// URLs of the cluster's nodes.`,
       ],
       ['NODE_ENV', 'staging', 'NODE_ENV="staging" is not valid: expected development, production or test.'],
       ['DEMO_PASSWORD', ' ', 'DEMO_PASSWORD=" " is not valid'],

@@ -35,7 +35,7 @@ import { agreeOnSecrets, differing, type PinnedSecrets, republishSecrets } from 
 import type { Services } from './services.js';
 import { readSettings, type Settings, StartupError } from './settings.js';
 import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
-import { connectRedis, type RedisClient, RedisState } from './state.js';
+import { connectRedis, connectRedisCluster, isCluster, type RedisClient, RedisState } from './state.js';
 import { UserRepository } from './users/repository.js';
 
 /** Every store the service shares between instances: in memory, or all of them in one Redis. */
@@ -158,7 +158,8 @@ async function serve(settings: Settings, running: Running, redis: RedisClient | 
   serverTimeouts(server);
   await listen(server, settings);
   const { port } = server.address() as AddressInfo;
-  console.log(`reference server listening on http://${settings.host}:${port} (${redis ? 'state in Redis' : 'state in memory'})`);
+  const state = redis === undefined ? 'state in memory' : isCluster(redis) ? 'state in a Redis Cluster' : 'state in Redis';
+  console.log(`reference server listening on http://${settings.host}:${port} (${state})`);
   if (running.services.issuer !== ownAddress(settings)) console.log(`reference server: issuer ${running.services.issuer}`);
   if (!settings.production) {
     console.log(
@@ -198,7 +199,11 @@ async function start(settings: Settings): Promise<void> {
   if (settings.logEvents) logSecurityEvents(settings.instanceId);
   // Set once the stores exist: what to do when Redis comes back after an outage.
   let reconnected = () => {};
-  const redis = settings.redisUrl ? await connectRedis(settings.redisUrl, () => reconnected()) : undefined;
+  const redis = settings.redisClusterUrls
+    ? await connectRedisCluster(settings.redisClusterUrls, () => reconnected())
+    : settings.redisUrl
+      ? await connectRedis(settings.redisUrl, () => reconnected())
+      : undefined;
   const stores = openStores(redis);
   const users = new UserRepository(stores.state);
   const seed = await demoSeed(settings, { ...stores, users });

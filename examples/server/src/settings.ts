@@ -35,6 +35,12 @@ export interface Settings {
   readonly maintenance: boolean;
   /** Shared state for several instances; `undefined` keeps everything in memory. */
   readonly redisUrl: string | undefined;
+  /**
+   * Shared state on a Redis Cluster instead (REDIS_CLUSTER, not in the
+   * contract): the URLs of some of its nodes, the rest found from them.
+   * Never set together with `redisUrl`.
+   */
+  readonly redisClusterUrls: readonly string[] | undefined;
   readonly production: boolean;
   /**
    * Key that signs access tokens (TOKEN_SECRET). Not in the contract: unset,
@@ -156,6 +162,19 @@ function redisUrl(env: Environment): string | undefined {
   return value;
 }
 
+function redisClusterUrls(env: Environment): string[] | undefined {
+  const value = env.REDIS_CLUSTER;
+  if (value === undefined || value === '') return undefined;
+  const urls = value.split(',').map((url) => url.trim());
+  if (urls.some((url) => !/^rediss?:\/\/[^/]/.test(url))) {
+    invalid('REDIS_CLUSTER', value, "a comma list of redis:// or rediss:// URLs of the cluster's nodes");
+  }
+  if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') {
+    invalid('REDIS_CLUSTER', value, 'unset while REDIS_URL is set: the shared state is one Redis or one cluster');
+  }
+  return urls;
+}
+
 function environment(env: Environment): boolean {
   const value = env.NODE_ENV ?? 'development';
   if (!['development', 'production', 'test'].includes(value)) invalid('NODE_ENV', value, 'development, production or test');
@@ -221,6 +240,7 @@ export function readSettings(env: Environment = process.env): Settings {
     accessTokenAlg: accessTokenAlg(env),
     maintenance: flag(env, 'MAINTENANCE'),
     redisUrl: redisUrl(env),
+    redisClusterUrls: redisClusterUrls(env),
     production: environment(env),
     tokenSecret: secret(env, 'TOKEN_SECRET'),
     csrfSecret: secret(env, 'CSRF_SECRET'),

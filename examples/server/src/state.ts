@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storeUnavailable } from 'express-api-conventions';
-import { createClient, ErrorReply } from 'redis';
+import { createClient, createCluster, ErrorReply } from 'redis';
 import { StartupError } from './settings.js';
 
 /**
@@ -94,57 +94,115 @@ export const CONNECT_DEADLINE_MS = 5000;
 /** The 503 of a request that needs Redis while it cannot be reached: the library's, with its Retry-After. */
 export const stateUnavailable = (cause: unknown) => storeUnavailable(cause);
 
-const newClient = (url: string, connected: () => boolean) =>
-  createClient({
-    url,
-    // No command waits while the connection is down (an outage answers 503 at
-    // once instead of queueing), nor longer than COMMAND_TIMEOUT_MS to be sent;
-    // the wait for its answer is bounded by withDeadline(). While Redis hangs,
-    // at most COMMAND_QUEUE_LIMIT commands wait for it: memory stays bounded.
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
-    disableOfflineQueue: true,
-    commandsQueueMaxLength: COMMAND_QUEUE_LIMIT,
-    socket: {
-      connectTimeout: CONNECT_DEADLINE_MS,
-      // Once connected, reconnect for ever (a lasting outage shows as 503 on the
-      // requests that need Redis); before that, the first failure stops the start.
-      reconnectStrategy: (retries: number, cause: Error) => (connected() ? Math.min(retries * 100, 1000) : cause),
-    },
-  });
+// What every connection to Redis (one Redis, or each node of a cluster) is given.
+const connectionOptions = (connected: () => boolean) => ({
+  // No command waits while the connection is down (an outage answers 503 at
+  // once instead of queueing), nor longer than COMMAND_TIMEOUT_MS to be sent;
+  // the wait for its answer is bounded by withDeadline(). While Redis hangs,
+  // at most COMMAND_QUEUE_LIMIT commands wait for it: memory stays bounded.
+  commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+  disableOfflineQueue: true,
+  commandsQueueMaxLength: COMMAND_QUEUE_LIMIT,
+  socket: {
+    connectTimeout: CONNECT_DEADLINE_MS,
+    // Once connected, reconnect for ever (a lasting outage shows as 503 on the
+    // requests that need Redis); before that, the first failure stops the start.
+    reconnectStrategy: (retries: number, cause: Error) => (connected() ? Math.min(retries * 100, 1000) : cause),
+  },
+});
 
-export type RedisClient = ReturnType<typeof newClient>;
+const newClient = (url: string, connected: () => boolean) => createClient({ url, ...connectionOptions(connected) });
+
+// A cluster client finds every node from the ones named; each node's connection gets the same options.
+const newCluster = (urls: readonly string[], connected: () => boolean) =>
+  createCluster({ rootNodes: urls.map((url) => ({ url })), defaults: connectionOptions(connected) });
+
+export type RedisSingleClient = ReturnType<typeof newClient>;
+export type RedisClusterClient = ReturnType<typeof newCluster>;
+/** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER): the library's stores take either. */
+export type RedisClient = RedisSingleClient | RedisClusterClient;
+
+/** Whether the client is a cluster's: its state's keys then need one hash tag (RedisState). */
+export const isCluster = (client: RedisClient): client is RedisClusterClient => 'masters' in client;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Waits for `connecting` at most CONNECT_DEADLINE_MS; when it fails or the
+ * deadline passes, `destroy()`s the client and fails the start naming `what`.
+ */
+async function connectWithin(connecting: Promise<unknown>, destroy: () => void, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS / 1000} s`)), CONNECT_DEADLINE_MS);
+  });
+  try {
+    await Promise.race([connecting, deadline]);
+  } catch (error) {
+    destroy();
+    throw new StartupError(`cannot reach ${what}: ${messageOf(error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** After the start, a connection's errors go to the log (before it, the start fails with them). */
+const logErrorsOnceConnected = (connected: () => boolean) => (error: unknown) => {
+  if (connected()) process.stderr.write(`redis: ${messageOf(error)}\n`);
+};
 
 /**
  * Connects to Redis, failing the start-up when it cannot be reached or does
  * not answer within CONNECT_DEADLINE_MS (a port that accepts connections and
  * never answers included). `onReconnect` runs on every later reconnection.
  */
-export async function connectRedis(url: string, onReconnect: () => void = () => {}): Promise<RedisClient> {
+export async function connectRedis(url: string, onReconnect: () => void = () => {}): Promise<RedisSingleClient> {
   let connected = false;
   const client = newClient(url, () => connected);
-  client.on('error', (error: unknown) => {
-    if (connected) process.stderr.write(`redis: ${messageOf(error)}\n`);
-  });
+  client.on(
+    'error',
+    logErrorsOnceConnected(() => connected),
+  );
   client.on('ready', () => {
     if (connected) onReconnect();
   });
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS / 1000} s`)), CONNECT_DEADLINE_MS);
-  });
-  try {
-    // The handshake and a PING: a black hole accepts the connection but never answers.
-    await Promise.race([client.connect().then(() => client.ping()), deadline]);
-  } catch (error) {
-    client.destroy();
-    throw new StartupError(`cannot reach Redis at ${url}: ${messageOf(error)}`);
-  } finally {
-    clearTimeout(timer);
-  }
+  // The handshake and a PING: a black hole accepts the connection but never answers.
+  await connectWithin(
+    client.connect().then(() => client.ping()),
+    () => client.destroy(),
+    `Redis at ${url}`,
+  );
   connected = true;
   return client;
+}
+
+/**
+ * Connects to a Redis Cluster from some of its nodes (REDIS_CLUSTER), as
+ * connectRedis() does to one Redis: the start fails when the cluster's
+ * layout cannot be read from them within CONNECT_DEADLINE_MS. `onReconnect`
+ * runs when a node comes back after the start.
+ */
+export async function connectRedisCluster(
+  urls: readonly string[],
+  onReconnect: () => void = () => {},
+): Promise<RedisClusterClient> {
+  let connected = false;
+  const cluster = newCluster(urls, () => connected);
+  cluster.on(
+    'error',
+    logErrorsOnceConnected(() => connected),
+  );
+  cluster.on(
+    'node-error',
+    logErrorsOnceConnected(() => connected),
+  );
+  cluster.on('node-ready', () => {
+    if (connected) onReconnect();
+  });
+  // connect() reads the layout (CLUSTER SLOTS) and connects to every master.
+  await connectWithin(cluster.connect(), () => cluster.destroy(), `the Redis Cluster at ${urls.join(', ')}`);
+  connected = true;
+  return cluster;
 }
 
 /**
@@ -222,10 +280,20 @@ return false
 const ADMIT_SHA = createHash('sha1').update(ADMIT).digest('hex');
 
 export class RedisState implements SharedState {
+  private readonly prefix: string;
+
+  /**
+   * On a cluster every key of the server's own state carries one hash tag,
+   * so it lies in one slot: its scripts take several keys (a record's hash
+   * and its claims, the bounds of admitAll()), and a script's keys must
+   * share a slot. The library's stores spread their keys by their own tags.
+   */
   constructor(
     private readonly client: RedisClient,
-    private readonly prefix = 'reference-server:',
-  ) {}
+    prefix?: string,
+  ) {
+    this.prefix = prefix ?? (isCluster(client) ? '{reference-server}:' : 'reference-server:');
+  }
 
   // Every command goes through here: any failure, a time-out or an error reply, is a 503.
   private command<T>(run: () => Promise<T>): Promise<T> {
