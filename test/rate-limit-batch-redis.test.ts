@@ -6,6 +6,7 @@ import { storeKeyOf } from '../src/stores/counter-keys.js';
 import { type RedisClient, RedisCounterStore } from '../src/stores/index.js';
 import { type OrderedCount, type OrderedPolicy, orderedCounter } from '../src/stores/ordered-count.js';
 import { hashSlot, RedisTimeoutError } from '../src/stores/redis/index.js';
+import { StoreUnavailableError } from '../src/stores/store-error.js';
 import { appWith } from './helpers.js';
 import { counted, useRedis, useRedisCluster } from './support/redis-clients.js';
 import { closeServer, describeWith, listen, REDIS_SERVER } from './support/services.js';
@@ -121,6 +122,34 @@ describeWith(REDIS_SERVER, 'the requests of one turn of the event loop in one sc
       [4, 3],
       [4, 3],
     ]);
+  });
+
+  it('fails a request whose key is no counter alone: the others of its batch are counted, its hits given back', async () => {
+    const spy = counted(client as unknown as RedisClient);
+    const counter = counterOf(new RedisCounterStore({ client: spy.client }));
+    await counter(keysOf('ann', 'mobile'));
+    const [user, app] = [keysOf('eve', 'tampered')[0] as string, keysOf('eve', 'tampered')[1] as string];
+    await client.hSet(`eac:${app}`, 'by', 'hand'); // its INCR fails with WRONGTYPE once the user key is counted
+    await client.set(`eac:${keysOf('mal')[0]}`, 'abc'); // its INCR fails at the first policy
+    spy.commands.length = 0;
+    const settled = await Promise.allSettled([
+      counter(keysOf('ann', 'mobile')),
+      counter([user, app]),
+      counter(keysOf('mal')),
+      counter(keysOf('ann', 'mobile')),
+    ]);
+    expect(spy.commands).toEqual(['EVALSHA']);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    const counts = settled.map((s) => (s.status === 'fulfilled' ? s.value.windows.map((w) => w?.count) : undefined));
+    expect(counts).toEqual([[2, 2], undefined, undefined, [3, 3]]);
+    const wrongType = (settled[1] as PromiseRejectedResult).reason;
+    expect(wrongType).toBeInstanceOf(StoreUnavailableError);
+    expect(wrongType.message).toMatch(/^RedisCounterStore: Redis failed EVALSHA: .*WRONGTYPE/);
+    expect((settled[2] as PromiseRejectedResult).reason.message).toMatch(/not an integer/);
+    // The failed requests spent nothing: eve's user key was given back, mal's application key never counted.
+    expect(await client.get(`eac:${user}`)).toBe('0');
+    expect(await client.get(`eac:${keysOf('mal')[1]}`)).toBeNull();
+    expect(await client.get(`eac:${keysOf('ann', 'mobile')[0]}`)).toBe('3');
   });
 
   it('fails every request of a batch Redis does not answer in time, each with its own 503', async () => {

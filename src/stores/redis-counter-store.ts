@@ -10,6 +10,7 @@ import {
   sharesSlot,
 } from './redis/index.js';
 import { ScriptBatch } from './redis/script-batch.js';
+import { StoreUnavailableError } from './store-error.js';
 
 export interface RedisCounterStoreOptions extends RedisStoreOptions {
   /** A connected node-redis v6 client, `createClient()` or `createCluster()`. Required. */
@@ -56,24 +57,35 @@ return {count, ttl}`);
 // it counted are then given back (DECR keeps their TTL) before the next
 // request, and the keys after it only read. Returns, per request,
 // {refusedAt (1-based, 0: none), count, ms left, ...}; a key read with no
-// open window answers a negative ms left. Time stands still inside a script,
-// so a key's ms left, once asked, holds for the rest of the batch.
+// open window answers a negative ms left. A key that is no counter (a value
+// set by hand) fails its own request alone: its hits are given back and it
+// answers {-1, Redis's error, 0, ...}; the other requests are counted.
+// Keys do not expire inside a script, and from Redis 7 its clock stands
+// still, so a key's ms left, once asked, holds for the rest of the batch.
 const COUNT_IN_ORDER_SCRIPT = new RedisScript(`local policies = (#ARGV - 1) / 2
 local windows, limits = {}, {}
 for i = 1, policies do
   windows[i] = tonumber(ARGV[2 * i])
   limits[i] = tonumber(ARGV[2 * i + 1])
 end
+local function failed(value) return type(value) == 'table' and value.err ~= nil end
 local reply = {}
 local left = {}
 local at = 0
 for first = 0, #KEYS - 1, policies do
   local refusedAt = 0
+  local counted = 0
+  local failure = nil
   for i = 1, policies do
     local key = KEYS[first + i]
     local count, ttl
     if refusedAt == 0 then
-      count = redis.call('INCR', key)
+      count = redis.pcall('INCR', key)
+      if failed(count) then
+        failure = count.err
+        break
+      end
+      counted = i
       if count == 1 then
         ttl = windows[i]
         redis.call('PEXPIRE', key, ttl)
@@ -86,15 +98,28 @@ for first = 0, #KEYS - 1, policies do
       end
       if count > limits[i] then refusedAt = i end
     else
-      count = tonumber(redis.call('GET', key)) or 0
+      local value = redis.pcall('GET', key)
+      if failed(value) then
+        failure = value.err
+        break
+      end
+      count = tonumber(value) or 0
       ttl = left[key] or redis.call('PTTL', key)
     end
     left[key] = ttl
     reply[at + 2 * i] = count
     reply[at + 2 * i + 1] = ttl
   end
-  for i = 1, refusedAt do redis.call('DECR', KEYS[first + i]) end
-  reply[at + 1] = refusedAt
+  for i = 1, counted do
+    if failure or i <= refusedAt then redis.call('DECR', KEYS[first + i]) end
+  end
+  if failure then
+    reply[at + 1] = -1
+    reply[at + 2] = failure
+    for j = 3, 1 + 2 * policies do reply[at + j] = 0 end
+  else
+    reply[at + 1] = refusedAt
+  end
   at = at + 1 + 2 * policies
 end
 return reply`);
@@ -146,7 +171,7 @@ export class RedisCounterStore implements CounterStore {
       script: COUNT_IN_ORDER_SCRIPT,
       args,
       width: 1 + 2 * policies.length,
-      read: (reply, offset) => orderedCountOf(reply as readonly number[], offset, policies.length),
+      read: (reply, offset) => orderedCountOf(connection.owner, reply, offset, policies.length),
       maxCalls: MAX_REQUESTS_PER_SCRIPT,
     });
     const { prefix } = this;
@@ -181,8 +206,18 @@ export class RedisCounterStore implements CounterStore {
   }
 }
 
-/** One request's part of the script's reply, from `offset`, as an OrderedCount: windows' ends from the milliseconds left, read now. */
-function orderedCountOf(values: readonly number[], offset: number, policies: number): OrderedCount {
+/**
+ * One request's part of the script's reply, from `offset`, as an
+ * OrderedCount: windows' ends from the milliseconds left, read now. A
+ * request the script could not count (-1: a key that is no counter) throws,
+ * as its own script would have failed.
+ */
+function orderedCountOf(owner: string, values: readonly unknown[], offset: number, policies: number): OrderedCount {
+  const refusedAt = values[offset] as number;
+  if (refusedAt === -1) {
+    const cause = new Error(String(values[offset + 1]));
+    throw new StoreUnavailableError(owner, `${owner}: Redis failed EVALSHA: ${cause.message}`, { cause });
+  }
   const now = Date.now();
   const windows: (CounterState | undefined)[] = new Array(policies);
   for (let i = 0; i < policies; i++) {
@@ -190,5 +225,5 @@ function orderedCountOf(values: readonly number[], offset: number, policies: num
     const ttl = values[offset + 2 + 2 * i] as number;
     windows[i] = ttl < 0 ? undefined : { count, resetAt: now + ttl };
   }
-  return { refusedAt: (values[offset] as number) - 1, windows };
+  return { refusedAt: refusedAt - 1, windows };
 }

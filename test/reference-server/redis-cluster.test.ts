@@ -19,9 +19,10 @@ describeWith(REDIS_SERVER, 'two instances on a Redis Cluster', () => {
   let b: RunningProcess;
 
   beforeAll(async () => {
-    nodes = await startRedisCluster(3);
+    // A cluster that requires a password: the server gives the credentials of its URLs to every node.
+    nodes = await startRedisCluster(3, { password: 'cluster p@ss' });
     const env = {
-      REDIS_CLUSTER: nodes.rootNodes.map((node) => node.url).join(','),
+      REDIS_CLUSTER: (nodes.rootNodes[0] as { url: string }).url,
       RATE_LIMIT: String(LIMIT),
       RATE_WINDOW: String(WINDOW_SECONDS),
     };

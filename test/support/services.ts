@@ -171,7 +171,10 @@ export interface RedisCluster {
  * `cluster_state:ok`. Whatever fails half-way is stopped and removed. Needs
  * Redis 7 (`--cluster-port`: the bus port is chosen free too, not port + 10000).
  */
-export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+export async function startRedisCluster(masters = 3, { password }: { password?: string } = {}): Promise<RedisCluster> {
+  // With a password every node requires it (`requirepass`), of clients and of each other (`masterauth`).
+  const auth = password === undefined ? [] : ['--requirepass', password, '--masterauth', password];
+  const cliAuth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
   const dir = await mkdtemp(join(tmpdir(), 'eac-redis-cluster-'));
   const children: ChildProcess[] = [];
   const ports: number[] = [];
@@ -207,6 +210,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
           'no',
           '--protected-mode',
           'yes',
+          ...auth,
         ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
@@ -216,13 +220,23 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     }
     await run(
       REDIS_CLI,
-      ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        ...cliAuth,
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
       { timeout: 30_000 },
     );
     const deadline = Date.now() + 30_000;
     for (const port of ports) {
       for (;;) {
-        const { stdout } = await run(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'], { timeout: 5_000 });
+        const { stdout } = await run(REDIS_CLI, [...cliAuth, '-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'], {
+          timeout: 5_000,
+        });
         if (stdout.includes('cluster_state:ok')) break;
         if (Date.now() > deadline) throw new Error(`the cluster did not reach cluster_state:ok on port ${port}: ${stdout}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -232,7 +246,8 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     await stop();
     throw error;
   }
-  return { ports, rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })), dir, stop };
+  const userinfo = password === undefined ? '' : `:${encodeURIComponent(password)}@`;
+  return { ports, rootNodes: ports.map((port) => ({ url: `redis://${userinfo}127.0.0.1:${port}` })), dir, stop };
 }
 
 export const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';

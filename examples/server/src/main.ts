@@ -38,7 +38,7 @@ import { agreeOnSigningKey, republishSigningKey } from './signing-key.js';
 import { connectRedis, connectRedisCluster, isCluster, type RedisClient, RedisState } from './state.js';
 import { UserRepository } from './users/repository.js';
 
-/** Every store the service shares between instances: in memory, or all of them in one Redis. */
+/** Every store the service shares between instances: in memory, or all of them in one Redis (or one Redis Cluster). */
 function openStores(redis: RedisClient | undefined) {
   if (!redis) {
     return {
@@ -192,7 +192,7 @@ async function serve(settings: Settings, running: Running, redis: RedisClient | 
 
 /**
  * Starts the reference server: reads the settings, opens the shared state
- * (memory, or Redis with REDIS_URL), seeds the demo data, and serves.
+ * (memory, or Redis with REDIS_URL or REDIS_CLUSTER), seeds the demo data, and serves.
  */
 async function start(settings: Settings): Promise<void> {
   // Every security decision as one JSON line on standard error, unless LOG_EVENTS=0.

@@ -89,6 +89,8 @@ export interface AdmitRefusal {
 export const COMMAND_TIMEOUT_MS = 500;
 /** Commands waiting for Redis at most; more fail at once (503). */
 export const COMMAND_QUEUE_LIMIT = 10_000;
+/** On a cluster, how long after a node comes back the others coming back are awaited, for one reconnection run. */
+const RECONNECT_GATHER_MS = 100;
 /** How long start-up waits for Redis to answer before it gives up (exit 1). */
 export const CONNECT_DEADLINE_MS = 5000;
 /** The 503 of a request that needs Redis while it cannot be reached: the library's, with its Retry-After. */
@@ -113,9 +115,30 @@ const connectionOptions = (connected: () => boolean) => ({
 
 const newClient = (url: string, connected: () => boolean) => createClient({ url, ...connectionOptions(connected) });
 
-// A cluster client finds every node from the ones named; each node's connection gets the same options.
+/**
+ * What the connection to each node of a cluster is given: node-redis uses
+ * the URLs named only to find the nodes, so the credentials and TLS of the
+ * first one are given to every node here.
+ */
+export function clusterNodeOptions(urls: readonly string[], connected: () => boolean) {
+  const first = new URL(urls[0] as string);
+  const options = connectionOptions(connected);
+  return {
+    ...options,
+    ...(first.username === '' ? {} : { username: decodeURIComponent(first.username) }),
+    ...(first.password === '' ? {} : { password: decodeURIComponent(first.password) }),
+    socket: first.protocol === 'rediss:' ? { ...options.socket, tls: true as const } : options.socket,
+  };
+}
+
+// The cluster client keeps command options of its own (a 5 s time-out), which win over the
+// nodes': ours are given to it too.
 const newCluster = (urls: readonly string[], connected: () => boolean) =>
-  createCluster({ rootNodes: urls.map((url) => ({ url })), defaults: connectionOptions(connected) });
+  createCluster({
+    rootNodes: urls.map((url) => ({ url })),
+    defaults: clusterNodeOptions(urls, connected),
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+  });
 
 export type RedisSingleClient = ReturnType<typeof newClient>;
 export type RedisClusterClient = ReturnType<typeof newCluster>;
@@ -196,8 +219,15 @@ export async function connectRedisCluster(
     'node-error',
     logErrorsOnceConnected(() => connected),
   );
+  // Each node that comes back says so: the nodes back within RECONNECT_GATHER_MS of the first share one run.
+  let onReconnectDue = false;
   cluster.on('node-ready', () => {
-    if (connected) onReconnect();
+    if (!connected || onReconnectDue) return;
+    onReconnectDue = true;
+    setTimeout(() => {
+      onReconnectDue = false;
+      onReconnect();
+    }, RECONNECT_GATHER_MS).unref();
   });
   // connect() reads the layout (CLUSTER SLOTS) and connects to every master.
   await connectWithin(cluster.connect(), () => cluster.destroy(), `the Redis Cluster at ${urls.join(', ')}`);

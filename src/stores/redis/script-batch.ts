@@ -1,4 +1,5 @@
 import { setImmediate } from 'node:timers';
+import { StoreUnavailableError } from '../store-error.js';
 import type { RedisConnection } from './connection.js';
 import { hashSlot } from './keys.js';
 import type { RedisScript } from './script.js';
@@ -22,7 +23,7 @@ export interface ScriptBatchOptions<T> {
   readonly args: readonly string[];
   /** How many values the script answers per call. */
   readonly width: number;
-  /** A call's answer from the script's reply and the index of the call's first value in it. */
+  /** A call's answer from the script's reply and the index of the call's first value in it; throwing fails that call alone. */
   readonly read: (reply: readonly unknown[], offset: number) => T;
   /** The most calls one script takes; a fuller batch is sent at once. */
   readonly maxCalls: number;
@@ -80,6 +81,14 @@ export class ScriptBatch<T> {
     const { connection, script, args, width, read } = this.#options;
     script.run(connection, keys as [string, ...string[]], [String(waiting.length), ...args]).then(
       (reply) => {
+        if (!Array.isArray(reply) || reply.length !== waiting.length * width) {
+          const error = new StoreUnavailableError(
+            connection.owner,
+            `${connection.owner}: Redis answered a batch of ${waiting.length} with ${Array.isArray(reply) ? `${reply.length} values` : typeof reply}, not ${waiting.length * width} values.`,
+          );
+          for (const one of waiting) one.reject(error);
+          return;
+        }
         const values = reply as unknown[];
         for (let i = 0; i < waiting.length; i++) {
           const one = waiting[i] as Waiting<T>;
