@@ -653,11 +653,22 @@ describe('requireScope() (RFC 6750 §3.1; rule 13.8: 403 is a refused authorizat
     expectHeaders(res, {
       'Content-Type': JSON_TYPE,
       'WWW-Authenticate':
-        'Bearer error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
+        'Bearer realm="api", error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
     });
     expect(res.body).toEqual({
       error: 'insufficient_scope',
       error_description: 'The access token lacks the scope: users:write.',
+    });
+  });
+
+  it('challenges a token without the scope in the configured realm', async () => {
+    const other = await protectedApp({ realm: 'users' });
+    const token = await accessToken(other, { scope: 'users:read' });
+    const res = await request(other).post('/v1/users').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(403);
+    expectHeaders(res, {
+      'WWW-Authenticate':
+        'Bearer realm="users", error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
     });
   });
 

@@ -251,7 +251,7 @@ const PROTOCOL_CASES: Readonly<Record<string, ProtocolCase>> = {
     headers: {
       ...JSON_HEADERS,
       'WWW-Authenticate':
-        'Bearer error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
+        'Bearer realm="api", error="insufficient_scope", scope="users:write", error_description="The access token lacks the scope: users:write."',
     },
     body: { error: 'insufficient_scope', error_description: 'The access token lacks the scope: users:write.' },
   },

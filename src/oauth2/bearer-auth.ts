@@ -163,7 +163,7 @@ function checkSubject(
 ): void {
   const isSubjectActive = config.isSubjectActive;
   if (isSubjectActive === undefined) {
-    authenticated(req, claims, next);
+    authenticated(config, req, claims, next);
     return;
   }
   let active: boolean | Promise<boolean>;
@@ -191,15 +191,17 @@ function subjectAnswered(
   claims: AccessTokenClaims,
   active: boolean,
 ): void {
-  if (active) authenticated(req, claims, next);
+  if (active) authenticated(config, req, claims, next);
   else {
     noteTokenRefusal(req, 'invalid', claims);
     refuse(req, res, next, invalid(config, subjectGone(claims)));
   }
 }
 
-function authenticated(req: Request, claims: AccessTokenClaims, next: NextFunction): void {
+function authenticated(config: BearerAuthConfiguration, req: Request, claims: AccessTokenClaims, next: NextFunction): void {
   setTokenAuth(req, claims);
+  // requireScope()'s 403 challenges in this realm too (only a configured one is kept: the default needs no entry).
+  if (config.challenge !== DEFAULT_CHALLENGE) challengeOf.set(req, config.challenge);
   next();
 }
 
@@ -229,9 +231,8 @@ export function requireScope(...scopes: string[]): RequestHandler {
   }
   const needed = scopes.join(' ');
   const description = `The access token lacks the scope: ${needed}.`;
-  const headers = {
-    'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", error_description="${description}"`,
-  };
+  // The challenge's parameters after the realm of the bearerAuth() that ran (RFC 6750 §3: the realm starts every challenge).
+  const scopeParameters = `error="insufficient_scope", scope="${needed}", error_description="${description}"`;
 
   return function requireScopeMiddleware(req: Request, res: Response, next: NextFunction) {
     const auth = req.auth;
@@ -257,7 +258,7 @@ export function requireScope(...scopes: string[]): RequestHandler {
           apiError('insufficientScope', {
             message: description,
             body: { error: 'insufficient_scope', error_description: description },
-            headers,
+            headers: { 'WWW-Authenticate': `${challengeOf.get(req) ?? DEFAULT_CHALLENGE}, ${scopeParameters}` },
           }),
         );
       }
