@@ -19,6 +19,7 @@ import {
   dpopAuth,
   MemoryDpopReplayStore,
   RedisDpopReplayStore,
+  requireScope,
 } from '../src/oauth2/index.js';
 import { StoreUnavailableError } from '../src/stores/index.js';
 import { ALICE, AUDIENCE, basic, decodeJwt, KEYS, SCOPES, seedStores, TOKEN_OPTIONS } from './support/oauth2.js';
@@ -76,13 +77,14 @@ async function start(
       dpop: { replay, ...dpopExtra },
     }),
   );
-  app.get(
-    '/v1/me',
-    dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay, ...dpopExtra } }),
-    (req, res) => {
-      res.json({ subject: req.auth?.subject, clientId: req.auth?.clientId });
-    },
-  );
+  const auth = dpopAuth({ keys: KEYS, issuer: url, audience: AUDIENCE, origin: url, dpop: { replay, ...dpopExtra } });
+  app.get('/v1/me', auth, (req, res) => {
+    res.json({ subject: req.auth?.subject, clientId: req.auth?.clientId });
+  });
+  // A scope no token of this server holds.
+  app.get('/v1/audits', auth, requireScope('audits:read'), (_req, res) => {
+    res.json({ audits: [] });
+  });
   app.use(notFound(), errorHandler({ production: true, log: false }));
   return { server, url, app };
 }
@@ -226,6 +228,23 @@ describe('DPoP (RFC 9449)', () => {
   });
 
   describe('at the resource: dpopAuth()', () => {
+    it('answers a bound token without the scope 403 insufficient_scope, challenged in the DPoP scheme (RFC 9449 §7.1)', async () => {
+      const key = newKey();
+      const { access_token: token } = await signIn(key);
+      const res = await request(url)
+        .get('/v1/audits')
+        .set('Authorization', `DPoP ${token}`)
+        .set('DPoP', proof(key, { htm: 'GET', htu: `${url}/v1/audits`, ath: ath(token) }));
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        error: 'insufficient_scope',
+        error_description: 'The access token lacks the scope: audits:read.',
+      });
+      expect(res.headers['www-authenticate']).toMatch(
+        /^DPoP realm="api", algs="[A-Z0-9 ]+", error="insufficient_scope", scope="audits:read", error_description="The access token lacks the scope: audits:read\."$/,
+      );
+    });
+
     it('accepts the bound token with a proof of its key for this method, URL and token', async () => {
       const key = newKey();
       const { access_token } = await signIn(key);

@@ -12,6 +12,7 @@ import { type BearerAuthConfiguration, type BearerAuthOptions, readBearerAuthOpt
 import { type ClientStore, clientSecretMatches } from './clients.js';
 import { isOAuthEndpoint } from './oauth-endpoint-mark.js';
 import {
+  challengeOf,
   checkAccessToken,
   DEFAULT_REALM,
   noteTokenRefusal,
@@ -36,7 +37,6 @@ const DEFAULT_CHALLENGE = `Bearer realm="${DEFAULT_REALM}"`;
 
 // The challenge of an optional bearerAuth() with its own realm, for the requests it let through without a token:
 // requireScope() after it challenges them in that realm. Only set when the realm is not the default one.
-const challengeOf = new WeakMap<Request, string>();
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -199,9 +199,8 @@ function subjectAnswered(
 }
 
 function authenticated(config: BearerAuthConfiguration, req: Request, claims: AccessTokenClaims, next: NextFunction): void {
-  setTokenAuth(req, claims);
   // requireScope()'s 403 challenges in this realm too (only a configured one is kept: the default needs no entry).
-  if (config.challenge !== DEFAULT_CHALLENGE) challengeOf.set(req, config.challenge);
+  setTokenAuth(req, claims, config.challenge === DEFAULT_CHALLENGE ? undefined : config.challenge);
   next();
 }
 

@@ -89,7 +89,8 @@ async function authenticate(config: DpopAuthConfiguration, req: Request, token: 
     noteProofRefusal(req, claims, proof.jti, error instanceof DpopProofReplayed);
     throw refusal(config, 'invalid_dpop_proof', error.message);
   }
-  setTokenAuth(req, claims);
+  // requireScope() answers a bound token in the DPoP scheme (RFC 9449 §7.1).
+  setTokenAuth(req, claims, config.challenge);
 }
 
 /**

@@ -245,8 +245,19 @@ function scopesOf(claims: AccessTokenClaims): readonly string[] {
   return typeof granted === 'string' ? granted.split(' ') : granted;
 }
 
-/** Sets `req.accessToken` (the claims) and `req.auth` (subject, clientId, scopes) of an accepted token. */
-export function setTokenAuth(req: Request, claims: AccessTokenClaims): void {
+/**
+ * The challenge of the authentication that ran on a request, when it is not
+ * bearerAuth()'s default: requireScope() answers in its scheme and realm.
+ */
+export const challengeOf = new WeakMap<Request, string>();
+
+/**
+ * Sets `req.accessToken` (the claims) and `req.auth` (subject, clientId,
+ * scopes) of an accepted token; `challenge`, when given, is the one
+ * requireScope() then answers in.
+ */
+export function setTokenAuth(req: Request, claims: AccessTokenClaims, challenge?: string): void {
+  if (challenge !== undefined) challengeOf.set(req, challenge);
   req.accessToken = claims;
   req.auth = {
     subject: claims.sub,
