@@ -35,9 +35,6 @@ declare module 'express-serve-static-core' {
 /** The challenge of a request without a token, with the default realm. */
 const DEFAULT_CHALLENGE = `Bearer realm="${DEFAULT_REALM}"`;
 
-// The challenge of an optional bearerAuth() with its own realm, for the requests it let through without a token:
-// requireScope() after it challenges them in that realm. Only set when the realm is not the default one.
-
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const BEARER_SCHEME = /^Bearer(?: |$)/i;

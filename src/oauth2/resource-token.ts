@@ -247,7 +247,9 @@ function scopesOf(claims: AccessTokenClaims): readonly string[] {
 
 /**
  * The challenge of the authentication that ran on a request, when it is not
- * bearerAuth()'s default: requireScope() answers in its scheme and realm.
+ * bearerAuth()'s default: the one that accepted its token, or an optional
+ * bearerAuth() that let it through without one. requireScope() answers in
+ * its scheme and realm (403 and 401).
  */
 export const challengeOf = new WeakMap<Request, string>();
 

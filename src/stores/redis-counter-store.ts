@@ -10,7 +10,6 @@ import {
   sharesSlot,
 } from './redis/index.js';
 import { ScriptBatch } from './redis/script-batch.js';
-import { StoreUnavailableError } from './store-error.js';
 
 export interface RedisCounterStoreOptions extends RedisStoreOptions {
   /** A connected node-redis v6 client, `createClient()` or `createCluster()`. Required. */
@@ -50,8 +49,8 @@ end
 return {count, ttl}`);
 
 // The ordered count of ordered-count.ts for a batch of requests
-// (script-batch.ts) in one script: ARGV[1] is the number of requests, then
-// the policies' window (ms) and limit, two by two; KEYS are the requests'
+// (script-batch.ts) in one script: ARGV are the policies' window (ms) and
+// limit, two by two; KEYS are the requests'
 // keys, one per policy, request after request. Each request is counted as
 // INCREMENT counts: policy by policy until one goes over its limit; the keys
 // it counted are then given back (DECR keeps their TTL) before the next
@@ -62,11 +61,11 @@ return {count, ttl}`);
 // answers {-1, Redis's error, 0, ...}; the other requests are counted.
 // Keys do not expire inside a script, and from Redis 7 its clock stands
 // still, so a key's ms left, once asked, holds for the rest of the batch.
-const COUNT_IN_ORDER_SCRIPT = new RedisScript(`local policies = (#ARGV - 1) / 2
+const COUNT_IN_ORDER_SCRIPT = new RedisScript(`local policies = #ARGV / 2
 local windows, limits = {}, {}
 for i = 1, policies do
-  windows[i] = tonumber(ARGV[2 * i])
-  limits[i] = tonumber(ARGV[2 * i + 1])
+  windows[i] = tonumber(ARGV[2 * i - 1])
+  limits[i] = tonumber(ARGV[2 * i])
 end
 local function failed(value) return type(value) == 'table' and value.err ~= nil end
 local reply = {}
@@ -171,7 +170,7 @@ export class RedisCounterStore implements CounterStore {
       script: COUNT_IN_ORDER_SCRIPT,
       args,
       width: 1 + 2 * policies.length,
-      read: (reply, offset) => orderedCountOf(connection.owner, reply, offset, policies.length),
+      read: (reply, offset) => orderedCountOf(connection, reply, offset, policies.length),
       maxCalls: MAX_REQUESTS_PER_SCRIPT,
     });
     const { prefix } = this;
@@ -212,12 +211,9 @@ export class RedisCounterStore implements CounterStore {
  * request the script could not count (-1: a key that is no counter) throws,
  * as its own script would have failed.
  */
-function orderedCountOf(owner: string, values: readonly unknown[], offset: number, policies: number): OrderedCount {
+function orderedCountOf(connection: RedisConnection, values: readonly unknown[], offset: number, policies: number): OrderedCount {
   const refusedAt = values[offset] as number;
-  if (refusedAt === -1) {
-    const cause = new Error(String(values[offset + 1]));
-    throw new StoreUnavailableError(owner, `${owner}: Redis failed EVALSHA: ${cause.message}`, { cause });
-  }
+  if (refusedAt === -1) throw connection.failed('EVALSHA', new Error(String(values[offset + 1])));
   const now = Date.now();
   const windows: (CounterState | undefined)[] = new Array(policies);
   for (let i = 0; i < policies; i++) {

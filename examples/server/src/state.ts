@@ -120,7 +120,7 @@ const newClient = (url: string, connected: () => boolean) => createClient({ url,
  * the URLs named only to find the nodes, so the credentials and TLS of the
  * first one are given to every node here.
  */
-export function clusterNodeOptions(urls: readonly string[], connected: () => boolean) {
+function clusterNodeOptions(urls: readonly string[], connected: () => boolean) {
   const first = new URL(urls[0] as string);
   const options = connectionOptions(connected);
   return {

@@ -121,15 +121,16 @@ export class RedisConnection {
         },
         (cause: unknown) => {
           clearTimeout(timer);
-          reject(this.#failed(args, cause));
+          reject(this.failed(args[0], cause));
         },
       );
     });
   }
 
-  #failed(args: readonly string[], cause: unknown): StoreUnavailableError {
+  /** The error of a `command` Redis failed (an error reply, a lost connection), the client's error as its `cause`. */
+  failed(command: string | undefined, cause: unknown): StoreUnavailableError {
     const why = cause instanceof Error ? cause.message : String(cause);
-    return new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${args[0] ?? ''}: ${why}`, { cause });
+    return new StoreUnavailableError(this.owner, `${this.owner}: Redis failed ${command ?? ''}: ${why}`, { cause });
   }
 
   #timedOut(args: readonly string[]): RedisTimeoutError {

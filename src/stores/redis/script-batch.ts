@@ -8,8 +8,8 @@ import type { RedisScript } from './script.js';
  * One script run for the calls of many concurrent requests. Calls made in
  * one turn of the event loop (until its check phase, `setImmediate`) whose
  * keys lie in one hash slot are sent as one EVALSHA: its keys are the calls'
- * keys one call after the other, its arguments the batch's call count and the
- * arguments every call shares; the script answers `width` values per call,
+ * keys one call after the other, its arguments the ones every call shares;
+ * the script answers `width` values per call,
  * in order. Redis runs a script alone, so the calls are taken exactly as one
  * script each, sent in that order, would take them; the batch saves the
  * command, the round trip and the script start per call (docs/performance.md,
@@ -17,9 +17,9 @@ import type { RedisScript } from './script.js';
  */
 export interface ScriptBatchOptions<T> {
   readonly connection: RedisConnection;
-  /** Its ARGV[1] is the number of calls; ARGV[2…] are `args`. */
+  /** Its ARGV are `args`; the number of calls is its key count over the keys per call. */
   readonly script: RedisScript;
-  /** The arguments every call shares, after the call count. */
+  /** The arguments every call shares. */
   readonly args: readonly string[];
   /** How many values the script answers per call. */
   readonly width: number;
@@ -79,7 +79,7 @@ export class ScriptBatch<T> {
 
   #send({ keys, waiting }: Batch<T>): void {
     const { connection, script, args, width, read } = this.#options;
-    script.run(connection, keys as [string, ...string[]], [String(waiting.length), ...args]).then(
+    script.run(connection, keys as [string, ...string[]], args).then(
       (reply) => {
         if (!Array.isArray(reply) || reply.length !== waiting.length * width) {
           const error = new StoreUnavailableError(
